@@ -1,0 +1,106 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Phase is where an At is in its life.
+// +kubebuilder:validation:Enum=PENDING;RUNNING;DONE
+type Phase string
+
+// The phases of an At, in the only order it moves through them.
+const (
+	// PhasePending is the first phase: the At waits for its schedule.
+	PhasePending Phase = "PENDING"
+	// PhaseRunning lasts while the command runs in the At's pod.
+	PhaseRunning Phase = "RUNNING"
+	// PhaseDone is final: the command ran once and ended.
+	PhaseDone Phase = "DONE"
+)
+
+// AtSpec is the desired state of an At.
+type AtSpec struct {
+	// Schedule is when to run the command: an RFC 3339 time in UTC,
+	// such as 2030-01-02T15:04:05Z.
+	// +kubebuilder:validation:Format=date-time
+	// +kubebuilder:validation:Pattern=`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z$`
+	// +required
+	Schedule string `json:"schedule"`
+
+	// Command is the shell command to run once, when the schedule comes due.
+	// +kubebuilder:validation:MinLength=1
+	// +required
+	Command string `json:"command"`
+}
+
+// AtStatus is the observed state of an At.
+type AtStatus struct {
+	// Phase is PENDING until the schedule comes due, RUNNING while the
+	// command runs and DONE once it has ended.
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+
+	// PodName is the name of the pod that runs the command.
+	// +optional
+	PodName string `json:"podName,omitempty"`
+
+	// ExitCode is the command's exit code, once it has ended.
+	// +optional
+	ExitCode *int32 `json:"exitCode,omitempty"`
+
+	// Conditions are the latest observations of the At's state.
+	// +listType=map
+	// +listMapKey=type
+	// +patchStrategy=merge
+	// +patchMergeKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+
+	// ObservedGeneration is the generation of the spec that the status
+	// describes; the status is stale while it trails metadata.generation.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// At runs a command once, at a scheduled time.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type At struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the desired state of the At.
+	// +required
+	Spec AtSpec `json:"spec"`
+
+	// Status is the observed state of the At.
+	// +optional
+	Status AtStatus `json:"status,omitempty"`
+}
+
+// GetConditions returns the At's status conditions.
+func (a *At) GetConditions() []metav1.Condition { return a.Status.Conditions }
+
+// SetConditions replaces the At's status conditions.
+func (a *At) SetConditions(c []metav1.Condition) { a.Status.Conditions = c }
+
+// GetObservedGeneration returns the generation the At's status describes.
+func (a *At) GetObservedGeneration() int64 { return a.Status.ObservedGeneration }
+
+// SetObservedGeneration records the generation the At's status describes.
+func (a *At) SetObservedGeneration(g int64) { a.Status.ObservedGeneration = g }
+
+// AtList is a list of Ats.
+//
+// +kubebuilder:object:root=true
+type AtList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	// Items are the Ats in the list.
+	Items []At `json:"items"`
+}

@@ -1,0 +1,97 @@
+package ownership
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Deployment returns the desired Deployment for an owner: name and namespace from the
+// arguments, the given replicas, and pods from template whose labels double as the selector.
+// Pass it to Ensure.
+func Deployment(namespace, name string, replicas int32, template corev1.PodTemplateSpec) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: template.Labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: template.Labels},
+			Template: template,
+		},
+	}
+}
+
+// Pods lists the pods a Deployment selects, from c's cache when c is the manager's client.
+// An operator that uses it should restrict its pod cache to its own pods (a label selector in
+// the manager's cache options) rather than cache every pod of the cluster.
+func Pods(ctx context.Context, c client.Reader, d *appsv1.Deployment) ([]corev1.Pod, error) {
+	if d.Spec.Selector == nil {
+		return nil, nil
+	}
+	selector, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(d.Namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
+		return nil, err
+	}
+	return pods.Items, nil
+}
+
+// Rollout is how far a Deployment has rolled out.
+type Rollout string
+
+// The rollout states, after kstatus: Complete is kstatus' Current.
+const (
+	RolloutComplete   Rollout = "Complete"
+	RolloutInProgress Rollout = "InProgress"
+	RolloutFailed     Rollout = "Failed"
+)
+
+// Readiness is a Deployment's rollout state with a reason and message a person can act on.
+type Readiness struct {
+	Rollout Rollout
+	// Reason is CamelCase, usable as a condition reason.
+	Reason  string
+	Message string
+}
+
+// DeploymentReadiness computes a Deployment's readiness with kstatus' rules: the controller
+// must have observed the current generation; a Progressing condition with reason
+// ProgressDeadlineExceeded means the rollout failed; otherwise it is complete once every
+// desired replica is updated, ready and available and no old replica is left.
+func DeploymentReadiness(d *appsv1.Deployment) Readiness {
+	want := ptr.Deref(d.Spec.Replicas, 1)
+	s := d.Status
+	inProgress := func(reason, format string, args ...any) Readiness {
+		return Readiness{Rollout: RolloutInProgress, Reason: reason, Message: fmt.Sprintf(format, args...)}
+	}
+	if d.Generation > s.ObservedGeneration {
+		return inProgress("RolloutNotObserved", "the deployment controller has not yet observed generation %d", d.Generation)
+	}
+	for _, c := range s.Conditions {
+		if c.Type == appsv1.DeploymentProgressing && c.Reason == "ProgressDeadlineExceeded" {
+			msg := c.Message
+			if msg == "" {
+				msg = "the rollout made no progress within spec.progressDeadlineSeconds"
+			}
+			return Readiness{Rollout: RolloutFailed, Reason: "ProgressDeadlineExceeded", Message: msg}
+		}
+	}
+	switch {
+	case s.UpdatedReplicas < want:
+		return inProgress("RollingOut", "%d of %d replicas updated", s.UpdatedReplicas, want)
+	case s.Replicas > s.UpdatedReplicas:
+		return inProgress("OldReplicasPending", "%d old replicas pending termination", s.Replicas-s.UpdatedReplicas)
+	case s.ReadyReplicas < want:
+		return inProgress("ReplicasNotReady", "%d of %d replicas ready", s.ReadyReplicas, want)
+	case s.AvailableReplicas < want:
+		return inProgress("ReplicasNotAvailable", "%d of %d replicas available", s.AvailableReplicas, want)
+	}
+	return Readiness{Rollout: RolloutComplete, Reason: "RolloutComplete", Message: fmt.Sprintf("%d of %d replicas available", s.AvailableReplicas, want)}
+}

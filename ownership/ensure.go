@@ -1,0 +1,208 @@
+package ownership
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+)
+
+// IntentAnnotation holds a hash of the desired object Ensure last applied. When the desired
+// object changes, even by losing a field, the hash changes and Ensure applies it again;
+// while it is unchanged Ensure needs only the cached live object to know nothing is to do,
+// also right after a restart.
+const IntentAnnotation = "reconcilekit.io/intent"
+
+// DefaultFieldOwner is the server-side apply field manager Ensure uses unless told otherwise.
+const DefaultFieldOwner = "reconcilekit"
+
+// Action says what Ensure did.
+type Action string
+
+// The actions Ensure reports.
+const (
+	Created   Action = "Created"
+	Updated   Action = "Updated"
+	Unchanged Action = "Unchanged"
+)
+
+// Result is what Ensure did and, for an update, why.
+type Result struct {
+	Action Action
+	// Diff lists, one per line as "path: live → desired", the fields an update changed.
+	// When only the desired object's shape changed (a field removed), it says so.
+	Diff string
+}
+
+// Option changes how Ensure writes.
+type Option func(*options)
+
+type options struct {
+	fieldOwner string
+}
+
+// FieldOwner sets the server-side apply field manager, so that two controllers that manage
+// different fields of the same object do not undo each other's work.
+func FieldOwner(name string) Option { return func(o *options) { o.fieldOwner = name } }
+
+// Ensure makes the object desired describes exist, controlled by owner, with every field
+// desired sets; it returns the live object and what it did.
+//
+// The rules, in order:
+//   - desired gets owner as its controller (see SetController for what is refused);
+//   - a missing object is created; creation never adopts an object that appeared meanwhile;
+//   - an object controlled by anyone else, or by nothing, is returned untouched with a
+//     *NotControlledError;
+//   - when the live object has every field desired sets (server defaults and fields set by
+//     others are ignored) and desired is the same as last applied, nothing is written;
+//   - otherwise desired is applied with server-side apply, forcing ownership of its fields:
+//     drift on them is reverted, fields desired no longer sets are removed, fields others
+//     set are kept.
+//
+// The live object is read through c, normally the manager's cached client: in steady state
+// Ensure makes no request at all. desired itself is not modified.
+func Ensure[T client.Object](ctx context.Context, c client.Client, owner client.Object, desired T, opts ...Option) (T, Result, error) {
+	o := options{fieldOwner: DefaultFieldOwner}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	var zero T
+	want := desired.DeepCopyObject().(T)
+	if err := SetController(owner, want, c.Scheme()); err != nil {
+		return zero, Result{}, err
+	}
+	gvk, err := apiutil.GVKForObject(want, c.Scheme())
+	if err != nil {
+		return zero, Result{}, err
+	}
+	intent, err := hash(want)
+	if err != nil {
+		return zero, Result{}, err
+	}
+
+	live := want.DeepCopyObject().(T)
+	err = c.Get(ctx, client.ObjectKeyFromObject(want), live)
+	switch {
+	case apierrors.IsNotFound(err):
+		// The cache can lag behind the API server, and applying to an object that exists
+		// after all would adopt it. An uncached read (the manager's client does not cache
+		// unstructured objects) confirms the object is missing before it is created.
+		if err := confirmMissing(ctx, c, gvk, client.ObjectKeyFromObject(want)); err != nil {
+			return zero, Result{}, err
+		}
+		created, err := apply(ctx, c, want, gvk, intent, "", o)
+		return created, Result{Action: Created}, err
+	case err != nil:
+		return zero, Result{}, err
+	}
+	if !IsControlledBy(live, owner) {
+		return live, Result{}, &NotControlledError{
+			Kind: gvk.Kind, Namespace: live.GetNamespace(), Name: live.GetName(),
+			Controller: controllerOf(live),
+		}
+	}
+	diffs := drift(want, live)
+	if len(diffs) == 0 && live.GetAnnotations()[IntentAnnotation] == intent {
+		return live, Result{Action: Unchanged}, nil
+	}
+	if len(diffs) == 0 {
+		diffs = []string{"the desired object changed shape (a field was added or removed)"}
+	}
+	updated, err := apply(ctx, c, want, gvk, intent, live.GetUID(), o)
+	return updated, Result{Action: Updated, Diff: strings.Join(diffs, "\n")}, err
+}
+
+// confirmMissing returns nil when the object is missing on the API server, and an
+// AlreadyExists error, which reconcile treats as a quiet requeue, when only the cache missed it.
+func confirmMissing(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, key client.ObjectKey) error {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	err := c.Get(ctx, key, u)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return err
+	}
+	return apierrors.NewAlreadyExists(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, key.Name)
+}
+
+// hash identifies the desired object's content. JSON is the form the API server sees, so a
+// change it would not see (an unexported field) does not count.
+func hash(obj client.Object) (string, error) {
+	h := sha256.New()
+	if err := json.NewEncoder(h).Encode(obj); err != nil {
+		return "", fmt.Errorf("hashing the desired %T: %w", obj, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12]), nil
+}
+
+// apply sends want as a server-side apply configuration, with uid as a precondition, and
+// returns the object the server answered with.
+func apply[T client.Object](ctx context.Context, c client.Client, want T, gvk schema.GroupVersionKind, intent string, uid types.UID, o options) (T, error) {
+	var zero T
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(want)
+	if err != nil {
+		return zero, err
+	}
+	body := applyConfiguration(u)
+	obj := &unstructured.Unstructured{Object: body}
+	obj.SetGroupVersionKind(gvk)
+	obj.SetUID(uid) // a precondition: a recreated object is not overwritten
+	annotations := obj.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[IntentAnnotation] = intent
+	obj.SetAnnotations(annotations)
+
+	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(o.fieldOwner), client.ForceOwnership); err != nil {
+		return zero, err
+	}
+	live := reflect.New(reflect.TypeOf(want).Elem()).Interface().(T)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, live); err != nil {
+		return zero, err
+	}
+	return live, nil
+}
+
+// applyConfiguration keeps what a caller can mean to set: no status, no server-managed
+// metadata, no nulls (an apply configuration's null asks the server to drop the field).
+func applyConfiguration(u map[string]any) map[string]any {
+	delete(u, "status")
+	if meta, ok := u["metadata"].(map[string]any); ok {
+		for _, k := range []string{"creationTimestamp", "resourceVersion", "uid", "generation", "managedFields", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds"} {
+			delete(meta, k)
+		}
+	}
+	dropNulls(u)
+	return u
+}
+
+func dropNulls(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if e == nil {
+				delete(v, k)
+				continue
+			}
+			dropNulls(e)
+		}
+	case []any:
+		for _, e := range v {
+			dropNulls(e)
+		}
+	}
+}

@@ -1,0 +1,132 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/reconcilekit/reconcilekit/conditions"
+	"github.com/reconcilekit/reconcilekit/requeue"
+)
+
+// Reasons the Machine gives its condition, besides the phase names themselves.
+const (
+	ReasonUnknownPhase      = "UnknownPhase"
+	ReasonInvalidTransition = "InvalidTransition"
+)
+
+// PhaseObject is an object whose status has a phase and conditions. API types implement it
+// with four one-line methods.
+type PhaseObject interface {
+	client.Object
+	conditions.Setter
+	GetPhase() string
+	SetPhase(string)
+}
+
+// Phase is one state of a Machine.
+type Phase[T PhaseObject] struct {
+	// Handle runs for an object in this phase. It returns the phase to move to (its own, or
+	// "", to stay) and when to run again. A phase without Handle is terminal: nothing more
+	// happens to an object that reaches it.
+	Handle func(ctx context.Context, obj T) (next string, outcome requeue.Outcome)
+	// Next lists the phases Handle may move to; any other is refused.
+	Next []string
+}
+
+// Machine is a Logic that drives an object through declared phases. It mirrors the phase into
+// one condition (Ready unless Condition says otherwise): False with the phase as reason while
+// the object is in a non-terminal phase, True once it reaches a terminal one, so that kubectl
+// wait and kstatus understand the object without knowing its phases.
+//
+// An object with an empty phase starts in the initial phase. After a transition the next
+// phase's handler runs at once, in the same reconcile, so one status write records the whole
+// step. An unknown phase or an undeclared transition is reported in the condition and is
+// not retried: retrying cannot fix it, a new spec or a fixed operator can.
+type Machine[T PhaseObject] struct {
+	initial string
+	phases  map[string]Phase[T]
+	// Condition is the condition type the phase is mirrored into.
+	Condition string
+	// Conditions sets the condition; give it a fake clock in tests.
+	Conditions conditions.Marker
+}
+
+// NewMachine returns a Machine with the given initial phase and phases. It refuses a
+// definition that names a phase it does not declare.
+func NewMachine[T PhaseObject](initial string, phases map[string]Phase[T]) (*Machine[T], error) {
+	if _, ok := phases[initial]; !ok {
+		return nil, fmt.Errorf("initial phase %q is not declared", initial)
+	}
+	for name, p := range phases {
+		for _, next := range p.Next {
+			if _, ok := phases[next]; !ok {
+				return nil, fmt.Errorf("phase %q may move to %q, which is not declared", name, next)
+			}
+		}
+		if p.Handle == nil && len(p.Next) > 0 {
+			return nil, fmt.Errorf("terminal phase %q (no handler) cannot move to other phases", name)
+		}
+	}
+	return &Machine[T]{initial: initial, phases: phases, Condition: conditions.Ready}, nil
+}
+
+// Reconcile implements Logic.
+func (m *Machine[T]) Reconcile(ctx context.Context, obj T) requeue.Outcome {
+	if obj.GetPhase() == "" {
+		obj.SetPhase(m.initial)
+	}
+	outcome := requeue.Done()
+	// Each phase runs at most once a reconcile, so a cycle of phases cannot spin here.
+	for range len(m.phases) {
+		phase := obj.GetPhase()
+		p, ok := m.phases[phase]
+		if !ok {
+			m.Conditions.False(obj, m.Condition, ReasonUnknownPhase, "phase %q is not one of %s", phase, m.names())
+			return requeue.Done()
+		}
+		if p.Handle == nil {
+			m.Conditions.True(obj, m.Condition, reason(phase), "phase %s", phase)
+			return outcome
+		}
+		next, o := p.Handle(ctx, obj)
+		outcome = requeue.Merge(outcome, o)
+		if next == "" || next == phase {
+			m.Conditions.False(obj, m.Condition, reason(phase), "phase %s", phase)
+			return outcome
+		}
+		if !slices.Contains(p.Next, next) {
+			err := fmt.Errorf("phase %s cannot move to %s (allowed: %s)", phase, next, strings.Join(p.Next, ", "))
+			m.Conditions.False(obj, m.Condition, ReasonInvalidTransition, "%v", err)
+			return requeue.Terminal(err)
+		}
+		obj.SetPhase(next)
+		if o.Err() != nil {
+			m.Conditions.False(obj, m.Condition, reason(next), "phase %s", next)
+			return outcome
+		}
+	}
+	return outcome
+}
+
+func (m *Machine[T]) names() string {
+	names := make([]string, 0, len(m.phases))
+	for name := range m.phases {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
+
+// reason turns a phase name such as IN_PROGRESS into a condition reason such as InProgress.
+func reason(phase string) string {
+	var b strings.Builder
+	for word := range strings.FieldsFuncSeq(phase, func(r rune) bool { return r == '_' || r == '-' || r == ' ' }) {
+		b.WriteString(strings.ToUpper(word[:1]))
+		b.WriteString(strings.ToLower(word[1:]))
+	}
+	return b.String()
+}

@@ -1,0 +1,231 @@
+package reconciletest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// Options configure a control plane.
+type Options struct {
+	// CRDDirectories hold CustomResourceDefinition manifests, installed before Start
+	// returns. A directory that does not exist is an error.
+	CRDDirectories []string
+
+	// Nodes is the number of simulated nodes. Zero starts the API server alone; one or
+	// more start a full cluster, each node with room for 1000 pods.
+	Nodes int
+
+	// Output receives the output of every process, to debug the control plane itself;
+	// nil discards it. A component that fails to start reports its last output anyway.
+	Output io.Writer
+}
+
+// ControlPlane is a running API server, and with nodes a running cluster.
+type ControlPlane struct {
+	// Config is an administrator's config for the API server, unthrottled.
+	Config *rest.Config
+
+	dir       string // everything on disk: etcd's data, certificates, kubeconfig, stages
+	watchdog  *watchdog
+	env       *envtest.Environment
+	processes []*process // the components started after the API server
+	client    client.Client
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Start starts a control plane as opts say and returns when it is ready: CRDs
+// established and, for a cluster, every node Ready. The caller must Stop it. ctx bounds
+// the start only.
+func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
+	if opts.Nodes < 0 {
+		return nil, fmt.Errorf("reconciletest: Options.Nodes is %d; want 0 for an API server alone, more for a cluster", opts.Nodes)
+	}
+	binaries := apiServerBinaries
+	if opts.Nodes > 0 {
+		binaries = clusterBinaries
+	}
+	bin, err := findBinaries(binaries)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "reconciletest-")
+	if err != nil {
+		return nil, fmt.Errorf("reconciletest: %w", err)
+	}
+	cp := &ControlPlane{dir: dir}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, cp.Stop())
+		}
+	}()
+	if cp.watchdog, err = startWatchdog(dir); err != nil {
+		return nil, err
+	}
+	if opts.Output != nil {
+		opts.Output = &syncWriter{w: opts.Output}
+	}
+	if err := cp.startAPIServer(bin, opts); err != nil {
+		return nil, err
+	}
+	if opts.Nodes > 0 {
+		if err := cp.startCluster(ctx, bin, opts); err != nil {
+			return nil, err
+		}
+	}
+	return cp, nil
+}
+
+// startAPIServer starts etcd and kube-apiserver through envtest and installs the CRDs.
+func (cp *ControlPlane) startAPIServer(bin string, opts Options) error {
+	etcdDir, certDir := filepath.Join(cp.dir, "etcd"), filepath.Join(cp.dir, "apiserver")
+	if err := os.Mkdir(certDir, 0o700); err != nil {
+		return fmt.Errorf("reconciletest: %w", err)
+	}
+	cp.env = &envtest.Environment{
+		ControlPlane: envtest.ControlPlane{
+			Etcd: &envtest.Etcd{
+				Path:    filepath.Join(bin, "etcd"),
+				DataDir: etcdDir,
+				Out:     opts.Output,
+				Err:     opts.Output,
+			},
+			APIServer: &envtest.APIServer{
+				Path:    filepath.Join(bin, "kube-apiserver"),
+				CertDir: certDir,
+				Out:     opts.Output,
+				Err:     opts.Output,
+			},
+		},
+		CRDDirectoryPaths:     opts.CRDDirectories,
+		ErrorIfCRDPathMissing: true,
+		// envtest's 20 s is short for a busy machine.
+		ControlPlaneStartTimeout: time.Minute,
+		ControlPlaneStopTimeout:  time.Minute,
+	}
+
+	// envtest keeps its processes to itself: find them by their directories while it
+	// starts them, so that the watchdog guards them from the start.
+	found := make(chan struct{})
+	stopSearch := make(chan struct{})
+	go func() {
+		defer close(found)
+		for {
+			for _, pid := range childrenMentioning(cp.dir) {
+				_ = cp.watchdog.guard(pid) // a broken watchdog fails the start below
+			}
+			select {
+			case <-stopSearch:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}()
+	cfg, err := cp.env.Start()
+	close(stopSearch)
+	<-found
+	if err != nil {
+		return fmt.Errorf("reconciletest: starting the API server: %w", err)
+	}
+	for _, pid := range childrenMentioning(cp.dir) {
+		if err := cp.watchdog.guard(pid); err != nil {
+			return err
+		}
+	}
+
+	cp.Config = rest.CopyConfig(cfg)
+	cp.Config.QPS, cp.Config.Burst = -1, 0 // unthrottled: the server is the test's alone
+	cp.client, err = client.New(cp.Config, client.Options{})
+	if err != nil {
+		return fmt.Errorf("reconciletest: %w", err)
+	}
+	return nil
+}
+
+// Stop stops every process the control plane started and removes its files. It may be
+// called more than once.
+func (cp *ControlPlane) Stop() error {
+	cp.stopOnce.Do(func() {
+		// The cluster's components first, so that none sees its API server vanish.
+		errs := []error{stopProcesses(cp.processes)}
+		if cp.env != nil {
+			errs = append(errs, cp.env.Stop())
+		}
+		if cp.watchdog != nil {
+			errs = append(errs, cp.watchdog.release())
+		}
+		errs = append(errs, os.RemoveAll(cp.dir))
+		cp.stopErr = errors.Join(errs...)
+	})
+	return cp.stopErr
+}
+
+// StartAPIServer starts etcd and kube-apiserver with the CRDs of the given directories
+// installed, and stops them when the test ends. It is the right control plane for
+// a controller whose work ends at the API: its objects are stored, validated,
+// defaulted and admitted for real, but nothing acts on them.
+func StartAPIServer(t testing.TB, crdDirectories ...string) *ControlPlane {
+	t.Helper()
+	return startForTest(t, Options{CRDDirectories: crdDirectories})
+}
+
+// StartCluster starts a cluster of simulated nodes, with the CRDs of the given
+// directories installed, and stops it when the test ends. Deployments roll out, pods are
+// scheduled, run and complete, and the garbage collector deletes what an owner leaves.
+func StartCluster(t testing.TB, nodes int, crdDirectories ...string) *ControlPlane {
+	t.Helper()
+	if nodes < 1 {
+		t.Fatalf("reconciletest: a cluster needs a node, not %d", nodes)
+	}
+	return startForTest(t, Options{CRDDirectories: crdDirectories, Nodes: nodes})
+}
+
+func startForTest(t testing.TB, opts Options) *ControlPlane {
+	t.Helper()
+	cp, err := Start(t.Context(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := cp.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return cp
+}
+
+// Client returns an administrator's client that knows the types of scheme, or those of
+// client-go when scheme is nil. Reads go to the API server; there is no cache.
+func (cp *ControlPlane) Client(t testing.TB, scheme *runtime.Scheme) client.Client {
+	t.Helper()
+	c, err := client.New(cp.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// syncWriter serializes writes from the processes that share one Output.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}

@@ -1,0 +1,51 @@
+package requeue
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ScheduleError reports a schedule that cannot be parsed. It is a problem with
+// the object's spec, not a transient failure: report it (as a condition, say)
+// and wait for the spec to change rather than retry.
+type ScheduleError struct {
+	Schedule string
+	Err      error
+}
+
+func (e *ScheduleError) Error() string {
+	return "invalid schedule " + strconv.Quote(e.Schedule) + ": " + e.Err.Error()
+}
+
+func (e *ScheduleError) Unwrap() error { return e.Err }
+
+// IsScheduleError reports whether err is, or wraps, a *ScheduleError.
+func IsScheduleError(err error) bool {
+	var se *ScheduleError
+	return errors.As(err, &se)
+}
+
+// ParseTime parses a one-shot schedule: an RFC 3339 time in UTC, ending in
+// "Z", such as "2024-05-01T10:00:00Z". Requiring UTC keeps the same spec
+// meaning the same instant wherever it is read. The error is a *ScheduleError.
+func ParseTime(schedule string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339, schedule)
+	switch {
+	case err != nil:
+		return time.Time{}, &ScheduleError{Schedule: schedule, Err: errors.New(`not an RFC 3339 time such as "2024-05-01T10:00:00Z"`)}
+	case !strings.HasSuffix(schedule, "Z"):
+		return time.Time{}, &ScheduleError{Schedule: schedule, Err: errors.New(`not in UTC: must end in "Z"`)}
+	}
+	return t, nil
+}
+
+// Until returns how long from now until at (zero once it has passed), and
+// whether at is due: no more than tolerance away. A tolerance lets a
+// reconcile that wakes up slightly early act instead of sleeping again for
+// an instant.
+func Until(at, now time.Time, tolerance time.Duration) (wait time.Duration, due bool) {
+	left := at.Sub(now)
+	return max(left, 0), left <= tolerance
+}
