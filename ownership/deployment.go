@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/reconcilekit/reconcilekit/conditions"
 )
 
 // Deployment returns the desired Deployment for an owner: name and namespace from the
@@ -94,4 +96,20 @@ func DeploymentReadiness(d *appsv1.Deployment) Readiness {
 		return inProgress("ReplicasNotAvailable", "%d of %d replicas available", s.AvailableReplicas, want)
 	}
 	return Readiness{Rollout: RolloutComplete, Reason: "RolloutComplete", Message: fmt.Sprintf("%d of %d replicas available", s.AvailableReplicas, want)}
+}
+
+// Mark records r in obj's Available, Progressing and Degraded conditions: Available while the
+// rollout is complete, Progressing while it is in progress, Degraded once it has failed, each
+// with r's reason and message. It reports whether any condition changed.
+func (r Readiness) Mark(obj conditions.Setter, m conditions.Marker) bool {
+	set := func(typ string, on bool) bool {
+		if on {
+			return m.True(obj, typ, r.Reason, "%s", r.Message)
+		}
+		return m.False(obj, typ, r.Reason, "%s", r.Message)
+	}
+	a := set(conditions.Available, r.Rollout == RolloutComplete)
+	p := set(conditions.Progressing, r.Rollout == RolloutInProgress)
+	d := set(conditions.Degraded, r.Rollout == RolloutFailed)
+	return a || p || d
 }

@@ -50,11 +50,16 @@ type Option func(*options)
 
 type options struct {
 	fieldOwner string
+	createOnly bool
 }
 
 // FieldOwner sets the server-side apply field manager, so that two controllers that manage
 // different fields of the same object do not undo each other's work.
 func FieldOwner(name string) Option { return func(o *options) { o.fieldOwner = name } }
+
+// CreateOnly makes Ensure create the object when it is missing and otherwise leave it as it
+// is: for objects whose spec cannot change once they exist, such as a Pod that must run once.
+func CreateOnly() Option { return func(o *options) { o.createOnly = true } }
 
 // Ensure makes the object desired describes exist, controlled by owner, with every field
 // desired sets; it returns the live object and what it did.
@@ -111,6 +116,9 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, owner client.
 			Kind: gvk.Kind, Namespace: live.GetNamespace(), Name: live.GetName(),
 			Controller: controllerOf(live),
 		}
+	}
+	if o.createOnly {
+		return live, Result{Action: Unchanged}, nil
 	}
 	diffs := drift(want, live)
 	if len(diffs) == 0 && live.GetAnnotations()[IntentAnnotation] == intent {

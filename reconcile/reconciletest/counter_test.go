@@ -114,7 +114,7 @@ func TestExpectNoWrites(t *testing.T) {
 			if failed := len(r.failures) > 0; failed != tt.fails {
 				t.Fatalf("failed = %v, want %v; failures: %q", failed, tt.fails, r.failures)
 			}
-			if tt.fails && !strings.Contains(r.failures[0], "patch   deployments") {
+			if tt.fails && !strings.Contains(strings.Join(strings.Fields(r.failures[0]), " "), "1 patch deployments") {
 				t.Errorf("failure does not list the patch:\n%s", r.failures[0])
 			}
 		})

@@ -1,17 +1,19 @@
 package reconciletest
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"sync"
 )
 
-// watchdogScript reads process ids, one a line, until it reads "release" or its input
-// ends. Input ends when the program that feeds it dies, however it dies (a panic,
+// watchdogScript reads a directory, then process ids, one a line, until it reads
+// "release" or its input ends. Input ends when the program that feeds it dies, however it dies (a panic,
 // os.Exit, `go test -timeout`, SIGKILL), because the kernel closes the program's end of
 // the pipe. It then kills the processes and removes the control plane's directory.
 const watchdogScript = `
+read -r dir
 pids=
 while read -r line; do
 	case $line in
@@ -21,7 +23,7 @@ while read -r line; do
 done
 [ -n "$pids" ] && kill -KILL $pids 2>/dev/null
 sleep 1
-rm -rf "$1"
+rm -rf "$dir"
 `
 
 // watchdog kills the processes of a control plane whose program died without stopping
@@ -43,14 +45,18 @@ func startWatchdog(dir string) (*watchdog, error) {
 		return nil, fmt.Errorf("reconciletest: starting the watchdog: %w", err)
 	}
 	defer r.Close() // the watchdog holds its own copy
-	cmd := exec.Command("/bin/sh", "-c", watchdogScript, "watchdog", dir)
+	cmd := exec.Command("/bin/sh", "-c", watchdogScript)
 	cmd.Stdin = r
 	cmd.SysProcAttr = watchdogAttr()
 	if err := cmd.Start(); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("reconciletest: starting the watchdog: %w", err)
 	}
-	return &watchdog{cmd: cmd, pipe: w, guarded: make(map[int]bool)}, nil
+	wd := &watchdog{cmd: cmd, pipe: w, guarded: make(map[int]bool)}
+	if _, err := fmt.Fprintln(w, dir); err != nil {
+		return nil, errors.Join(fmt.Errorf("reconciletest: starting the watchdog: %w", err), wd.release())
+	}
+	return wd, nil
 }
 
 // guard tells the watchdog to kill pid should this program die.

@@ -52,6 +52,10 @@ func run(ctx context.Context, metricsAddr, probeAddr string, leaderElect bool) e
 	if err != nil {
 		return fmt.Errorf("loading the kubeconfig: %w", err)
 	}
+	// The controller never reads managedFields, and they are a large share of every cached
+	// object; and it caches its own pods only.
+	cacheOptions := cache.Options{DefaultTransform: cache.TransformStripManagedFields()}
+	controller.CacheOptions(&cacheOptions)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
@@ -61,9 +65,7 @@ func run(ctx context.Context, metricsAddr, probeAddr string, leaderElect bool) e
 		// The process exits as soon as the manager stops, so the lease can
 		// be handed over at once instead of waiting for it to expire.
 		LeaderElectionReleaseOnCancel: true,
-		// The controller never reads managedFields, and they are a large
-		// share of every cached object.
-		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+		Cache:                         cacheOptions,
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)

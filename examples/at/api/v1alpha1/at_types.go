@@ -4,18 +4,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Phase is where an At is in its life.
-// +kubebuilder:validation:Enum=PENDING;RUNNING;DONE
-type Phase string
-
 // The phases of an At, in the only order it moves through them.
 const (
 	// PhasePending is the first phase: the At waits for its schedule.
-	PhasePending Phase = "PENDING"
+	PhasePending = "PENDING"
 	// PhaseRunning lasts while the command runs in the At's pod.
-	PhaseRunning Phase = "RUNNING"
+	PhaseRunning = "RUNNING"
 	// PhaseDone is final: the command ran once and ended.
-	PhaseDone Phase = "DONE"
+	PhaseDone = "DONE"
 )
 
 // AtSpec is the desired state of an At.
@@ -38,7 +34,8 @@ type AtStatus struct {
 	// Phase is PENDING until the schedule comes due, RUNNING while the
 	// command runs and DONE once it has ended.
 	// +optional
-	Phase Phase `json:"phase,omitempty"`
+	// +kubebuilder:validation:Enum=PENDING;RUNNING;DONE
+	Phase string `json:"phase,omitempty"`
 
 	// PodName is the name of the pod that runs the command.
 	// +optional
@@ -87,6 +84,12 @@ func (a *At) GetConditions() []metav1.Condition { return a.Status.Conditions }
 
 // SetConditions replaces the At's status conditions.
 func (a *At) SetConditions(c []metav1.Condition) { a.Status.Conditions = c }
+
+// GetPhase returns the At's phase, for the phase machine.
+func (a *At) GetPhase() string { return a.Status.Phase }
+
+// SetPhase sets the At's phase, for the phase machine.
+func (a *At) SetPhase(p string) { a.Status.Phase = p }
 
 // GetObservedGeneration returns the generation the At's status describes.
 func (a *At) GetObservedGeneration() int64 { return a.Status.ObservedGeneration }

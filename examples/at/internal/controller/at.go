@@ -1,0 +1,158 @@
+// Package controller holds the At controller: it waits until an At's schedule, runs its
+// command once in a pod, and records how the command ended. The phases PENDING, RUNNING
+// and DONE are a reconcile.Machine.
+package controller
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/reconcilekit/reconcilekit/conditions"
+	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
+	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/reconcile"
+	"github.com/reconcilekit/reconcilekit/requeue"
+)
+
+const (
+	// Image runs the command.
+	Image = "busybox:1.36"
+	// Succeeded is the condition that records how the command ended.
+	Succeeded = "Succeeded"
+	// tolerance is how early a schedule counts as due, as in the original cnat operator.
+	tolerance = 2 * time.Second
+	// foreignRecheck is how often an At blocked by a pod it does not own looks again.
+	foreignRecheck = time.Minute
+	// managedBy labels the pods of every At, so the manager caches those pods only.
+	managedBy = "at-operator"
+)
+
+// CacheOptions restricts the manager's pod cache to At pods: a cluster-wide pod cache
+// would cost memory for every pod of the cluster.
+func CacheOptions(o *cache.Options) {
+	if o.ByObject == nil {
+		o.ByObject = map[client.Object]cache.ByObject{}
+	}
+	o.ByObject[&corev1.Pod{}] = cache.ByObject{
+		Label: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": managedBy}),
+	}
+}
+
+// Setup registers the At controller with mgr.
+func Setup(mgr ctrl.Manager) error {
+	machine, err := newMachine(mgr.GetClient(), clock.RealClock{})
+	if err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&cnatv1alpha1.At{}).
+		Owns(&corev1.Pod{}).
+		Complete(reconcile.New(mgr.GetClient(), machine,
+			reconcile.WithRecorder[*cnatv1alpha1.At](mgr.GetEventRecorder("at-controller"))))
+}
+
+func newMachine(c client.Client, clk clock.PassiveClock) (*reconcile.Machine[*cnatv1alpha1.At], error) {
+	r := &at{client: c, clock: clk, conditions: conditions.Marker{Clock: clk}}
+	return reconcile.NewMachine(cnatv1alpha1.PhasePending, map[string]reconcile.Phase[*cnatv1alpha1.At]{
+		cnatv1alpha1.PhasePending: {Handle: r.pending, Next: []string{cnatv1alpha1.PhaseRunning}},
+		cnatv1alpha1.PhaseRunning: {Handle: r.running, Next: []string{cnatv1alpha1.PhaseDone}},
+		cnatv1alpha1.PhaseDone:    {},
+	})
+}
+
+type at struct {
+	client     client.Client
+	clock      clock.PassiveClock
+	conditions conditions.Marker
+}
+
+// pending waits for the schedule. The schema already refuses a malformed one; should one
+// get through, it is reported and waits for a new spec instead of retrying.
+func (r *at) pending(_ context.Context, at *cnatv1alpha1.At) (string, requeue.Outcome) {
+	when, err := requeue.ParseTime(at.Spec.Schedule)
+	if err != nil {
+		r.conditions.False(at, Succeeded, "InvalidSchedule", "%v", err)
+		return "", requeue.Done()
+	}
+	if wait, due := requeue.Until(when, r.clock.Now(), tolerance); !due {
+		return "", requeue.After(wait)
+	}
+	return cnatv1alpha1.PhaseRunning, requeue.Done()
+}
+
+// running starts the command's pod once, then waits for it to end. The pod's name is the
+// At's, so a retry finds the pod it already created instead of creating a second; a pod
+// that disappears before it ends is reported, never replaced.
+func (r *at) running(ctx context.Context, at *cnatv1alpha1.At) (string, requeue.Outcome) {
+	pod := &corev1.Pod{}
+	if at.Status.PodName == "" {
+		created, _, err := ownership.Ensure(ctx, r.client, at, commandPod(at), ownership.CreateOnly())
+		switch {
+		case ownership.IsNotControlled(err):
+			r.conditions.False(at, Succeeded, "PodNameTaken", "%v: delete it or rename this At", err)
+			return "", requeue.After(foreignRecheck)
+		case err != nil:
+			return "", requeue.Retry(err)
+		}
+		at.Status.PodName, pod = created.Name, created
+	} else if err := r.client.Get(ctx, client.ObjectKey{Namespace: at.Namespace, Name: at.Status.PodName}, pod); apierrors.IsNotFound(err) {
+		r.conditions.False(at, Succeeded, "PodLost", "pod %s was deleted before the command ended; it is not run again", at.Status.PodName)
+		return cnatv1alpha1.PhaseDone, requeue.Done()
+	} else if err != nil {
+		return "", requeue.Retry(err)
+	}
+
+	var ended *corev1.ContainerStateTerminated
+	for _, s := range pod.Status.ContainerStatuses {
+		ended = s.State.Terminated
+	}
+	switch {
+	case pod.Status.Phase == corev1.PodSucceeded:
+		r.conditions.True(at, Succeeded, "CommandSucceeded", "%s", message(ended, "the command succeeded"))
+	case pod.Status.Phase == corev1.PodFailed:
+		r.conditions.False(at, Succeeded, "CommandFailed", "%s", message(ended, "the command failed"))
+	default:
+		return "", requeue.Done() // the pod's changes bring the At back
+	}
+	if ended != nil {
+		at.Status.ExitCode = &ended.ExitCode
+	}
+	return cnatv1alpha1.PhaseDone, requeue.Done()
+}
+
+func message(ended *corev1.ContainerStateTerminated, fallback string) string {
+	if ended != nil && ended.Message != "" {
+		return ended.Message
+	}
+	return fallback
+}
+
+// commandPod is the pod that runs an At's command, once.
+func commandPod(at *cnatv1alpha1.At) *corev1.Pod {
+	spec := corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyNever,
+		Containers: []corev1.Container{{
+			Name:                     "command",
+			Image:                    Image,
+			Command:                  []string{"sh", "-c", at.Spec.Command},
+			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		}},
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: at.Namespace, Name: at.Name, Labels: map[string]string{
+			"app.kubernetes.io/name":       "at",
+			"app.kubernetes.io/instance":   at.Name,
+			"app.kubernetes.io/managed-by": managedBy,
+		}},
+		Spec: ownership.Restricted(spec, 1001),
+	}
+}

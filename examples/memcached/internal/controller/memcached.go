@@ -1,0 +1,78 @@
+// Package controller holds the Memcached controller: one owned Deployment of memcached,
+// sized and configured from the Memcached's spec, and its rollout reported in the
+// Available, Progressing and Degraded conditions.
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/reconcilekit/reconcilekit/conditions"
+	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/reconcile"
+	"github.com/reconcilekit/reconcilekit/requeue"
+)
+
+// Image is the memcached image every Memcached runs.
+const Image = "memcached:1.4.36-alpine"
+
+// foreignRecheck is how often a Memcached blocked by a Deployment it does not own looks
+// again: that Deployment's changes do not reach this controller.
+const foreignRecheck = time.Minute
+
+// Setup registers the Memcached controller with mgr.
+func Setup(mgr ctrl.Manager) error {
+	logic := &memcached{client: mgr.GetClient()}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&cachev1alpha1.Memcached{}).
+		Owns(&appsv1.Deployment{}).
+		Complete(reconcile.New(mgr.GetClient(), logic,
+			reconcile.WithRecorder[*cachev1alpha1.Memcached](mgr.GetEventRecorder("memcached-controller"))))
+}
+
+type memcached struct {
+	client     client.Client
+	conditions conditions.Marker
+}
+
+func (r *memcached) Reconcile(ctx context.Context, mc *cachev1alpha1.Memcached) requeue.Outcome {
+	dep, result, err := ownership.Ensure(ctx, r.client, mc, deployment(mc))
+	switch {
+	case ownership.IsNotControlled(err):
+		ownership.Readiness{Rollout: ownership.RolloutFailed, Reason: "DeploymentNotOwned",
+			Message: fmt.Sprintf("%v: delete it or rename this Memcached", err)}.Mark(mc, r.conditions)
+		return requeue.After(foreignRecheck)
+	case err != nil:
+		return requeue.Retry(err)
+	}
+	if result.Action == ownership.Updated {
+		ctrl.LoggerFrom(ctx).Info("reverted the deployment", "diff", result.Diff)
+	}
+	ownership.DeploymentReadiness(dep).Mark(mc, r.conditions)
+	return requeue.Done()
+}
+
+// deployment is the Deployment a Memcached wants.
+func deployment(mc *cachev1alpha1.Memcached) *appsv1.Deployment {
+	labels := map[string]string{
+		"app.kubernetes.io/name":       "memcached",
+		"app.kubernetes.io/instance":   mc.Name,
+		"app.kubernetes.io/managed-by": "memcached-operator",
+	}
+	pod := corev1.PodSpec{Containers: []corev1.Container{{
+		Name:    "memcached",
+		Image:   Image,
+		Command: []string{"memcached", "-m=64", "-o", "modern", "-v"},
+		Ports:   []corev1.ContainerPort{{Name: "memcached", ContainerPort: mc.Spec.ContainerPort}},
+	}}}
+	template := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: ownership.Restricted(pod, 1001)}
+	return ownership.Deployment(mc.Namespace, mc.Name, mc.Spec.Size, template)
+}

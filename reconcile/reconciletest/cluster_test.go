@@ -1,0 +1,359 @@
+package reconciletest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+)
+
+// shared is the cluster the package's tests share, started by the first test that needs
+// it and stopped by TestMain.
+var shared struct {
+	once sync.Once
+	cp   *ControlPlane
+	err  error
+}
+
+func cluster(t *testing.T) *ControlPlane {
+	t.Helper()
+	shared.once.Do(func() {
+		shared.cp, shared.err = Start(context.Background(), Options{Nodes: 2})
+	})
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	return shared.cp
+}
+
+// abandonEnv makes the test binary start a cluster, print its directory, and panic
+// once its input ends, leaving the cluster to the watchdog and the kernel.
+const abandonEnv = "RECONCILETEST_ABANDON_CLUSTER"
+
+func abandonCluster() {
+	cp, err := Start(context.Background(), Options{Nodes: 1})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println(cp.dir)
+	_, _ = io.Copy(io.Discard, os.Stdin) // until the test has seen the cluster run
+	panic("reconciletest: abandoning a cluster")
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv(abandonEnv) != "" {
+		abandonCluster()
+	}
+	code := m.Run()
+	if shared.cp != nil {
+		if err := shared.cp.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// eventually polls until cond returns nil, and fails the test with the last error
+// cond returned if it never does.
+func eventually(t *testing.T, cond func(ctx context.Context) error) {
+	t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		last = cond(ctx)
+		return last == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("%v: %v", err, last)
+	}
+}
+
+func deployment(namespace, name string, replicas int32) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{
+					{Name: "app", Image: "registry.invalid/app:1"},
+				}},
+			},
+		},
+	}
+}
+
+func TestClusterRollsOutADeployment(t *testing.T) {
+	cp := cluster(t)
+	c := cp.Client(t, nil)
+	ns := cp.Namespace(t)
+
+	web := deployment(ns, "web", 3)
+	if err := c.Create(t.Context(), web); err != nil {
+		t.Fatal(err)
+	}
+
+	eventually(t, func(ctx context.Context) error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(web), web); err != nil {
+			return err
+		}
+		available := false
+		for _, cond := range web.Status.Conditions {
+			available = available || cond.Type == appsv1.DeploymentAvailable && cond.Status == corev1.ConditionTrue
+		}
+		if !available || web.Status.AvailableReplicas != 3 {
+			return fmt.Errorf("deployment not available: %+v", web.Status)
+		}
+		var pods corev1.PodList
+		if err := c.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		running := 0
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning && strings.HasPrefix(p.Spec.NodeName, "kwok-node-") {
+				running++
+			}
+		}
+		if running != 3 {
+			return fmt.Errorf("%d of %d pods Running on kwok nodes", running, len(pods.Items))
+		}
+		return nil
+	})
+}
+
+func TestClusterEndsPodsThatRunOnce(t *testing.T) {
+	tests := []struct {
+		name        string
+		annotations map[string]string
+		phase       corev1.PodPhase
+		exitCode    int32
+		message     string
+	}{
+		{"succeeds by default", nil, corev1.PodSucceeded, 0, ""},
+		{"fails with the exit code and message it is annotated with",
+			map[string]string{ExitCodeAnnotation: "1", MessageAnnotation: "out of coffee"},
+			corev1.PodFailed, 1, "out of coffee"},
+		{"fails with a message that gives the exit code",
+			map[string]string{ExitCodeAnnotation: "3", RunForAnnotation: "100ms"},
+			corev1.PodFailed, 3, "exited with code 3"},
+	}
+	cp := cluster(t)
+	c := cp.Client(t, nil)
+	ns := cp.Namespace(t)
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("once-%d", i), Annotations: tt.annotations},
+				Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					Containers:    []corev1.Container{{Name: "job", Image: "registry.invalid/job:1"}},
+				},
+			}
+			if err := c.Create(t.Context(), pod); err != nil {
+				t.Fatal(err)
+			}
+
+			eventually(t, func(ctx context.Context) error {
+				if err := c.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+					return err
+				}
+				if pod.Status.Phase != tt.phase {
+					return fmt.Errorf("phase %q", pod.Status.Phase)
+				}
+				return nil
+			})
+			terminated := pod.Status.ContainerStatuses[0].State.Terminated
+			if terminated == nil || terminated.ExitCode != tt.exitCode || terminated.Message != tt.message {
+				t.Errorf("container state %+v, want exit code %d and message %q", pod.Status.ContainerStatuses[0].State, tt.exitCode, tt.message)
+			}
+		})
+	}
+}
+
+func TestClusterCollectsTheGarbageOfADeletedOwner(t *testing.T) {
+	cp := cluster(t)
+	c := cp.Client(t, nil)
+	ns := cp.Namespace(t)
+	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "owner"}}
+	if err := c.Create(t.Context(), owner); err != nil {
+		t.Fatal(err)
+	}
+	owned := deployment(ns, "owned", 1)
+	if err := controllerutil.SetControllerReference(owner, owned, scheme.Scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(t.Context(), owned); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := c.Delete(t.Context(), owner); err != nil {
+		t.Fatal(err)
+	}
+
+	eventually(t, func(ctx context.Context) error {
+		err := c.Get(ctx, client.ObjectKeyFromObject(owned), owned)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("owned deployment still there (%v)", err)
+	})
+}
+
+func TestCounterCountsRequestsExactly(t *testing.T) {
+	cp := cluster(t)
+	ns := cp.Namespace(t)
+	var requests Counter
+	c, err := client.New(requests.Wrap(cp.Config), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings"}}
+
+	tests := []struct {
+		name           string
+		do             func(ctx context.Context) error
+		verb, resource string
+		writes, reads  int
+	}{
+		{"a create is one create", func(ctx context.Context) error { return c.Create(ctx, settings) },
+			"create", "configmaps", 1, 0},
+		{"a get is one get", func(ctx context.Context) error { return c.Get(ctx, client.ObjectKeyFromObject(settings), settings) },
+			"get", "configmaps", 0, 1},
+		{"a list is one list", func(ctx context.Context) error { return c.List(ctx, &corev1.ConfigMapList{}, client.InNamespace(ns)) },
+			"list", "configmaps", 0, 1},
+		{"a delete is one delete", func(ctx context.Context) error { return c.Delete(ctx, settings) },
+			"delete", "configmaps", 1, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			requests.Reset()
+			if err := tt.do(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if requests.Count(tt.verb, tt.resource) != 1 || requests.Writes() != tt.writes || requests.Reads() != tt.reads {
+				t.Errorf("want one %s of %s, %d writes and %d reads; got\n%s", tt.verb, tt.resource, tt.writes, tt.reads, &requests)
+			}
+		})
+	}
+}
+
+func TestFaultsReachTheCaller(t *testing.T) {
+	cp := cluster(t)
+	ns := cp.Namespace(t)
+	faults := &Faults{Verbs: []string{"create"}, Resources: []string{"configmaps"}, Rate: 1, Code: http.StatusConflict}
+	c, err := client.New(faults.Wrap(cp.Config), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings"}}
+
+	err = c.Create(t.Context(), settings)
+
+	if !apierrors.IsConflict(err) {
+		t.Errorf("create returned %v, want a conflict", err)
+	}
+	if faults.Injected() != 1 {
+		t.Errorf("injected %d faults, want 1", faults.Injected())
+	}
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(settings), settings); !apierrors.IsNotFound(err) {
+		t.Errorf("the faulted create reached the API server: get returned %v", err)
+	}
+}
+
+func TestRestrictedNamespaceAdmitsOnlyRestrictedPods(t *testing.T) {
+	restricted := &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		RunAsNonRoot:             ptr.To(true),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+	tests := []struct {
+		name     string
+		security *corev1.SecurityContext
+		admitted bool
+	}{
+		{"admits a restricted pod", restricted, true},
+		{"rejects a privileged pod", &corev1.SecurityContext{Privileged: ptr.To(true)}, false},
+	}
+	cp := cluster(t)
+	c := cp.Client(t, nil)
+	ns := cp.RestrictedNamespace(t)
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("pod-%d", i)},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{
+					{Name: "app", Image: "registry.invalid/app:1", SecurityContext: tt.security},
+				}},
+			}
+			err := c.Create(t.Context(), pod)
+			if tt.admitted && err != nil || !tt.admitted && !apierrors.IsForbidden(err) {
+				t.Errorf("create returned %v", err)
+			}
+		})
+	}
+}
+
+func TestConfigForIsForbiddenWhatItsRoleDoesNotGrant(t *testing.T) {
+	cp := cluster(t)
+	admin := cp.Client(t, nil)
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "configmap-reader"},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch"}},
+		},
+	}
+	if err := admin.Create(t.Context(), role); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.Delete(context.Background(), role) })
+	ns := cp.Namespace(t)
+
+	reader, err := client.New(cp.ConfigFor(t, "reader", role.Name), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name    string
+		do      func(ctx context.Context) error
+		allowed bool
+	}{
+		{"lists config maps", func(ctx context.Context) error {
+			return reader.List(ctx, &corev1.ConfigMapList{}, client.InNamespace(ns))
+		}, true},
+		{"creates no config map", func(ctx context.Context) error {
+			return reader.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c"}})
+		}, false},
+		{"lists no secrets", func(ctx context.Context) error {
+			return reader.List(ctx, &corev1.SecretList{}, client.InNamespace(ns))
+		}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.do(t.Context())
+			if tt.allowed && err != nil || !tt.allowed && !apierrors.IsForbidden(err) {
+				t.Errorf("got %v", err)
+			}
+		})
+	}
+}
