@@ -64,7 +64,7 @@ build() {
 	kill "$ticker"
 	if [ "$ok" != 0 ]; then
 		rm -f "$dir/.$name.tmp"
-		echo "controlplane: building $name failed; run $0 again to see why" >&2
+		echo "controlplane: building $name failed (the go build output above says why)" >&2
 		exit 1
 	fi
 	mv "$dir/.$name.tmp" "$dir/$name"

@@ -1,0 +1,223 @@
+package ownership_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+)
+
+var cp *reconciletest.ControlPlane
+
+func TestMain(m *testing.M) {
+	var err error
+	cp, err = reconciletest.Start(context.Background(), reconciletest.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := cp.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	os.Exit(code)
+}
+
+// setup returns a client counted by the returned Counter, a namespace and an owner in it.
+func setup(t *testing.T) (client.WithWatch, *reconciletest.Counter, *corev1.ConfigMap) {
+	t.Helper()
+	counter := &reconciletest.Counter{}
+	c, err := client.NewWithWatch(counter.Wrap(cp.Config), client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: cp.Namespace(t), Name: "owner"}}
+	if err := c.Create(t.Context(), owner); err != nil {
+		t.Fatal(err)
+	}
+	counter.Reset()
+	return c, counter, owner
+}
+
+func desired(owner client.Object) *appsv1.Deployment {
+	labels := map[string]string{"app": "web"}
+	return ownership.Deployment(owner.GetNamespace(), "web", 2, corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: labels},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "web", Image: "busybox", Command: []string{"sleep", "3600"},
+			Ports: []corev1.ContainerPort{{ContainerPort: 1234}},
+		}}},
+	})
+}
+
+func ensure(t *testing.T, c client.Client, owner client.Object, d *appsv1.Deployment, opts ...ownership.Option) (*appsv1.Deployment, ownership.Result) {
+	t.Helper()
+	live, result, err := ownership.Ensure(t.Context(), c, owner, d, opts...)
+	if err != nil {
+		t.Fatalf("Ensure: %v", err)
+	}
+	return live, result
+}
+
+func TestEnsureCreatesAMissingObjectControlledByTheOwner(t *testing.T) {
+	c, _, owner := setup(t)
+	live, result := ensure(t, c, owner, desired(owner))
+	if result.Action != ownership.Created {
+		t.Errorf("Action = %s, want Created", result.Action)
+	}
+	if !ownership.IsControlledBy(live, owner) || live.UID == "" {
+		t.Errorf("the returned object is not the live one controlled by the owner: %+v", live.ObjectMeta)
+	}
+}
+
+func TestEnsureWritesNothingWhenTheLiveObjectMatches(t *testing.T) {
+	c, counter, owner := setup(t)
+	ensure(t, c, owner, desired(owner))
+	// The desired Deployment leaves every server default out; none may cause an update.
+	reconciletest.ExpectNoWrites(t, counter, func() {
+		for range 3 {
+			if _, result := ensure(t, c, owner, desired(owner)); result.Action != ownership.Unchanged {
+				t.Errorf("Action = %s (%s), want Unchanged", result.Action, result.Diff)
+			}
+		}
+	})
+}
+
+func TestEnsureRevertsDriftOnTheFieldsItSets(t *testing.T) {
+	c, _, owner := setup(t)
+	live, _ := ensure(t, c, owner, desired(owner))
+	live.Spec.Replicas = ptr.To[int32](5)
+	live.Spec.Template.Spec.Containers[0].Image = "nginx"
+	if err := c.Update(t.Context(), live, client.FieldOwner("someone-else")); err != nil {
+		t.Fatal(err)
+	}
+	got, result := ensure(t, c, owner, desired(owner))
+	if result.Action != ownership.Updated || !strings.Contains(result.Diff, "spec.replicas: 5 → 2") || !strings.Contains(result.Diff, `image: "nginx" → "busybox"`) {
+		t.Errorf("Ensure = %s with diff %q, want Updated naming replicas and image", result.Action, result.Diff)
+	}
+	if *got.Spec.Replicas != 2 || got.Spec.Template.Spec.Containers[0].Image != "busybox" {
+		t.Errorf("drift not reverted: replicas %d, image %s", *got.Spec.Replicas, got.Spec.Template.Spec.Containers[0].Image)
+	}
+}
+
+func TestEnsureLeavesFieldsOthersSetAlone(t *testing.T) {
+	c, counter, owner := setup(t)
+	live, _ := ensure(t, c, owner, desired(owner))
+	live.Annotations["team"] = "cache"
+	live.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "DEBUG", Value: "1"}}
+	if err := c.Update(t.Context(), live, client.FieldOwner("someone-else")); err != nil {
+		t.Fatal(err)
+	}
+	counter.Reset()
+	got, result := ensure(t, c, owner, desired(owner))
+	if result.Action != ownership.Unchanged || counter.Writes() != 0 {
+		t.Errorf("Ensure = %s after %d writes, want Unchanged with none", result.Action, counter.Writes())
+	}
+	if got.Annotations["team"] != "cache" || len(got.Spec.Template.Spec.Containers[0].Env) != 1 {
+		t.Errorf("fields set by someone else were lost: %v %v", got.Annotations, got.Spec.Template.Spec.Containers[0].Env)
+	}
+}
+
+func TestEnsureRemovesAFieldTheDesiredObjectNoLongerSets(t *testing.T) {
+	c, _, owner := setup(t)
+	withEnv := desired(owner)
+	withEnv.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "MODE", Value: "fast"}}
+	withEnv.Annotations = map[string]string{"tier": "gold"}
+	ensure(t, c, owner, withEnv)
+
+	got, result := ensure(t, c, owner, desired(owner))
+	if result.Action != ownership.Updated {
+		t.Errorf("Action = %s, want Updated", result.Action)
+	}
+	if env := got.Spec.Template.Spec.Containers[0].Env; len(env) != 0 || got.Annotations["tier"] != "" {
+		t.Errorf("removed fields are still set: env %v, annotations %v", env, got.Annotations)
+	}
+}
+
+func TestEnsureNeverTakesOverAnObjectItDoesNotControl(t *testing.T) {
+	tests := map[string]func(owner *corev1.ConfigMap, d *appsv1.Deployment){
+		"controlled by another owner": func(owner *corev1.ConfigMap, d *appsv1.Deployment) {
+			d.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Secret", Name: "other", UID: "4f0c4b2e-0000-4000-8000-000000000001", Controller: ptr.To(true)}}
+		},
+		"controlled by nothing": func(*corev1.ConfigMap, *appsv1.Deployment) {},
+	}
+	for name, foreign := range tests {
+		t.Run(name, func(t *testing.T) {
+			c, counter, owner := setup(t)
+			existing := desired(owner)
+			existing.Spec.Replicas = ptr.To[int32](1)
+			foreign(owner, existing)
+			if err := c.Create(t.Context(), existing); err != nil {
+				t.Fatal(err)
+			}
+			counter.Reset()
+			_, _, err := ownership.Ensure(t.Context(), c, owner, desired(owner))
+			if !ownership.IsNotControlled(err) {
+				t.Fatalf("Ensure error = %v, want a NotControlledError", err)
+			}
+			if counter.Writes() != 0 {
+				t.Errorf("Ensure wrote to an object it does not control:\n%s", counter)
+			}
+		})
+	}
+}
+
+func TestEnsureDoesNotAdoptAnObjectItsCacheHasNotSeen(t *testing.T) {
+	c, counter, owner := setup(t)
+	if err := c.Create(t.Context(), desired(owner)); err != nil { // an orphan
+		t.Fatal(err)
+	}
+	// A cache that lags: typed reads miss the Deployment, as an informer that has not yet
+	// seen it would.
+	stale := interceptor.NewClient(c, interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*appsv1.Deployment); ok {
+				return apierrors.NewNotFound(appsv1.Resource("deployments"), key.Name)
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	})
+	counter.Reset()
+	_, _, err := ownership.Ensure(t.Context(), stale, owner, desired(owner))
+	if !apierrors.IsAlreadyExists(err) {
+		t.Errorf("Ensure error = %v, want AlreadyExists (a quiet requeue)", err)
+	}
+	if counter.Writes() != 0 {
+		t.Errorf("Ensure wrote after a stale cache miss:\n%s", counter)
+	}
+}
+
+func TestEnsureRefusesAnOwnerTheGarbageCollectorWouldBreak(t *testing.T) {
+	c, counter, owner := setup(t)
+	d := desired(owner)
+	d.Namespace = "default"
+	_, _, err := ownership.Ensure(t.Context(), c, owner, d)
+	if !ownership.IsInvalidOwner(err) || counter.Writes() != 0 {
+		t.Errorf("Ensure error = %v after %d writes, want an InvalidOwnerError and none", err, counter.Writes())
+	}
+}
+
+func TestEnsureCreateOnlyLeavesAnExistingObjectAsItIs(t *testing.T) {
+	c, counter, owner := setup(t)
+	live, _ := ensure(t, c, owner, desired(owner), ownership.CreateOnly())
+	changed := desired(owner)
+	changed.Spec.Replicas = ptr.To[int32](3)
+	counter.Reset()
+	got, result := ensure(t, c, owner, changed, ownership.CreateOnly())
+	if result.Action != ownership.Unchanged || counter.Writes() != 0 || *got.Spec.Replicas != *live.Spec.Replicas {
+		t.Errorf("CreateOnly changed an existing object: %s, %d writes, replicas %d", result.Action, counter.Writes(), *got.Spec.Replicas)
+	}
+}
