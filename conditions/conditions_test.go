@@ -173,7 +173,9 @@ func TestMarkersSetStatusReasonAndFormattedMessage(t *testing.T) {
 		want metav1.Condition
 	}{{
 		name: "True",
-		mark: func(o conditions.Setter) bool { return marker.True(o, conditions.Available, "Serving", "%d replicas", 3) },
+		mark: func(o conditions.Setter) bool {
+			return marker.True(o, conditions.Available, "Serving", "%d replicas", 3)
+		},
 		want: cond(conditions.Available, metav1.ConditionTrue, "Serving", "3 replicas", 1, nowSec),
 	}, {
 		name: "False",

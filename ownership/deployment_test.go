@@ -1,6 +1,9 @@
 package ownership
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/reconcilekit/reconcilekit/conditions"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -39,5 +42,52 @@ func TestDeploymentReadiness(t *testing.T) {
 				t.Errorf("DeploymentReadiness = %+v, want %s with reason %s and a message", got, tt.want, tt.reason)
 			}
 		})
+	}
+}
+
+func TestReadinessMarksOneOfAvailableProgressingDegraded(t *testing.T) {
+	tests := []struct {
+		rollout Rollout
+		want    string // the one condition that is True
+	}{
+		{RolloutComplete, conditions.Available},
+		{RolloutInProgress, conditions.Progressing},
+		{RolloutFailed, conditions.Degraded},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.rollout), func(t *testing.T) {
+			var conds []metav1.Condition
+			obj := conditions.List(&conds, 1)
+			r := Readiness{Rollout: tt.rollout, Reason: "Because", Message: "it is so"}
+			if !r.Mark(obj, conditions.Marker{}) {
+				t.Fatal("Mark reported no change on an object without conditions")
+			}
+			for _, typ := range []string{conditions.Available, conditions.Progressing, conditions.Degraded} {
+				if conditions.IsTrue(obj, typ) != (typ == tt.want) {
+					t.Errorf("%s is %v, want True only for %s", typ, conditions.Find(obj, typ).Status, tt.want)
+				}
+				if c := conditions.Find(obj, typ); c.Reason != "Because" || c.Message != "it is so" {
+					t.Errorf("%s has reason %q message %q", typ, c.Reason, c.Message)
+				}
+			}
+			if r.Mark(obj, conditions.Marker{}) {
+				t.Error("marking the same readiness again reported a change")
+			}
+		})
+	}
+}
+
+func TestRestrictedSatisfiesThePodSecurityRestrictedLevel(t *testing.T) {
+	pod := Restricted(corev1.PodSpec{
+		InitContainers: []corev1.Container{{Name: "init"}},
+		Containers:     []corev1.Container{{Name: "a"}, {Name: "b"}},
+	}, 1001)
+	if sc := pod.SecurityContext; !*sc.RunAsNonRoot || *sc.RunAsUser != 1001 || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		t.Errorf("pod security context = %+v", sc)
+	}
+	for _, c := range append(pod.InitContainers, pod.Containers...) {
+		if sc := c.SecurityContext; *sc.AllowPrivilegeEscalation || len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" {
+			t.Errorf("container %s security context = %+v", c.Name, sc)
+		}
 	}
 }

@@ -80,7 +80,8 @@ func (m *Machine[T]) Reconcile(ctx context.Context, obj T) requeue.Outcome {
 		obj.SetPhase(m.initial)
 	}
 	outcome := requeue.Done()
-	// Each phase runs at most once a reconcile, so a cycle of phases cannot spin here.
+	// A reconcile takes at most one step per declared phase, so a cycle of phases cannot
+	// spin here; it goes on in the next reconcile.
 	for range len(m.phases) {
 		phase := obj.GetPhase()
 		p, ok := m.phases[phase]
@@ -89,14 +90,12 @@ func (m *Machine[T]) Reconcile(ctx context.Context, obj T) requeue.Outcome {
 			return requeue.Done()
 		}
 		if p.Handle == nil {
-			m.Conditions.True(obj, m.Condition, reason(phase), "phase %s", phase)
-			return outcome
+			break
 		}
 		next, o := p.Handle(ctx, obj)
 		outcome = requeue.Merge(outcome, o)
 		if next == "" || next == phase {
-			m.Conditions.False(obj, m.Condition, reason(phase), "phase %s", phase)
-			return outcome
+			break
 		}
 		if !slices.Contains(p.Next, next) {
 			err := fmt.Errorf("phase %s cannot move to %s (allowed: %s)", phase, next, strings.Join(p.Next, ", "))
@@ -105,11 +104,22 @@ func (m *Machine[T]) Reconcile(ctx context.Context, obj T) requeue.Outcome {
 		}
 		obj.SetPhase(next)
 		if o.Err() != nil {
-			m.Conditions.False(obj, m.Condition, reason(next), "phase %s", next)
-			return outcome
+			break
 		}
 	}
+	m.mirror(obj)
 	return outcome
+}
+
+// mirror sets the condition from obj's phase, which is declared: True in a terminal phase,
+// False in any other.
+func (m *Machine[T]) mirror(obj T) {
+	phase := obj.GetPhase()
+	if m.phases[phase].Handle == nil {
+		m.Conditions.True(obj, m.Condition, reason(phase), "phase %s", phase)
+		return
+	}
+	m.Conditions.False(obj, m.Condition, reason(phase), "phase %s", phase)
 }
 
 func (m *Machine[T]) names() string {

@@ -120,8 +120,13 @@ func (r *Reconciler[T]) run(ctx context.Context, obj T) requeue.Outcome {
 		return outcome
 	}
 	err := r.client.Status().Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
-	if err != nil && !apierrors.IsNotFound(err) {
-		return requeue.Merge(outcome, requeue.Retry(err))
+	switch {
+	case apierrors.IsNotFound(err):
+		return requeue.Done()
+	case err != nil && outcome.Err() != nil:
+		return outcome // the logic's error says more; its retry writes the status again
+	case err != nil:
+		return requeue.Retry(err)
 	}
 	log.FromContext(ctx).V(1).Info("status written")
 	return outcome

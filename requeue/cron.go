@@ -12,9 +12,9 @@ import (
 // defaultMaxMissed is the kubebuilder CronJob tutorial's cap on missed runs.
 const defaultMaxMissed = 100
 
-// neverFiresAfter is a fixed instant from which ParseCron checks that a
-// schedule fires at all; a leap year, so that February 29 counts.
-var neverFiresAfter = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+// firesCheckedFrom is the fixed instant from which ParseCron checks that a
+// schedule fires at all: the start of a leap year, so that February 29 counts.
+var firesCheckedFrom = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Cron is a parsed cron schedule with the CronJob rules for runs it missed.
 type Cron struct {
@@ -31,8 +31,8 @@ type Cron struct {
 // ParseCron parses a standard five-field cron expression ("*/5 * * * *"), or a
 // descriptor such as "@hourly" or "@every 90s". The expression is read in UTC
 // unless it starts with CRON_TZ=<zone> (or TZ=<zone>), so that it means the
-// same instants on every machine. The error is a *ScheduleError, also for an expression that
-// never fires, such as "0 0 30 2 *".
+// same instants on every machine. The error is a *ScheduleError, also for an
+// expression that never fires, such as "0 0 30 2 *".
 func ParseCron(spec string) (Cron, error) {
 	invalid := func(err error) (Cron, error) {
 		return Cron{}, &ScheduleError{Schedule: spec, Err: err}
@@ -49,7 +49,7 @@ func ParseCron(spec string) (Cron, error) {
 	if err != nil {
 		return invalid(err)
 	}
-	if s.Next(neverFiresAfter).IsZero() {
+	if s.Next(firesCheckedFrom).IsZero() {
 		return invalid(errors.New("never fires"))
 	}
 	return Cron{schedule: s}, nil
@@ -58,9 +58,10 @@ func ParseCron(spec string) (Cron, error) {
 // TooManyMissedError reports that more runs were missed than a Cron allows,
 // usually after a long outage or a clock skew.
 type TooManyMissedError struct {
-	Max int
+	Max int // the cap that was exceeded
 }
 
+// Error says what was missed and what to do about it.
 func (e *TooManyMissedError) Error() string {
 	return "more than " + strconv.Itoa(e.Max) + " missed start times: set or decrease the starting deadline, or check for clock skew"
 }

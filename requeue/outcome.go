@@ -191,6 +191,7 @@ func (o Outcome) String() string {
 	return "done"
 }
 
+// when describes a scheduled outcome: "now", "after 5s", "at <time>", or both.
 func (o Outcome) when() string {
 	var after, at string
 	switch o.after {

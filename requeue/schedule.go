@@ -2,7 +2,7 @@ package requeue
 
 import (
 	"errors"
-	"strconv"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -11,14 +11,16 @@ import (
 // the object's spec, not a transient failure: report it (as a condition, say)
 // and wait for the spec to change rather than retry.
 type ScheduleError struct {
-	Schedule string
-	Err      error
+	Schedule string // as written in the spec
+	Err      error  // what is wrong with it
 }
 
+// Error names the schedule and what is wrong with it.
 func (e *ScheduleError) Error() string {
-	return "invalid schedule " + strconv.Quote(e.Schedule) + ": " + e.Err.Error()
+	return fmt.Sprintf("invalid schedule %q: %v", e.Schedule, e.Err)
 }
 
+// Unwrap returns the cause.
 func (e *ScheduleError) Unwrap() error { return e.Err }
 
 // IsScheduleError reports whether err is, or wraps, a *ScheduleError.
@@ -34,11 +36,21 @@ func ParseTime(schedule string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339, schedule)
 	switch {
 	case err != nil:
-		return time.Time{}, &ScheduleError{Schedule: schedule, Err: errors.New(`not an RFC 3339 time such as "2024-05-01T10:00:00Z"`)}
+		return time.Time{}, &ScheduleError{Schedule: schedule, Err: timeProblem(err)}
 	case !strings.HasSuffix(schedule, "Z"):
 		return time.Time{}, &ScheduleError{Schedule: schedule, Err: errors.New(`not in UTC: must end in "Z"`)}
 	}
 	return t, nil
+}
+
+// timeProblem says briefly what is wrong with a time that did not parse.
+func timeProblem(err error) error {
+	var pe *time.ParseError
+	if errors.As(err, &pe) && pe.Message != "" {
+		// The layout fits but a field does not, as in "month out of range".
+		return errors.New(strings.TrimPrefix(pe.Message, ": "))
+	}
+	return errors.New(`not an RFC 3339 time such as "2024-05-01T10:00:00Z"`)
 }
 
 // Until returns how long from now until at (zero once it has passed), and

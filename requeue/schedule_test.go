@@ -52,6 +52,9 @@ func TestScheduleError(t *testing.T) {
 	if want := `invalid schedule "soon": not an RFC 3339 time such as "2024-05-01T10:00:00Z"`; err.Error() != want {
 		t.Errorf("Error() = %q, want %q", err, want)
 	}
+	if _, err := requeue.ParseTime("2024-13-01T10:00:00Z"); err == nil || err.Error() != `invalid schedule "2024-13-01T10:00:00Z": month out of range` {
+		t.Errorf("ParseTime() error = %v, want it to say the month is out of range", err)
+	}
 	if !requeue.IsScheduleError(wrapped) || requeue.IsScheduleError(errBoom) || requeue.IsScheduleError(nil) {
 		t.Error("IsScheduleError does not recognise exactly the schedule errors")
 	}
@@ -81,4 +84,3 @@ func TestUntil(t *testing.T) {
 		})
 	}
 }
-

@@ -64,17 +64,15 @@ func (cp *ControlPlane) startCluster(ctx context.Context, bin string, opts Optio
 		return err
 	}
 
-	// Every component runs unthrottled (the defaults of 20 requests a second make the
-	// controller manager, not the operator under test, the bottleneck) and serves its
-	// health on a free loopback port.
+	// Every component runs unthrottled, kwok of its own accord and the others told to:
+	// their default of 20 requests a second makes the controller manager, not the
+	// operator under test, the bottleneck. Each serves its health on a loopback port.
 	components := []struct {
 		name string
 		args []string
 	}{
 		{"kube-controller-manager", []string{
 			"--kubeconfig=" + kubeconfig,
-			"--authentication-kubeconfig=" + kubeconfig,
-			"--authorization-kubeconfig=" + kubeconfig,
 			"--leader-elect=false",
 			"--bind-address=127.0.0.1",
 			"--secure-port=" + strconv.Itoa(controllerManagerPort),
@@ -93,8 +91,6 @@ func (cp *ControlPlane) startCluster(ctx context.Context, bin string, opts Optio
 		}},
 		{"kube-scheduler", []string{
 			"--config=" + filepath.Join(cp.dir, "kube-scheduler.yaml"),
-			"--authentication-kubeconfig=" + kubeconfig,
-			"--authorization-kubeconfig=" + kubeconfig,
 			"--bind-address=127.0.0.1",
 			"--secure-port=" + strconv.Itoa(schedulerPort),
 			"--cert-dir=" + filepath.Join(cp.dir, "kube-scheduler"),

@@ -9,14 +9,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -71,20 +69,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// eventually polls until cond returns nil, and fails the test with the last error
-// cond returned if it never does.
-func eventually(t *testing.T, cond func(ctx context.Context) error) {
-	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		last = cond(ctx)
-		return last == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("%v: %v", err, last)
-	}
-}
-
 func deployment(namespace, name string, replicas int32) *appsv1.Deployment {
 	labels := map[string]string{"app": name}
 	return &appsv1.Deployment{
@@ -112,7 +96,7 @@ func TestClusterRollsOutADeployment(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	eventually(t, func(ctx context.Context) error {
+	Eventually(t, func(ctx context.Context) error {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(web), web); err != nil {
 			return err
 		}
@@ -172,7 +156,7 @@ func TestClusterEndsPodsThatRunOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			eventually(t, func(ctx context.Context) error {
+			Eventually(t, func(ctx context.Context) error {
 				if err := c.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
 					return err
 				}
@@ -209,7 +193,7 @@ func TestClusterCollectsTheGarbageOfADeletedOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	eventually(t, func(ctx context.Context) error {
+	Eventually(t, func(ctx context.Context) error {
 		err := c.Get(ctx, client.ObjectKeyFromObject(owned), owned)
 		if apierrors.IsNotFound(err) {
 			return nil

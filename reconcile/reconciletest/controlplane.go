@@ -117,33 +117,13 @@ func (cp *ControlPlane) startAPIServer(bin string, opts Options) error {
 		ControlPlaneStopTimeout:  time.Minute,
 	}
 
-	// envtest keeps its processes to itself: find them by their directories while it
-	// starts them, so that the watchdog guards them from the start.
-	found := make(chan struct{})
-	stopSearch := make(chan struct{})
-	go func() {
-		defer close(found)
-		for {
-			for _, pid := range childrenMentioning(cp.dir) {
-				_ = cp.watchdog.guard(pid) // a broken watchdog fails the start below
-			}
-			select {
-			case <-stopSearch:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
-	}()
-	cfg, err := cp.env.Start()
-	close(stopSearch)
-	<-found
+	var cfg *rest.Config
+	err := cp.guardChildrenDuring(func() (err error) {
+		cfg, err = cp.env.Start()
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("reconciletest: starting the API server: %w", err)
-	}
-	for _, pid := range childrenMentioning(cp.dir) {
-		if err := cp.watchdog.guard(pid); err != nil {
-			return err
-		}
 	}
 
 	cp.Config = rest.CopyConfig(cfg)
@@ -151,6 +131,43 @@ func (cp *ControlPlane) startAPIServer(bin string, opts Options) error {
 	cp.client, err = client.New(cp.Config, client.Options{})
 	if err != nil {
 		return fmt.Errorf("reconciletest: %w", err)
+	}
+	return nil
+}
+
+// guardChildrenDuring runs start and meanwhile puts every child process that mentions
+// the control plane's directory under the watchdog's guard: envtest starts etcd and
+// kube-apiserver without telling their ids, and they need guarding from the moment
+// they start.
+func (cp *ControlPlane) guardChildrenDuring(start func() error) error {
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			_ = cp.guardChildren() // the last search, below, reports a broken watchdog
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	err := start()
+	close(stop)
+	<-stopped
+	if err != nil {
+		return err
+	}
+	return cp.guardChildren()
+}
+
+func (cp *ControlPlane) guardChildren() error {
+	for _, pid := range childrenMentioning(cp.dir) {
+		if err := cp.watchdog.guard(pid); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -6,17 +6,21 @@
 // StartAPIServer runs etcd and kube-apiserver through controller-runtime's envtest;
 // StartCluster adds kube-controller-manager, kube-scheduler and kwok simulating nodes, so
 // that Deployments roll out, pods are scheduled, run and complete, and the garbage
-// collector deletes what an owner leaves behind. Programs use Start and Stop.
+// collector deletes what an owner leaves behind. Programs, and a TestMain that shares
+// one control plane among tests, use Start and Stop.
 //
-// Around the control plane, a Counter counts the requests an operator makes, Faults
-// makes chosen requests fail, ExpectNoWrites proves that reconciling a converged object
-// writes nothing, and ConfigFor runs a manager as a user its ClusterRole alone empowers.
+// Around the control plane: Namespace gives each test a namespace of its own;
+// ConfigFor and StartManager run an operator as a user that its ClusterRole alone
+// empowers; a Counter counts the requests it makes; Faults makes chosen requests fail;
+// ExpectNoWrites proves that reconciling a converged object writes nothing; a Clock
+// moves only when the test moves it.
 //
 // The binaries are built once per machine by `make controlplane` and found through
 // KUBEBUILDER_ASSETS or in the user cache directory. Every process started is stopped by
 // Stop and, should the program die first, killed with it.
 //
-// On a simulated node a pod runs as soon as it is scheduled, and a pod that runs once
-// (restartPolicy Never) outside a Job then succeeds with exit code 0, or ends as its
-// annotations say: ExitCodeAnnotation, MessageAnnotation and RunForAnnotation.
+// On a simulated node, a pod runs as soon as it is scheduled. A pod that runs once
+// (restartPolicy Never) and that no Job owns then succeeds with exit code 0, unless its
+// annotations say otherwise: see ExitCodeAnnotation, MessageAnnotation and
+// RunForAnnotation.
 package reconciletest

@@ -26,11 +26,11 @@ func startProcess(w *watchdog, dir, name string, out io.Writer, args ...string) 
 	p := &process{name: name, done: make(chan struct{})}
 	p.cmd = exec.Command(filepath.Join(dir, name), args...)
 	p.cmd.SysProcAttr = childAttr()
-	p.cmd.Stdout, p.cmd.Stderr = &p.output, &p.output
+	var output io.Writer = &p.output
 	if out != nil {
-		p.cmd.Stdout = io.MultiWriter(&p.output, out)
-		p.cmd.Stderr = p.cmd.Stdout
+		output = io.MultiWriter(&p.output, out)
 	}
+	p.cmd.Stdout, p.cmd.Stderr = output, output
 	if err := p.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("reconciletest: starting %s: %w", name, err)
 	}

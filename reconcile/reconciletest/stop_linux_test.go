@@ -101,5 +101,5 @@ func TestAbandonedClusterDiesWithItsProgram(t *testing.T) {
 		t.Fatalf("the child did not panic: %v\n%s", err, &stderr)
 	}
 
-	eventually(t, func(context.Context) error { return expectNothingLeft(dir) })
+	Eventually(t, func(context.Context) error { return expectNothingLeft(dir) })
 }

@@ -1,7 +1,12 @@
 package reconciletest
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +15,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -61,6 +67,32 @@ func (cp *ControlPlane) ConfigFor(t testing.TB, user, clusterRole string) *rest.
 		t.Fatalf("reconciletest: provisioning user %s: %v", user, err)
 	}
 	return authenticated.Config()
+}
+
+// CreateClusterRole creates the ClusterRole that the YAML file at path holds, such as
+// the config/rbac/role.yaml that controller-gen writes from an operator's RBAC markers,
+// and returns its name for ConfigFor. Other documents in the file are ignored.
+func (cp *ControlPlane) CreateClusterRole(ctx context.Context, path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("reconciletest: %w", err)
+	}
+	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		var role rbacv1.ClusterRole
+		switch err := decoder.Decode(&role); {
+		case errors.Is(err, io.EOF):
+			return "", fmt.Errorf("reconciletest: %s holds no ClusterRole", path)
+		case err != nil:
+			return "", fmt.Errorf("reconciletest: reading %s: %w", path, err)
+		case role.Kind != "ClusterRole":
+			continue
+		}
+		if err := cp.client.Create(ctx, &role); err != nil {
+			return "", fmt.Errorf("reconciletest: creating the ClusterRole of %s: %w", path, err)
+		}
+		return role.Name, nil
+	}
 }
 
 // probe returns a request that role allows, to ask the authorizer whether user may

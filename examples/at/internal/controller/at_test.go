@@ -1,0 +1,299 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/reconcilekit/reconcilekit/conditions"
+	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
+	"github.com/reconcilekit/reconcilekit/examples/at/internal/controller"
+	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+)
+
+// tolerance is how early the operator may run a command: the original cnat operator's.
+const tolerance = 2 * time.Second
+
+func TestAtWithAPastScheduleRunsItsCommandAtOnce(t *testing.T) {
+	e := newEnv(t)
+	e.run(t)
+	at := e.create(t, "report", time.Now().Add(-time.Hour), "echo done")
+	e.awaitPhase(t, at, cnatv1alpha1.PhaseDone)
+
+	if succeeded := conditions.Find(at, controller.Succeeded); succeeded == nil || succeeded.Status != metav1.ConditionTrue ||
+		at.Status.ExitCode == nil || *at.Status.ExitCode != 0 || !conditions.IsTrue(at, conditions.Ready) {
+		t.Errorf("want Succeeded=True, Ready=True and exit code 0, have %+v", at.Status)
+	}
+	pod := e.onlyPod(t, at)
+	if c := pod.Spec.Containers[0]; pod.Spec.RestartPolicy != corev1.RestartPolicyNever || !slices.Equal(c.Command, []string{"sh", "-c", "echo done"}) {
+		t.Errorf("the pod runs %q with restart policy %s; want the command once", c.Command, pod.Spec.RestartPolicy)
+	}
+}
+
+func TestAtWaitsForItsScheduleThenRunsItsCommandOnce(t *testing.T) {
+	e := newEnv(t)
+	e.run(t)
+	// Phases pass quickly; a watch sees every one.
+	watcher, err := client.NewWithWatch(cp.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ats, err := watcher.Watch(t.Context(), &cnatv1alpha1.AtList{}, client.InNamespace(e.ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ats.Stop()
+	schedule := time.Now().Add(10 * time.Second).Truncate(time.Second)
+	at := e.create(t, "report", schedule, "echo done")
+
+	var phases []string
+	var running time.Time
+	deadline := time.After(2 * time.Minute)
+	for !slices.Contains(phases, cnatv1alpha1.PhaseDone) {
+		select {
+		case ev, ok := <-ats.ResultChan():
+			if !ok {
+				t.Fatalf("the watch ended; phases so far: %v", phases)
+			}
+			seen, ok := ev.Object.(*cnatv1alpha1.At)
+			if !ok || seen.Status.Phase == "" || len(phases) > 0 && phases[len(phases)-1] == seen.Status.Phase {
+				continue
+			}
+			if seen.Status.Phase == cnatv1alpha1.PhaseRunning {
+				running = time.Now()
+			}
+			phases = append(phases, seen.Status.Phase)
+		case <-deadline:
+			t.Fatalf("the At is not DONE; phases so far: %v", phases)
+		}
+	}
+
+	if want := []string{cnatv1alpha1.PhasePending, cnatv1alpha1.PhaseRunning, cnatv1alpha1.PhaseDone}; !slices.Equal(phases, want) {
+		t.Errorf("phases %v, want %v", phases, want)
+	}
+	if early := schedule.Add(-tolerance); running.Before(early) {
+		t.Errorf("RUNNING at %s, before the schedule %s less the tolerance", running.Format(time.RFC3339Nano), schedule.Format(time.RFC3339))
+	}
+	if pod := e.onlyPod(t, at); pod.CreationTimestamp.Time.Before(schedule.Add(-tolerance)) {
+		t.Errorf("the pod was created at %s, before the schedule %s less the tolerance", pod.CreationTimestamp.Format(time.RFC3339), schedule.Format(time.RFC3339))
+	}
+}
+
+func TestAtReportsACommandThatFails(t *testing.T) {
+	e := newEnv(t)
+	// A simulated container ends as its pod's annotations say, whatever the command. With
+	// every node cordoned the pod waits, unscheduled, while the test annotates it.
+	e.cordonNodes(t.Context(), t, true)
+	e.run(t)
+	at := e.create(t, "report", time.Now().Add(-time.Hour), "exit 3")
+	pod := &corev1.Pod{}
+	reconciletest.Eventually(t, func(ctx context.Context) error {
+		return e.Get(ctx, client.ObjectKeyFromObject(at), pod)
+	})
+	before := pod.DeepCopy()
+	metav1.SetMetaDataAnnotation(&pod.ObjectMeta, reconciletest.ExitCodeAnnotation, "3")
+	metav1.SetMetaDataAnnotation(&pod.ObjectMeta, reconciletest.MessageAnnotation, "disk full")
+	if err := e.Patch(t.Context(), pod, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
+	}
+	e.cordonNodes(t.Context(), t, false)
+
+	e.awaitPhase(t, at, cnatv1alpha1.PhaseDone)
+	succeeded := conditions.Find(at, controller.Succeeded)
+	if succeeded == nil || succeeded.Status != metav1.ConditionFalse || succeeded.Reason != "CommandFailed" ||
+		succeeded.Message != "disk full" || at.Status.ExitCode == nil || *at.Status.ExitCode != 3 {
+		t.Errorf("want Succeeded=False because CommandFailed with the message and exit code 3, have %+v", at.Status)
+	}
+	e.onlyPod(t, at)
+}
+
+func TestAtRejectsInvalidInput(t *testing.T) {
+	e := newEnv(t)
+	for _, spec := range []struct {
+		name     string
+		schedule string
+		command  string
+	}{
+		{"a schedule that is not a time", "tomorrow at noon", "echo done"},
+		{"a schedule with an offset instead of Z", "2030-01-02T15:04:05+01:00", "echo done"},
+		{"a schedule without a time zone", "2030-01-02T15:04:05", "echo done"},
+		{"an empty schedule", "", "echo done"},
+		{"an empty command", "2030-01-02T15:04:05Z", ""},
+	} {
+		t.Run(spec.name, func(t *testing.T) {
+			at := &cnatv1alpha1.At{
+				ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, GenerateName: "invalid-"},
+				Spec:       cnatv1alpha1.AtSpec{Schedule: spec.schedule, Command: spec.command},
+			}
+			if err := e.Create(t.Context(), at); !apierrors.IsInvalid(err) {
+				t.Errorf("Create = %v, want Invalid", err)
+			}
+		})
+	}
+}
+
+func TestDeletingAnAtGarbageCollectsItsPod(t *testing.T) {
+	e := newEnv(t)
+	e.run(t)
+	at := e.create(t, "report", time.Now().Add(-time.Hour), "echo done")
+	e.awaitPhase(t, at, cnatv1alpha1.PhaseDone)
+
+	if err := e.Delete(t.Context(), at); err != nil {
+		t.Fatal(err)
+	}
+	reconciletest.Eventually(t, func(ctx context.Context) error {
+		err := e.Get(ctx, client.ObjectKeyFromObject(at), &corev1.Pod{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("the pod is still there (%v)", err)
+	})
+}
+
+func TestAtLeavesAForeignPodAloneAndSaysWhy(t *testing.T) {
+	e := newEnv(t)
+	foreign := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "report"},
+		Spec:       ownership.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "someone/app:1"}}}, 1000),
+	}
+	if err := e.Create(t.Context(), foreign); err != nil {
+		t.Fatal(err)
+	}
+	e.run(t)
+	at := e.create(t, "report", time.Now().Add(-time.Hour), "echo done")
+
+	reconciletest.Eventually(t, func(ctx context.Context) error {
+		if err := e.Get(ctx, client.ObjectKeyFromObject(at), at); err != nil {
+			return err
+		}
+		if succeeded := conditions.Find(at, controller.Succeeded); succeeded == nil || succeeded.Status != metav1.ConditionFalse || succeeded.Reason != "PodNameTaken" {
+			return fmt.Errorf("want Succeeded=False because PodNameTaken, have %+v", at.Status)
+		}
+		return nil
+	})
+	t.Logf("the At says: %s", conditions.Find(at, controller.Succeeded).Message)
+
+	live := &corev1.Pod{}
+	if err := e.Get(t.Context(), client.ObjectKeyFromObject(foreign), live); err != nil {
+		t.Fatal(err)
+	}
+	if len(live.OwnerReferences) > 0 || live.Annotations[ownership.IntentAnnotation] != "" || at.Status.PodName != "" {
+		t.Errorf("the foreign pod was taken: owners %+v, annotations %v, the At's pod %q", live.OwnerReferences, live.Annotations, at.Status.PodName)
+	}
+}
+
+func TestAtRecordsAWarningEventWhenItsWorkFails(t *testing.T) {
+	e := newEnv(t)
+	// Every write of a pod fails, so the operator cannot run the command.
+	e.config = (&reconciletest.Faults{Verbs: []string{"create", "update", "patch"}, Resources: []string{"pods"}, Rate: 1}).Wrap(e.config)
+	e.run(t)
+	at := e.create(t, "report", time.Now().Add(-time.Hour), "echo done")
+
+	reconciletest.Eventually(t, func(ctx context.Context) error {
+		var events eventsv1.EventList
+		if err := e.List(ctx, &events, client.InNamespace(e.ns)); err != nil {
+			return err
+		}
+		for _, ev := range events.Items {
+			if ev.Regarding.UID == at.UID && ev.Type == corev1.EventTypeWarning && ev.Reason == "ReconcileError" {
+				t.Logf("event: %s", ev.Note)
+				return nil
+			}
+		}
+		return fmt.Errorf("no ReconcileError event regarding the At among %d events", len(events.Items))
+	})
+}
+
+func TestConvergedAtsMakeNoWritesWhenReconciledAgain(t *testing.T) {
+	e := newEnv(t)
+	first := e.run(t)
+	done := e.create(t, "done", time.Now().Add(-time.Hour), "echo done")
+	pending := e.create(t, "pending", time.Now().Add(time.Hour), "echo later")
+	e.awaitPhase(t, done, cnatv1alpha1.PhaseDone)
+	e.awaitPhase(t, pending, cnatv1alpha1.PhasePending)
+	first.Stop()
+
+	// A restart reconciles every object again, over a cache filled from scratch.
+	reconciletest.ExpectNoWrites(t, &e.requests, func() {
+		e.run(t).AwaitReconciles("at", 2)
+	})
+	t.Logf("requests of the restarted operator until it had reconciled both Ats again:\n%s", &e.requests)
+	e.onlyPod(t, done)
+}
+
+// create creates an At in the test's namespace.
+func (e *env) create(t *testing.T, name string, schedule time.Time, command string) *cnatv1alpha1.At {
+	t.Helper()
+	at := &cnatv1alpha1.At{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name},
+		Spec:       cnatv1alpha1.AtSpec{Schedule: schedule.UTC().Format(time.RFC3339), Command: command},
+	}
+	if err := e.Create(t.Context(), at); err != nil {
+		t.Fatal(err)
+	}
+	return at
+}
+
+// awaitPhase waits until the At is in the phase, and keeps it up to date.
+func (e *env) awaitPhase(t *testing.T, at *cnatv1alpha1.At, phase string) {
+	t.Helper()
+	reconciletest.Eventually(t, func(ctx context.Context) error {
+		if err := e.Get(ctx, client.ObjectKeyFromObject(at), at); err != nil {
+			return err
+		}
+		if at.Status.Phase != phase {
+			return fmt.Errorf("phase %q, want %q; status %+v", at.Status.Phase, phase, at.Status)
+		}
+		return nil
+	})
+}
+
+// onlyPod returns the At's pod and fails the test unless it is the only pod the At ever
+// had: the operator may not delete pods, and the garbage collector leaves them while the
+// At exists, so the pods there are all the pods there were.
+func (e *env) onlyPod(t *testing.T, at *cnatv1alpha1.At) *corev1.Pod {
+	t.Helper()
+	var pods corev1.PodList
+	if err := e.List(t.Context(), &pods, client.InNamespace(at.Namespace)); err != nil {
+		t.Fatal(err)
+	}
+	var owned []*corev1.Pod
+	for i := range pods.Items {
+		if ownership.IsControlledBy(&pods.Items[i], at) {
+			owned = append(owned, &pods.Items[i])
+		}
+	}
+	if len(owned) != 1 {
+		t.Fatalf("the At has %d pods, want exactly one", len(owned))
+	}
+	return owned[0]
+}
+
+// cordonNodes makes every node of the cluster unschedulable, or schedulable again; a
+// cordoned cluster is uncordoned when the test ends.
+func (e *env) cordonNodes(ctx context.Context, t *testing.T, cordon bool) {
+	t.Helper()
+	var nodes corev1.NodeList
+	if err := e.List(ctx, &nodes); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes.Items {
+		before := n.DeepCopy()
+		n.Spec.Unschedulable = cordon
+		if err := e.Patch(ctx, &n, client.MergeFrom(before)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cordon {
+		t.Cleanup(func() { e.cordonNodes(context.Background(), t, false) })
+	}
+}

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/reconcilekit/reconcilekit/conditions"
+	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
+	at "github.com/reconcilekit/reconcilekit/examples/at"
+	"github.com/reconcilekit/reconcilekit/examples/bench/internal/seed"
+	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	memcached "github.com/reconcilekit/reconcilekit/examples/memcached"
+	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
+	podset "github.com/reconcilekit/reconcilekit/examples/podset"
+	"github.com/reconcilekit/reconcilekit/ownership"
+)
+
+// A kind is one example operator's resource: what the benchmark creates, what the bare
+// pipeline creates in its place, when each counts as done, and the two operators.
+type kind struct {
+	name string
+	// crds is the directory of the kind's CRD, relative to the module root.
+	crds        string
+	addToScheme func(*runtime.Scheme) error
+	// object is a new object of the kind, as a user would create it.
+	object func(namespace, name string) client.Object
+	// child is the type of what an object owns: a Deployment or a Pod.
+	child client.Object
+	// bare is the child the bare pipeline creates itself: the one the library-built
+	// operator would create, without an owner.
+	bare func(namespace, name string) client.Object
+	// childDone says the child has done its work: the Deployment is available, the pod
+	// has finished.
+	childDone func(client.Object) bool
+	// statusDone says the object's status reports its child done.
+	statusDone func(client.Object) bool
+	library    operator
+	seed       operator
+}
+
+// An operator is how one implementation runs: its cache options, as its main sets them,
+// and its controller.
+type operator struct {
+	cache func(*cache.Options)
+	setup func(ctrl.Manager) error
+}
+
+// The library-built operators strip managedFields from their cache, as their mains do.
+func stripManagedFields(o *cache.Options) { o.DefaultTransform = cache.TransformStripManagedFields() }
+
+// The seed-style operators keep kubebuilder's default cache.
+func defaultCache(*cache.Options) {}
+
+var kinds = []*kind{
+	{
+		name:        "Memcached",
+		crds:        "examples/memcached/config/crd/bases",
+		addToScheme: cachev1alpha1.AddToScheme,
+		object: func(namespace, name string) client.Object {
+			return &cachev1alpha1.Memcached{
+				ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+				Spec:       cachev1alpha1.MemcachedSpec{Size: 1, ContainerPort: 11211},
+			}
+		},
+		child:     &appsv1.Deployment{},
+		bare:      memcachedDeployment,
+		childDone: deploymentAvailable,
+		statusDone: func(obj client.Object) bool {
+			return meta.IsStatusConditionTrue(obj.(*cachev1alpha1.Memcached).Status.Conditions, conditions.Available)
+		},
+		library: operator{cache: stripManagedFields, setup: memcached.Setup},
+		seed: operator{cache: defaultCache, setup: func(mgr ctrl.Manager) error {
+			r := &seed.MemcachedReconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("memcached-controller")}
+			return r.SetupWithManager(mgr)
+		}},
+	},
+	{
+		name:        "PodSet",
+		crds:        "examples/podset/config/crd/bases",
+		addToScheme: appsv1alpha1.AddToScheme,
+		object: func(namespace, name string) client.Object {
+			return &appsv1alpha1.PodSet{
+				ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+				Spec:       appsv1alpha1.PodSetSpec{Size: 1},
+			}
+		},
+		child:     &appsv1.Deployment{},
+		bare:      podSetDeployment,
+		childDone: deploymentAvailable,
+		// The seed-style status has the pod names only; the library's adds conditions.
+		statusDone: func(obj client.Object) bool {
+			ps := obj.(*appsv1alpha1.PodSet)
+			return len(ps.Status.PodNames) == int(ps.Spec.Size) &&
+				(ps.Status.Conditions == nil || meta.IsStatusConditionTrue(ps.Status.Conditions, conditions.Available))
+		},
+		library: operator{
+			cache: func(o *cache.Options) { stripManagedFields(o); podset.CacheOptions(o) },
+			setup: podset.Setup,
+		},
+		seed: operator{cache: defaultCache, setup: func(mgr ctrl.Manager) error {
+			return (&seed.PodSetReconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme()}).SetupWithManager(mgr)
+		}},
+	},
+	{
+		name:        "At",
+		crds:        "examples/at/config/crd/bases",
+		addToScheme: cnatv1alpha1.AddToScheme,
+		object: func(namespace, name string) client.Object {
+			return &cnatv1alpha1.At{
+				ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+				// Due at once: the benchmark measures the operator, not the clock.
+				Spec: cnatv1alpha1.AtSpec{Schedule: time.Now().UTC().Format("2006-01-02T15:04:05Z"), Command: "echo YAY"},
+			}
+		},
+		child:     &corev1.Pod{},
+		bare:      commandPod,
+		childDone: podFinished,
+		statusDone: func(obj client.Object) bool {
+			return obj.(*cnatv1alpha1.At).Status.Phase == cnatv1alpha1.PhaseDone
+		},
+		library: operator{
+			cache: func(o *cache.Options) { stripManagedFields(o); at.CacheOptions(o) },
+			setup: at.Setup,
+		},
+		seed: operator{cache: defaultCache, setup: func(mgr ctrl.Manager) error {
+			return (&seed.AtReconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme()}).SetupWithManager(mgr)
+		}},
+	},
+}
+
+// kindNamed returns the kind with the name, in any case, or nil.
+func kindNamed(name string) *kind {
+	for _, k := range kinds {
+		if strings.EqualFold(k.name, name) {
+			return k
+		}
+	}
+	return nil
+}
+
+func deploymentAvailable(obj client.Object) bool {
+	return ownership.DeploymentReadiness(obj.(*appsv1.Deployment)).Rollout == ownership.RolloutComplete
+}
+
+func podFinished(obj client.Object) bool {
+	phase := obj.(*corev1.Pod).Status.Phase
+	return phase == corev1.PodSucceeded || phase == corev1.PodFailed
+}
+
+// memcachedDeployment is the Deployment the library-built Memcached operator creates for
+// a Memcached of size 1, without the owner.
+func memcachedDeployment(namespace, name string) client.Object {
+	labels := map[string]string{
+		"app.kubernetes.io/name":       "memcached",
+		"app.kubernetes.io/instance":   name,
+		"app.kubernetes.io/managed-by": "memcached-operator",
+	}
+	pod := corev1.PodSpec{Containers: []corev1.Container{{
+		Name:    "memcached",
+		Image:   memcached.Image,
+		Command: []string{"memcached", "-m=64", "-o", "modern", "-v"},
+		Ports:   []corev1.ContainerPort{{Name: "memcached", ContainerPort: 11211}},
+	}}}
+	template := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: ownership.Restricted(pod, 1001)}
+	return ownership.Deployment(namespace, name, 1, template)
+}
+
+// podSetDeployment is the Deployment the library-built PodSet operator creates for a
+// PodSet of size 1, without the owner.
+func podSetDeployment(namespace, name string) client.Object {
+	labels := map[string]string{
+		"app.kubernetes.io/name":       "podset",
+		"app.kubernetes.io/instance":   name,
+		"app.kubernetes.io/managed-by": "podset-operator",
+	}
+	pod := corev1.PodSpec{Containers: []corev1.Container{{
+		Name:    "busybox",
+		Image:   podset.Image,
+		Command: []string{"sleep", "3600"},
+		Ports:   []corev1.ContainerPort{{Name: "podset", ContainerPort: 1234}},
+	}}}
+	template := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: ownership.Restricted(pod, 1001)}
+	return ownership.Deployment(namespace, name, 1, template)
+}
+
+// commandPod is the pod the library-built At operator creates to run "echo YAY", without
+// the owner.
+func commandPod(namespace, name string) client.Object {
+	spec := corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyNever,
+		Containers: []corev1.Container{{
+			Name:                     "command",
+			Image:                    at.Image,
+			Command:                  []string{"sh", "-c", "echo YAY"},
+			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		}},
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: map[string]string{
+			"app.kubernetes.io/name":       "at",
+			"app.kubernetes.io/instance":   name,
+			"app.kubernetes.io/managed-by": "at-operator",
+		}},
+		Spec: ownership.Restricted(spec, 1001),
+	}
+}

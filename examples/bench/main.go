@@ -1,0 +1,123 @@
+// Bench measures the example operators built from reconcilekit against seed-style
+// implementations of the same operators and against the bare pipeline, the control
+// plane's own limit.
+//
+// For each kind (Memcached, PodSet, At) and each implementation it starts a fresh local
+// cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok nodes,
+// all unthrottled), creates N objects and times their real convergence: every Deployment
+// available, or every At's pod finished, and every status saying so, as watches report it.
+// It counts the operator's requests and reconciles, then restarts the operator over the
+// converged objects and counts again while it resyncs, and weighs the heap per object.
+// The bare pipeline creates the same Deployments, or pods, directly: nothing converges
+// faster on this control plane. Rounds rotate the order of the implementations; the
+// table holds medians.
+//
+// The last line printed is a machine-readable summary. The medians are also recorded, by
+// N, in results.json next to this file, and docs/performance.svg is drawn from them.
+//
+//	go run ./examples/bench -n 200 -rounds 3
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+func main() {
+	n := flag.Int("n", 200, "objects per kind and implementation, 1 to 2000")
+	rounds := flag.Int("rounds", 3, "rounds; the table shows the median of each figure")
+	only := flag.String("kinds", "memcached,podset,at", "the kinds to measure, separated by commas")
+	record := flag.Bool("record", true, "record the medians in examples/bench/results.json and redraw docs/performance.svg")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := bench(ctx, *n, *rounds, *only, *record); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func bench(ctx context.Context, n, rounds int, only string, record bool) error {
+	if n < 1 || n > 2000 {
+		return fmt.Errorf("-n is %d; want 1 to 2000", n)
+	}
+	if rounds < 1 {
+		return fmt.Errorf("-rounds is %d; want at least 1", rounds)
+	}
+	var selected []*kind
+	for name := range strings.SplitSeq(only, ",") {
+		k := kindNamed(strings.TrimSpace(name))
+		if k == nil {
+			return fmt.Errorf("unknown kind %q in -kinds", name)
+		}
+		selected = append(selected, k)
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+
+	// Each node of the simulated cluster takes up to 1000 pods.
+	nodes := n/1000 + 1
+	measured := map[*kind]map[string][]measurement{}
+	for round := range rounds {
+		for _, k := range selected {
+			if measured[k] == nil {
+				measured[k] = map[string][]measurement{}
+			}
+			// Rotated every round, so that no implementation always runs first.
+			for i := range implementations {
+				impl := implementations[(i+round)%len(implementations)]
+				started := time.Now()
+				m, err := run{kind: k, impl: impl, n: n, nodes: nodes}.measure(ctx, root)
+				if err != nil {
+					return fmt.Errorf("round %d, %s, %s: %w", round+1, k.name, impl, err)
+				}
+				measured[k][impl] = append(measured[k][impl], m)
+				fmt.Fprintf(os.Stderr, "round %d/%d  %-9s %-13s converged in %6.2fs  (run took %s)\n",
+					round+1, rounds, k.name, impl, m.Converge, time.Since(started).Round(time.Second))
+			}
+		}
+	}
+
+	report := newReport(n, rounds, nodes, selected, measured)
+	if record {
+		results := filepath.Join(root, "examples", "bench", "results.json")
+		chart := filepath.Join(root, "docs", "performance.svg")
+		if err := report.record(results, chart); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "recorded the medians in %s and drew %s\n", results, chart)
+	}
+	report.print(os.Stdout)
+	return nil
+}
+
+// moduleRoot finds the root of the module from the working directory, where the CRDs are.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("run the benchmark inside the reconcilekit module: no go.mod found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// lowerName is the kind's name as objects are named after it.
+func lowerName(k *kind) string { return strings.ToLower(k.name) }

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// An observer knows when every object has converged: its child done and its status
+// saying so. It watches; it never polls, which on a busy API server would cost as much as
+// the work it measures.
+type observer struct {
+	kind *kind
+	bare bool // no objects: only the children count
+	want int
+
+	mu        sync.Mutex
+	objects   map[string]bool // by object name: the status says done
+	children  map[string]bool // by owner name (own name when unowned): the child is done
+	converged int
+	at        time.Time     // when the last object converged
+	done      chan struct{} // closed then
+	stop      context.CancelFunc
+}
+
+// observe starts watching namespace for k's objects and children and returns once its
+// cache has synced. want objects must converge; bare says the children have no owners.
+func observe(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, namespace string, k *kind, bare bool, want int) (*observer, error) {
+	ctx, stop := context.WithCancel(ctx)
+	o := &observer{kind: k, bare: bare, want: want, objects: map[string]bool{}, children: map[string]bool{}, done: make(chan struct{}), stop: stop}
+	c, err := cache.New(cfg, cache.Options{
+		Scheme:            scheme,
+		DefaultNamespaces: map[string]cache.Config{namespace: {}},
+		DefaultTransform:  cache.TransformStripManagedFields(),
+	})
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	watch := func(prototype client.Object, seen func(client.Object)) error {
+		informer, err := c.GetInformer(ctx, prototype)
+		if err != nil {
+			return err
+		}
+		_, err = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { seen(obj.(client.Object)) },
+			UpdateFunc: func(_, obj any) { seen(obj.(client.Object)) },
+		})
+		return err
+	}
+	if err := watch(k.child, o.child); err != nil {
+		stop()
+		return nil, err
+	}
+	if !bare {
+		if err := watch(k.object("", ""), o.object); err != nil {
+			stop()
+			return nil, err
+		}
+	}
+	go func() { _ = c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		stop()
+		return nil, fmt.Errorf("the observer's cache did not sync")
+	}
+	return o, nil
+}
+
+func (o *observer) object(obj client.Object) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.set(o.objects, obj.GetName(), o.kind.statusDone(obj))
+}
+
+func (o *observer) child(obj client.Object) {
+	owner := obj.GetName()
+	if ref := metav1.GetControllerOf(obj); ref != nil {
+		owner = ref.Name
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.set(o.children, owner, o.kind.childDone(obj))
+}
+
+// set records one side of an object's state and keeps the count of converged objects.
+func (o *observer) set(side map[string]bool, name string, done bool) {
+	before := o.isConverged(name)
+	side[name] = done
+	switch after := o.isConverged(name); {
+	case after && !before:
+		o.converged++
+	case before && !after:
+		o.converged--
+	}
+	if o.converged == o.want && o.at.IsZero() {
+		o.at = time.Now()
+		close(o.done)
+	}
+}
+
+func (o *observer) isConverged(name string) bool {
+	return o.children[name] && (o.bare || o.objects[name])
+}
+
+// wait returns when every object converged, or an error when timeout passes first.
+func (o *observer) wait(timeout time.Duration) (time.Time, error) {
+	select {
+	case <-o.done:
+		return o.at, nil
+	case <-time.After(timeout):
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		return time.Time{}, fmt.Errorf("%d of %d objects converged in %v", o.converged, o.want, timeout)
+	}
+}
+
+// close stops the observer's watches.
+func (o *observer) close() { o.stop() }

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"runtime"
+	"slices"
+	"text/tabwriter"
+	"time"
+)
+
+// A report holds the medians of every kind and implementation measured at one N.
+type report struct {
+	n, rounds, nodes int
+	kinds            []*kind
+	medians          map[*kind]map[string]measurement
+}
+
+func newReport(n, rounds, nodes int, kinds []*kind, measured map[*kind]map[string][]measurement) *report {
+	r := &report{n: n, rounds: rounds, nodes: nodes, kinds: kinds, medians: map[*kind]map[string]measurement{}}
+	for _, k := range kinds {
+		r.medians[k] = map[string]measurement{}
+		for impl, ms := range measured[k] {
+			r.medians[k][impl] = median(ms)
+		}
+	}
+	return r
+}
+
+// median reduces measurements to their medians, field by field.
+func median(ms []measurement) measurement {
+	var out measurement
+	for i, field := range out.fields() {
+		values := make([]float64, len(ms))
+		for j := range ms {
+			values[j] = *ms[j].fields()[i]
+		}
+		slices.Sort(values)
+		mid := len(values) / 2
+		*field = values[mid]
+		if len(values)%2 == 0 {
+			*field = (values[mid-1] + values[mid]) / 2
+		}
+	}
+	return out
+}
+
+// print writes the settings, the table and, last, the summary line.
+func (r *report) print(w io.Writer) {
+	fmt.Fprintf(w, "\nN=%d objects of each kind (Memcached and PodSet of size 1), median of %d rounds, a fresh cluster for every run.\n", r.n, r.rounds)
+	fmt.Fprintf(w, "Control plane: etcd and kube-apiserver as envtest starts them; kube-controller-manager --kube-api-qps=5000\n"+
+		"--kube-api-burst=10000 --concurrent-deployment-syncs=50 --concurrent-replicaset-syncs=50; kube-scheduler qps 5000,\n"+
+		"burst 10000; kwok with %d node(s) of 1000 pods; operator clients unthrottled; GOMAXPROCS=%d on %d CPUs.\n\n",
+		r.nodes, runtime.GOMAXPROCS(0), runtime.NumCPU())
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "kind\timplementation\tconverge s\tx bare\twrites/obj\treads/obj\treconciles/obj\tconflicts\t"+
+		"resync s\tresync writes\tresync reads\tresync reconciles/obj\theap KiB/obj\t")
+	n := float64(r.n)
+	for _, k := range r.kinds {
+		limit := r.medians[k][bare].Converge
+		for _, impl := range implementations {
+			m, ok := r.medians[k][impl]
+			if !ok {
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t", k.name, impl, m.Converge, m.Converge/limit)
+			if impl == bare {
+				fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t\t")
+				continue
+			}
+			fmt.Fprintf(tw, "%.2f\t%.2f\t%.2f\t%.0f\t%.2f\t%.0f\t%.0f\t%.2f\t%.1f\t\n",
+				m.Writes/n, m.Reads/n, m.Reconciles/n, m.Conflicts,
+				m.Resync, m.ResyncWrites, m.ResyncReads, m.ResyncReconciles/n, m.HeapPerObject/1024)
+		}
+	}
+	_ = tw.Flush()
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, r.summary())
+}
+
+// summary is one line for machines: the library-built operators' writes during the resync
+// (all kinds), their writes per object to converge, and how they compare with the
+// seed-style ones and with the bare pipeline, each the worst over the kinds.
+func (r *report) summary() string {
+	var steady, perObject, vsSeedWrites, vsSeedTime, vsLimit float64
+	for _, k := range r.kinds {
+		lib, seed, limit := r.medians[k][library], r.medians[k][seeded], r.medians[k][bare]
+		steady += lib.ResyncWrites
+		perObject = max(perObject, lib.Writes/float64(r.n))
+		vsSeedWrites = max(vsSeedWrites, lib.Writes/seed.Writes)
+		vsSeedTime = max(vsSeedTime, lib.Converge/seed.Converge)
+		vsLimit = max(vsLimit, lib.Converge/limit.Converge)
+	}
+	return fmt.Sprintf("summary: steady_writes=%.0f writes_per_object=%.2f writes_vs_seed=%.2f time_vs_seed=%.2f time_vs_limit=%.2f",
+		steady, perObject, vsSeedWrites, vsSeedTime, vsLimit)
+}
+
+// A result is the medians of one kind and implementation at one N, as results.json keeps it.
+type result struct {
+	N              int         `json:"n"`
+	Kind           string      `json:"kind"`
+	Implementation string      `json:"implementation"`
+	Rounds         int         `json:"rounds"`
+	Date           string      `json:"date"`
+	Median         measurement `json:"median"`
+}
+
+// record replaces the results of this report's N in the results file and redraws the
+// chart from every N the file holds.
+func (r *report) record(resultsPath, chartPath string) error {
+	var results []result
+	data, err := os.ReadFile(resultsPath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return err
+	default:
+		if err := json.Unmarshal(data, &results); err != nil {
+			return fmt.Errorf("%s: %w", resultsPath, err)
+		}
+	}
+	date := time.Now().UTC().Format(time.DateOnly)
+	for _, k := range r.kinds {
+		for impl, m := range r.medians[k] {
+			results = slices.DeleteFunc(results, func(old result) bool {
+				return old.N == r.n && old.Kind == k.name && old.Implementation == impl
+			})
+			results = append(results, result{N: r.n, Kind: k.name, Implementation: impl, Rounds: r.rounds, Date: date, Median: m})
+		}
+	}
+	slices.SortFunc(results, func(a, b result) int {
+		return cmp.Or(cmp.Compare(kindOrder(a.Kind), kindOrder(b.Kind)),
+			cmp.Compare(slices.Index(implementations, a.Implementation), slices.Index(implementations, b.Implementation)),
+			cmp.Compare(a.N, b.N))
+	})
+	data, err = json.MarshalIndent(results, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(resultsPath, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(chartPath, chart(results), 0o644)
+}
+
+// kindOrder orders kinds as the benchmark measures them.
+func kindOrder(name string) int {
+	return slices.IndexFunc(kinds, func(k *kind) bool { return k.name == name })
+}

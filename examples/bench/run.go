@@ -1,0 +1,320 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+)
+
+// The implementations a kind is measured with.
+const (
+	bare    = "bare pipeline"
+	seeded  = "seed-style"
+	library = "reconcilekit"
+)
+
+var implementations = []string{bare, seeded, library}
+
+// namespace holds every object of a run; it enforces no pod security level, since the
+// seed-style pods would not pass the restricted one.
+const namespace = "bench"
+
+// creators is how many objects are created at once: enough that creating them is never
+// what a run waits for.
+const creators = 16
+
+// A measurement is what one run of one implementation of one kind measured: seconds,
+// and counts for all its objects together. Every field is a number, so that rounds
+// reduce to medians field by field.
+type measurement struct {
+	// Converge is from the creation of the first object until every object converged;
+	// the requests and reconciles are counted over the same time.
+	Converge   float64 `json:"convergeSeconds"`
+	Writes     float64 `json:"writes"`
+	Reads      float64 `json:"reads"`
+	Reconciles float64 `json:"reconciles"`
+	Conflicts  float64 `json:"conflicts"`
+	// Resync is from the restart of the manager over the converged objects until its
+	// controller went idle, having reconciled every object again.
+	Resync           float64 `json:"resyncSeconds"`
+	ResyncWrites     float64 `json:"resyncWrites"`
+	ResyncReads      float64 `json:"resyncReads"`
+	ResyncReconciles float64 `json:"resyncReconciles"`
+	ResyncConflicts  float64 `json:"resyncConflicts"`
+	// HeapPerObject is the live heap of the restarted manager, less that of the same
+	// manager over no object, per object, in bytes.
+	HeapPerObject float64 `json:"heapBytesPerObject"`
+}
+
+// fields lists m's fields, for the medians.
+func (m *measurement) fields() []*float64 {
+	return []*float64{&m.Converge, &m.Writes, &m.Reads, &m.Reconciles, &m.Conflicts,
+		&m.Resync, &m.ResyncWrites, &m.ResyncReads, &m.ResyncReconciles, &m.ResyncConflicts, &m.HeapPerObject}
+}
+
+// A run measures one implementation of one kind with n objects on a control plane of its
+// own, which it stops before it returns.
+type run struct {
+	kind  *kind
+	impl  string
+	n     int
+	nodes int
+}
+
+func (r run) measure(ctx context.Context, root string) (m measurement, err error) {
+	cp, err := reconciletest.Start(ctx, reconciletest.Options{CRDDirectories: []string{root + "/" + r.kind.crds}, Nodes: r.nodes})
+	if err != nil {
+		return m, err
+	}
+	defer func() { err = errors.Join(err, cp.Stop()) }()
+
+	scheme := k8sruntime.NewScheme()
+	if err := errors.Join(clientgoscheme.AddToScheme(scheme), r.kind.addToScheme(scheme)); err != nil {
+		return m, err
+	}
+	admin, err := client.New(cp.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		return m, err
+	}
+	if err := admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
+		return m, err
+	}
+
+	if r.impl == bare {
+		m.Converge, err = r.converge(ctx, cp.Config, scheme, admin, r.kind.bare)
+		return m, err
+	}
+
+	var requests reconciletest.Counter
+	var conflicts conflictCounter
+	cfg := conflicts.wrap(requests.Wrap(cp.Config))
+	op := r.kind.library
+	if r.impl == seeded {
+		op = r.kind.seed
+	}
+
+	// The first manager: the heap it needs with no object, then the convergence.
+	mgr, err := startManager(ctx, cfg, scheme, op)
+	if err != nil {
+		return m, err
+	}
+	base := liveHeap()
+	requests.Reset()
+	conflicts.reset()
+	reconciled := reconciles()
+	m.Converge, err = r.converge(ctx, cp.Config, scheme, admin, r.kind.object)
+	if err != nil {
+		return m, errors.Join(err, mgr.stop())
+	}
+	m.Writes, m.Reads, m.Conflicts = float64(requests.Writes()), float64(requests.Reads()), conflicts.count()
+	m.Reconciles = reconciles() - reconciled
+	if err := mgr.stop(); err != nil {
+		return m, err
+	}
+
+	// The second manager over the converged objects: the resync, then the heap.
+	requests.Reset()
+	conflicts.reset()
+	reconciled = reconciles()
+	start := time.Now()
+	if mgr, err = startManager(ctx, cfg, scheme, op); err != nil {
+		return m, err
+	}
+	drained, err := awaitDrained(ctx, reconciled+float64(r.n))
+	if err != nil {
+		return m, errors.Join(err, mgr.stop())
+	}
+	m.Resync = drained.Sub(start).Seconds()
+	m.ResyncWrites, m.ResyncReads, m.ResyncConflicts = float64(requests.Writes()), float64(requests.Reads()), conflicts.count()
+	m.ResyncReconciles = reconciles() - reconciled
+	m.HeapPerObject = (float64(liveHeap()) - float64(base)) / float64(r.n)
+	return m, mgr.stop()
+}
+
+// converge creates n objects with newObject and returns how many seconds passed until
+// all of them converged.
+func (r run) converge(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.Scheme, admin client.Client, newObject func(namespace, name string) client.Object) (float64, error) {
+	obs, err := observe(ctx, cfg, scheme, namespace, r.kind, r.impl == bare, r.n)
+	if err != nil {
+		return 0, err
+	}
+	defer obs.close()
+
+	start := time.Now()
+	if err := createAll(ctx, admin, r.n, func(i int) client.Object {
+		return newObject(namespace, fmt.Sprintf("%s-%04d", lowerName(r.kind), i))
+	}); err != nil {
+		return 0, err
+	}
+	// Generous: a run that does not converge in this time is broken, not slow.
+	done, err := obs.wait(5*time.Minute + time.Duration(r.n)*time.Second)
+	if err != nil {
+		return 0, fmt.Errorf("%s %s did not converge: %w", r.kind.name, r.impl, err)
+	}
+	return done.Sub(start).Seconds(), nil
+}
+
+// createAll creates n objects, creators at a time.
+func createAll(ctx context.Context, c client.Client, n int, object func(i int) client.Object) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, creators)
+	for w := range creators {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < n && errs[w] == nil; i = int(next.Add(1)) - 1 {
+				errs[w] = c.Create(ctx, object(i))
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// manager is a controller-runtime manager running in the background.
+type manager struct {
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// startManager starts a manager of op for cfg, configured as the example mains configure
+// theirs, and returns once its cache has synced.
+func startManager(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.Scheme, op operator) (*manager, error) {
+	opts := cache.Options{}
+	op.cache(&opts)
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Cache:                  opts,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		// Both implementations log nothing, so that neither pays for its log.
+		Logger: logr.Discard(),
+		// Every run starts the same controllers anew in this process.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := op.setup(mgr); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	m := &manager{cancel: cancel, done: make(chan error, 1)}
+	go func() { m.done <- mgr.Start(ctx) }()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		return nil, errors.Join(errors.New("the manager's cache did not sync"), m.stop())
+	}
+	return m, nil
+}
+
+// stop stops the manager and waits until it has stopped.
+func (m *manager) stop() error {
+	m.cancel()
+	return <-m.done
+}
+
+// awaitDrained waits until the process has finished at least reconciled reconciles and
+// its controllers have been idle for a while, and returns when they went idle.
+func awaitDrained(ctx context.Context, reconciled float64) (time.Time, error) {
+	const idle = time.Second
+	deadline := time.Now().Add(10 * time.Minute)
+	var since time.Time
+	last := -1.0
+	for time.Now().Before(deadline) {
+		done, busy := reconciles(), activity()
+		switch {
+		case done < reconciled || busy > 0 || done != last:
+			since, last = time.Time{}, done
+		case since.IsZero():
+			since = time.Now()
+		case time.Since(since) >= idle:
+			return since, nil
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return time.Time{}, fmt.Errorf("the controller did not finish %v reconciles and go idle", reconciled)
+}
+
+// reconciles is how many reconciles the process has finished, from the metrics
+// controller-runtime keeps whether or not it serves them.
+func reconciles() float64 { return metricSum("controller_runtime_reconcile_total") }
+
+// activity is how many reconciles are running or queued in the process.
+func activity() float64 {
+	return metricSum("controller_runtime_active_workers") + metricSum("workqueue_depth")
+}
+
+func metricSum(name string) float64 {
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		return 0
+	}
+	sum := 0.0
+	for _, family := range families {
+		if family.GetName() != name {
+			continue
+		}
+		for _, m := range family.GetMetric() {
+			sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	return sum
+}
+
+// liveHeap is the heap the process holds after a full collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var stats runtime.MemStats
+	runtime.ReadMemStats(&stats)
+	return stats.HeapAlloc
+}
+
+// conflictCounter counts the answers 409 Conflict, which reconciletest.Counter, counting
+// requests, does not see.
+type conflictCounter struct{ n atomic.Int64 }
+
+func (c *conflictCounter) wrap(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
+		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+			resp, err := next.RoundTrip(req)
+			if err == nil && resp.StatusCode == http.StatusConflict {
+				c.n.Add(1)
+			}
+			return resp, err
+		})
+	})
+	return cfg
+}
+
+func (c *conflictCounter) count() float64 { return float64(c.n.Load()) }
+func (c *conflictCounter) reset()         { c.n.Store(0) }
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

@@ -1,0 +1,244 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/reconcilekit/reconcilekit/conditions"
+	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	"github.com/reconcilekit/reconcilekit/examples/memcached/internal/controller"
+	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+)
+
+func TestMemcachedBecomesAvailableWithARestrictedDeploymentOfMemcached(t *testing.T) {
+	e := newEnv(t)
+	e.run(t)
+	mc := e.create(t, "cache", 2)
+	dep := e.awaitAvailable(t, mc)
+
+	if !ownership.IsControlledBy(dep, mc) {
+		t.Errorf("the Deployment is not controlled by the Memcached: %+v", dep.OwnerReferences)
+	}
+	pod := dep.Spec.Template.Spec
+	c := pod.Containers[0]
+	if c.Image != controller.Image || c.Ports[0].ContainerPort != 11211 || *pod.SecurityContext.RunAsUser != 1001 {
+		t.Errorf("the Deployment runs %s on port %d as user %d; want %s on the default port 11211 as user 1001",
+			c.Image, c.Ports[0].ContainerPort, *pod.SecurityContext.RunAsUser, controller.Image)
+	}
+}
+
+func TestMemcachedScalesItsDeploymentToItsSize(t *testing.T) {
+	e := newEnv(t)
+	e.run(t)
+	mc := e.create(t, "cache", 1)
+	for _, size := range []int32{1, 3, 2} {
+		e.resize(t, mc, size)
+		if dep := e.awaitAvailable(t, mc); *dep.Spec.Replicas != size {
+			t.Errorf("size %d: the Deployment has %d replicas", size, *dep.Spec.Replicas)
+		}
+	}
+}
+
+func TestMemcachedRevertsDriftInItsDeployment(t *testing.T) {
+	e := newEnv(t)
+	e.run(t)
+	mc := e.create(t, "cache", 2)
+	e.awaitAvailable(t, mc)
+
+	for _, drift := range []struct {
+		field  string
+		change func(*corev1.PodSpec, *int32)
+	}{
+		{"image", func(p *corev1.PodSpec, _ *int32) { p.Containers[0].Image = "memcached:latest" }},
+		{"replicas", func(_ *corev1.PodSpec, replicas *int32) { *replicas = 3 }},
+		{"port", func(p *corev1.PodSpec, _ *int32) { p.Containers[0].Ports[0].ContainerPort = 11212 }},
+	} {
+		t.Run(drift.field, func(t *testing.T) {
+			dep := &appsv1.Deployment{}
+			if err := e.Get(t.Context(), client.ObjectKeyFromObject(mc), dep); err != nil {
+				t.Fatal(err)
+			}
+			before := dep.DeepCopy()
+			drift.change(&dep.Spec.Template.Spec, dep.Spec.Replicas)
+			if err := e.Patch(t.Context(), dep, client.MergeFrom(before), client.FieldOwner("someone-else")); err != nil {
+				t.Fatal(err)
+			}
+			reconciletest.Eventually(t, func(ctx context.Context) error {
+				if err := e.Get(ctx, client.ObjectKeyFromObject(mc), dep); err != nil {
+					return err
+				}
+				if c := dep.Spec.Template.Spec.Containers[0]; c.Image != controller.Image || len(c.Ports) != 1 || c.Ports[0].ContainerPort != 11211 || *dep.Spec.Replicas != 2 {
+					return fmt.Errorf("drift kept: %s on ports %+v, %d replicas", c.Image, c.Ports, *dep.Spec.Replicas)
+				}
+				return nil
+			})
+			e.awaitAvailable(t, mc)
+		})
+	}
+}
+
+func TestDeletingAMemcachedGarbageCollectsItsDeployment(t *testing.T) {
+	e := newEnv(t)
+	e.run(t)
+	mc := e.create(t, "cache", 1)
+	e.awaitAvailable(t, mc)
+
+	if err := e.Delete(t.Context(), mc); err != nil {
+		t.Fatal(err)
+	}
+	reconciletest.Eventually(t, func(ctx context.Context) error {
+		err := e.Get(ctx, client.ObjectKeyFromObject(mc), &appsv1.Deployment{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("the Deployment is still there (%v)", err)
+	})
+}
+
+func TestMemcachedLeavesAForeignDeploymentAloneAndSaysWhy(t *testing.T) {
+	for _, foreign := range []struct {
+		name  string
+		owner func(e *env, t *testing.T) []metav1.OwnerReference
+	}{
+		{"with no owner", func(*env, *testing.T) []metav1.OwnerReference { return nil }},
+		{"controlled by another object", func(e *env, t *testing.T) []metav1.OwnerReference {
+			other := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "other"}}
+			if err := e.Create(t.Context(), other); err != nil {
+				t.Fatal(err)
+			}
+			return []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: other.Name, UID: other.UID, Controller: ptr.To(true)}}
+		}},
+	} {
+		t.Run(foreign.name, func(t *testing.T) {
+			e := newEnv(t)
+			labels := map[string]string{"app": "someone-elses"}
+			dep := ownership.Deployment(e.ns, "cache", 1, corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       ownership.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "someone/app:1"}}}, 1000),
+			})
+			dep.OwnerReferences = foreign.owner(e, t)
+			if err := e.Create(t.Context(), dep); err != nil {
+				t.Fatal(err)
+			}
+			e.run(t)
+			mc := e.create(t, "cache", 2)
+
+			reconciletest.Eventually(t, func(ctx context.Context) error {
+				if err := e.Get(ctx, client.ObjectKeyFromObject(mc), mc); err != nil {
+					return err
+				}
+				degraded, available := conditions.Find(mc, conditions.Degraded), conditions.Find(mc, conditions.Available)
+				if degraded == nil || degraded.Status != metav1.ConditionTrue || degraded.Reason != "DeploymentNotOwned" ||
+					available == nil || available.Status != metav1.ConditionFalse {
+					return fmt.Errorf("want Degraded=True and Available=False because DeploymentNotOwned, have %+v", mc.Status.Conditions)
+				}
+				return nil
+			})
+			t.Logf("the Memcached says: %s", conditions.Find(mc, conditions.Degraded).Message)
+
+			live := &appsv1.Deployment{}
+			if err := e.Get(t.Context(), client.ObjectKeyFromObject(dep), live); err != nil {
+				t.Fatal(err)
+			}
+			if live.Generation != dep.Generation || ownership.IsControlledBy(live, mc) || live.Annotations[ownership.IntentAnnotation] != "" {
+				t.Errorf("the foreign Deployment was touched: generation %d → %d, owners %+v, annotations %v",
+					dep.Generation, live.Generation, live.OwnerReferences, live.Annotations)
+			}
+		})
+	}
+}
+
+func TestMemcachedRecordsAWarningEventWhenItsWorkFails(t *testing.T) {
+	e := newEnv(t)
+	// Every write of a Deployment fails, so the operator cannot do its work.
+	e.config = (&reconciletest.Faults{Verbs: []string{"create", "update", "patch"}, Resources: []string{"deployments"}, Rate: 1}).Wrap(e.config)
+	e.run(t)
+	mc := e.create(t, "cache", 1)
+
+	reconciletest.Eventually(t, func(ctx context.Context) error {
+		var events eventsv1.EventList
+		if err := e.List(ctx, &events, client.InNamespace(e.ns)); err != nil {
+			return err
+		}
+		for _, ev := range events.Items {
+			if ev.Regarding.UID == mc.UID && ev.Type == corev1.EventTypeWarning && ev.Reason == "ReconcileError" {
+				t.Logf("event: %s", ev.Note)
+				return nil
+			}
+		}
+		return fmt.Errorf("no ReconcileError event regarding the Memcached among %d events", len(events.Items))
+	})
+}
+
+func TestAConvergedMemcachedMakesNoWritesWhenReconciledAgain(t *testing.T) {
+	e := newEnv(t)
+	first := e.run(t)
+	mc := e.create(t, "cache", 3)
+	e.awaitAvailable(t, mc)
+	first.Stop()
+
+	// A restart reconciles every object again, over a cache filled from scratch.
+	reconciletest.ExpectNoWrites(t, &e.requests, func() {
+		e.run(t).AwaitReconciles("memcached", 1)
+	})
+	t.Logf("requests of the restarted operator until it had reconciled the Memcached again:\n%s", &e.requests)
+}
+
+// create creates a Memcached of the given size in the test's namespace.
+func (e *env) create(t *testing.T, name string, size int32) *cachev1alpha1.Memcached {
+	t.Helper()
+	mc := &cachev1alpha1.Memcached{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name},
+		Spec:       cachev1alpha1.MemcachedSpec{Size: size},
+	}
+	if err := e.Create(t.Context(), mc); err != nil {
+		t.Fatal(err)
+	}
+	return mc
+}
+
+// resize sets the Memcached's size.
+func (e *env) resize(t *testing.T, mc *cachev1alpha1.Memcached, size int32) {
+	t.Helper()
+	before := mc.DeepCopy()
+	mc.Spec.Size = size
+	if err := e.Patch(t.Context(), mc, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// awaitAvailable waits until the Memcached reports Available for its current spec and
+// its Deployment has as many available replicas as that spec asks for, and returns the
+// Deployment.
+func (e *env) awaitAvailable(t *testing.T, mc *cachev1alpha1.Memcached) *appsv1.Deployment {
+	t.Helper()
+	dep := &appsv1.Deployment{}
+	reconciletest.Eventually(t, func(ctx context.Context) error {
+		if err := e.Get(ctx, client.ObjectKeyFromObject(mc), mc); err != nil {
+			return err
+		}
+		if err := e.Get(ctx, client.ObjectKeyFromObject(mc), dep); err != nil {
+			return err
+		}
+		switch available := conditions.Find(mc, conditions.Available); {
+		case mc.Status.ObservedGeneration != mc.Generation:
+			return fmt.Errorf("the status describes generation %d of %d", mc.Status.ObservedGeneration, mc.Generation)
+		case available == nil || available.Status != metav1.ConditionTrue:
+			return fmt.Errorf("not Available: %+v", available)
+		case dep.Status.AvailableReplicas != mc.Spec.Size:
+			return fmt.Errorf("%d of %d replicas available", dep.Status.AvailableReplicas, mc.Spec.Size)
+		}
+		return nil
+	})
+	return dep
+}

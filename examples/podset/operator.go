@@ -1,0 +1,26 @@
+// Package podset is the PodSet operator as a library: what cmd/main.go runs, importable by
+// programs that run several operators in one process (the demo, the benchmark). Its
+// controller lives in internal/controller, as kubebuilder lays it out.
+package podset
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+
+	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
+	"github.com/reconcilekit/reconcilekit/examples/podset/internal/controller"
+)
+
+// AddToScheme adds the PodSet API to a scheme.
+func AddToScheme(s *runtime.Scheme) error { return appsv1alpha1.AddToScheme(s) }
+
+// Setup registers the PodSet controller with mgr.
+func Setup(mgr ctrl.Manager) error { return controller.Setup(mgr) }
+
+// CacheOptions restricts a manager's pod cache to the operator's own pods. A manager that
+// runs the operator must use it, or the operator's pods are cached cluster-wide.
+func CacheOptions(o *cache.Options) { controller.CacheOptions(o) }
+
+// Image is the container image the operator's pods run.
+const Image = controller.Image

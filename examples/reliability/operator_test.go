@@ -1,0 +1,319 @@
+package reliability
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/reconcilekit/reconcilekit/conditions"
+	atv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
+	at "github.com/reconcilekit/reconcilekit/examples/at"
+	memcachedv1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	memcached "github.com/reconcilekit/reconcilekit/examples/memcached"
+	podsetv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
+	podset "github.com/reconcilekit/reconcilekit/examples/podset"
+	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+)
+
+// operator is one of the example operators as the scenarios drive it: its controller, its
+// generated role, and what its objects look like once they have converged.
+type operator struct {
+	name         string // its directory under examples/ and its controller's name
+	setup        func(manager.Manager) error
+	cacheOptions func(*cache.Options) // nil for an operator that caches all it reads
+	// child is the resource of what it creates for each object, as RBAC names it.
+	child string
+
+	// object returns the i-th sample object of the operator's kind.
+	object func(ns, name string, i int) client.Object
+	// empty returns an object of the operator's kind to read into.
+	empty func() client.Object
+	// unconverged describes the objects of ns that have not converged yet.
+	unconverged func(ctx context.Context, c client.Client, ns string) ([]string, error)
+	// regressed describes how an object's status went backwards from old to new, or is
+	// empty if it did not.
+	regressed func(old, new client.Object) string
+
+	// role is the ClusterRole generated from its RBAC markers, installed by install.
+	role rbacv1.ClusterRole
+}
+
+var (
+	memcachedOperator = &operator{
+		name:  "memcached",
+		setup: memcached.Setup,
+		child: "deployments",
+		object: func(ns, name string, i int) client.Object {
+			return &memcachedv1alpha1.Memcached{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+				Spec:       memcachedv1alpha1.MemcachedSpec{Size: 1 + int32(i%3)},
+			}
+		},
+		empty:       func() client.Object { return &memcachedv1alpha1.Memcached{} },
+		unconverged: memcachedsUnconverged,
+		regressed:   availabilityRegressed,
+	}
+	podsetOperator = &operator{
+		name:         "podset",
+		setup:        podset.Setup,
+		cacheOptions: podset.CacheOptions,
+		child:        "deployments",
+		object: func(ns, name string, i int) client.Object {
+			return &podsetv1alpha1.PodSet{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+				Spec:       podsetv1alpha1.PodSetSpec{Size: 1 + int32(i%3)},
+			}
+		},
+		empty:       func() client.Object { return &podsetv1alpha1.PodSet{} },
+		unconverged: podsetsUnconverged,
+		regressed:   availabilityRegressed,
+	}
+	atOperator = &operator{
+		name:         "at",
+		setup:        at.Setup,
+		cacheOptions: at.CacheOptions,
+		child:        "pods",
+		object: func(ns, name string, i int) client.Object {
+			// Due within a few seconds, so that commands start while the scenario is
+			// under way, not all at once.
+			return newAt(ns, name, time.Now().Add(time.Duration(i%5)*time.Second))
+		},
+		empty:       func() client.Object { return &atv1alpha1.At{} },
+		unconverged: atsUnconverged,
+		regressed:   phaseRegressed,
+	}
+
+	// operators are the three, in the order the scenarios go through them.
+	operators = []*operator{memcachedOperator, podsetOperator, atOperator}
+)
+
+func newAt(ns, name string, when time.Time) *atv1alpha1.At {
+	return &atv1alpha1.At{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       atv1alpha1.AtSpec{Schedule: when.UTC().Format(time.RFC3339), Command: "echo hello"},
+	}
+}
+
+// install reads the operator's generated role and creates it under a name of its own:
+// controller-gen names every operator's role manager-role.
+func (op *operator) install(ctx context.Context) error {
+	path := filepath.Join("..", op.name, "config", "rbac", "role.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := yaml.Unmarshal(data, &op.role); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	op.role.Name = op.name + "-manager-role"
+	admin, err := client.New(cp.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	return admin.Create(ctx, op.role.DeepCopy())
+}
+
+// user is the name the operator authenticates as.
+func (op *operator) user() string { return op.name + "-operator" }
+
+// config returns a config for the operator's user, bound to its generated role alone.
+func (op *operator) config(t *testing.T) *rest.Config {
+	return cp.ConfigFor(t, op.user(), op.role.Name)
+}
+
+// start runs the operator's manager as its cmd/main.go does, but with the cache limited
+// to namespace ns, so that scenarios sharing the cluster stay out of each other's way.
+// Each option changes the manager's options further.
+func (op *operator) start(t *testing.T, cfg *rest.Config, ns string, options ...func(*manager.Options)) *reconciletest.Manager {
+	t.Helper()
+	opts := manager.Options{
+		Scheme: scheme,
+		Cache: cache.Options{
+			DefaultNamespaces: map[string]cache.Config{ns: {}},
+			DefaultTransform:  cache.TransformStripManagedFields(),
+		},
+	}
+	if op.cacheOptions != nil {
+		op.cacheOptions(&opts.Cache)
+	}
+	for _, o := range options {
+		o(&opts)
+	}
+	return reconciletest.StartManager(t, cfg, opts, op.setup)
+}
+
+// create creates n sample objects named prefix-0, prefix-1, ... in ns.
+func (op *operator) create(t *testing.T, c client.Client, ns, prefix string, n int) {
+	t.Helper()
+	for i := range n {
+		if err := c.Create(t.Context(), op.object(ns, fmt.Sprintf("%s-%d", prefix, i), i)); err != nil {
+			t.Fatalf("creating a %s: %v", op.name, err)
+		}
+	}
+}
+
+func memcachedsUnconverged(ctx context.Context, c client.Client, ns string) ([]string, error) {
+	var list memcachedv1alpha1.MemcachedList
+	if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	deployments, err := deploymentsIn(ctx, c, ns)
+	if err != nil {
+		return nil, err
+	}
+	var pending []string
+	for _, mc := range list.Items {
+		if why := deploymentUnconverged(&mc, mc.Status.ObservedGeneration, mc.Spec.Size, deployments[mc.Name]); why != "" {
+			pending = append(pending, mc.Name+": "+why)
+		}
+	}
+	return pending, nil
+}
+
+func podsetsUnconverged(ctx context.Context, c client.Client, ns string) ([]string, error) {
+	var list podsetv1alpha1.PodSetList
+	if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	deployments, err := deploymentsIn(ctx, c, ns)
+	if err != nil {
+		return nil, err
+	}
+	var pending []string
+	for _, ps := range list.Items {
+		why := deploymentUnconverged(&ps, ps.Status.ObservedGeneration, ps.Spec.Size, deployments[ps.Name])
+		if why == "" && (ps.Status.ReadyReplicas != ps.Spec.Size || len(ps.Status.PodNames) != int(ps.Spec.Size)) {
+			why = fmt.Sprintf("status lists %d pods, %d ready", len(ps.Status.PodNames), ps.Status.ReadyReplicas)
+		}
+		if why != "" {
+			pending = append(pending, ps.Name+": "+why)
+		}
+	}
+	return pending, nil
+}
+
+func deploymentsIn(ctx context.Context, c client.Client, ns string) (map[string]*appsv1.Deployment, error) {
+	var list appsv1.DeploymentList
+	if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	byName := make(map[string]*appsv1.Deployment, len(list.Items))
+	for i := range list.Items {
+		byName[list.Items[i].Name] = &list.Items[i]
+	}
+	return byName, nil
+}
+
+// deploymentUnconverged says why an owner of a Deployment of size replicas has not
+// converged: its status must describe its spec and say Available, and its Deployment
+// must be its own and have every replica available.
+func deploymentUnconverged(owner interface {
+	client.Object
+	conditions.Getter
+}, observed int64, size int32, dep *appsv1.Deployment) string {
+	switch available := conditions.Find(owner, conditions.Available); {
+	case observed != owner.GetGeneration():
+		return fmt.Sprintf("status describes generation %d of %d", observed, owner.GetGeneration())
+	case available == nil || available.Status != metav1.ConditionTrue:
+		return fmt.Sprintf("not Available: %v", available)
+	case dep == nil:
+		return "no Deployment"
+	case !ownership.IsControlledBy(dep, owner):
+		return "its Deployment is not its own"
+	case *dep.Spec.Replicas != size || dep.Status.AvailableReplicas != size:
+		return fmt.Sprintf("Deployment has %d of %d replicas available", dep.Status.AvailableReplicas, size)
+	}
+	return ""
+}
+
+func atsUnconverged(ctx context.Context, c client.Client, ns string) ([]string, error) {
+	var list atv1alpha1.AtList
+	if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	var pending []string
+	for _, a := range list.Items {
+		switch succeeded := conditions.Find(&a, at.Succeeded); {
+		case a.Status.Phase != atv1alpha1.PhaseDone:
+			pending = append(pending, fmt.Sprintf("%s: phase %q", a.Name, a.Status.Phase))
+		case succeeded == nil || succeeded.Status != metav1.ConditionTrue || a.Status.PodName != a.Name:
+			pending = append(pending, fmt.Sprintf("%s: done with pod %q, but %v", a.Name, a.Status.PodName, succeeded))
+		}
+	}
+	return pending, nil
+}
+
+// availabilityRegressed reports an owner of a Deployment that stopped being Available
+// although its spec did not change, or whose status went back to an older generation.
+func availabilityRegressed(old, new client.Object) string {
+	o, n := old.(conditions.Getter), new.(conditions.Getter)
+	switch {
+	case observedGeneration(new) < observedGeneration(old):
+		return fmt.Sprintf("observedGeneration went from %d back to %d", observedGeneration(old), observedGeneration(new))
+	case old.GetGeneration() == new.GetGeneration() && conditions.IsTrue(o, conditions.Available) && !conditions.IsTrue(n, conditions.Available):
+		return fmt.Sprintf("Available went from True to %v without a change of spec", conditions.Find(n, conditions.Available))
+	}
+	return ""
+}
+
+func observedGeneration(obj client.Object) int64 {
+	return obj.(interface{ GetObservedGeneration() int64 }).GetObservedGeneration()
+}
+
+// phases ranks an At's phases in the only order it may go through them.
+var phases = map[string]int{"": 0, atv1alpha1.PhasePending: 1, atv1alpha1.PhaseRunning: 2, atv1alpha1.PhaseDone: 3}
+
+// phaseRegressed reports an At whose phase went backwards or whose recorded pod changed.
+func phaseRegressed(old, new client.Object) string {
+	o, n := old.(*atv1alpha1.At), new.(*atv1alpha1.At)
+	switch {
+	case phases[n.Status.Phase] < phases[o.Status.Phase]:
+		return fmt.Sprintf("phase went from %s back to %s", o.Status.Phase, n.Status.Phase)
+	case o.Status.PodName != "" && n.Status.PodName != o.Status.PodName:
+		return fmt.Sprintf("pod changed from %q to %q", o.Status.PodName, n.Status.PodName)
+	}
+	return ""
+}
+
+// errConverging is what an await reports while objects are still on their way.
+var errConverging = errors.New("not converged")
+
+// converged returns nil once every object of every operator in ns has converged.
+func converged(ctx context.Context, c client.Client, ns string, ops ...*operator) error {
+	var pending []string
+	for _, op := range ops {
+		p, err := op.unconverged(ctx, c, ns)
+		if err != nil {
+			return err
+		}
+		for _, why := range p {
+			pending = append(pending, op.name+" "+why)
+		}
+	}
+	if len(pending) > 0 {
+		return fmt.Errorf("%w: %d objects, the first %s", errConverging, len(pending), pending[0])
+	}
+	return nil
+}
+
+// pods lists the pods in ns.
+func pods(ctx context.Context, c client.Client, ns string) ([]corev1.Pod, error) {
+	var list corev1.PodList
+	err := c.List(ctx, &list, client.InNamespace(ns))
+	return list.Items, err
+}

@@ -1,0 +1,110 @@
+package reconcile_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/reconcilekit/reconcilekit/conditions"
+	"github.com/reconcilekit/reconcilekit/reconcile"
+	"github.com/reconcilekit/reconcilekit/requeue"
+)
+
+// A Widget is PENDING until it is picked up, RUNNING until its work is finished, then DONE.
+// Each reconcile takes it as far as it can go, and its Ready condition follows the phase.
+func ExampleMachine_Reconcile() {
+	finished := false
+	machine, err := reconcile.NewMachine("PENDING", map[string]reconcile.Phase[*Widget]{
+		"PENDING": {
+			Handle: func(context.Context, *Widget) (string, requeue.Outcome) {
+				return "RUNNING", requeue.Done()
+			},
+			Next: []string{"RUNNING"},
+		},
+		"RUNNING": {
+			Handle: func(context.Context, *Widget) (string, requeue.Outcome) {
+				if !finished {
+					return "", requeue.After(time.Minute) // look again in a minute
+				}
+				return "DONE", requeue.Done()
+			},
+			Next: []string{"DONE"},
+		},
+		"DONE": {}, // terminal
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	w := &Widget{} // new, without a phase
+	show := func(outcome requeue.Outcome) {
+		c := conditions.Find(w, conditions.Ready)
+		fmt.Printf("%s: Ready=%s (%s), %s\n", w.Status.Phase, c.Status, c.Reason, outcome)
+	}
+	show(machine.Reconcile(context.Background(), w))
+	finished = true
+	show(machine.Reconcile(context.Background(), w))
+	show(machine.Reconcile(context.Background(), w))
+	// Output:
+	// RUNNING: Ready=False (Running), after 1m0s
+	// DONE: Ready=True (Done), done
+	// DONE: Ready=True (Done), done
+}
+
+// A definition that names a phase it does not declare is refused before anything runs.
+func ExampleNewMachine() {
+	_, err := reconcile.NewMachine("PENDING", map[string]reconcile.Phase[*Widget]{
+		"PENDING": {
+			Handle: func(context.Context, *Widget) (string, requeue.Outcome) {
+				return "RUNNING", requeue.Done()
+			},
+			Next: []string{"RUNNING"},
+		},
+	})
+	fmt.Println(err)
+	// Output:
+	// phase "PENDING" may move to "RUNNING", which is not declared
+}
+
+// An operator's controller: the logic sizes the Widget and records it in the status; the
+// shell reads the Widget, writes the status when it changed, and releases what the
+// Widget held before it is deleted.
+func ExampleNew() {
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	size := reconcile.LogicFunc[*Widget](func(ctx context.Context, w *Widget) requeue.Outcome {
+		// Bring the world to w.Spec.Size here.
+		w.Status.Phase = "Sized"
+		conditions.MarkTrue(w, conditions.Ready, "Sized", "%d of %d", w.Spec.Size, w.Spec.Size)
+		return requeue.After(time.Hour) // check for drift now and then
+	})
+	release := reconcile.LogicFunc[*Widget](func(ctx context.Context, w *Widget) requeue.Outcome {
+		// Release what w holds outside the cluster here.
+		return requeue.Done()
+	})
+
+	err = ctrl.NewControllerManagedBy(mgr).
+		For(&Widget{}).
+		Complete(reconcile.New(mgr.GetClient(), size,
+			reconcile.WithRecorder[*Widget](mgr.GetEventRecorder("widget-controller")),
+			reconcile.WithFinalizer("test.reconcilekit.io/release", release)))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		fmt.Println(err)
+	}
+}

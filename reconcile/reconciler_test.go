@@ -1,0 +1,453 @@
+package reconcile_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/reconcilekit/reconcilekit/conditions"
+	"github.com/reconcilekit/reconcilekit/reconcile"
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+	"github.com/reconcilekit/reconcilekit/requeue"
+)
+
+var cp *reconciletest.ControlPlane
+
+func TestMain(m *testing.M) {
+	var err error
+	cp, err = reconciletest.Start(context.Background(), reconciletest.Options{CRDDirectories: []string{"testdata/crd"}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := cp.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	os.Exit(code)
+}
+
+// finalizer is the finalizer of the reconcilers under test.
+const finalizer = "test.reconcilekit.io/cleanup"
+
+// now is the time on the tests' fake clocks.
+var now = time.Date(2025, time.May, 1, 10, 0, 0, 0, time.UTC)
+
+// fixture is a Widget in a namespace of the test's own, and what a reconciler of it is
+// given and leaves behind: a counted client, a clock, its log and its events.
+type fixture struct {
+	widget  *Widget
+	client  client.Client
+	counter *reconciletest.Counter
+	clock   *reconciletest.Clock
+	logs    *logSink
+	events  *events.FakeRecorder
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	f := &fixture{
+		widget:  &Widget{ObjectMeta: metav1.ObjectMeta{Namespace: cp.Namespace(t), Name: "widget"}, Spec: WidgetSpec{Size: 1}},
+		counter: &reconciletest.Counter{},
+		clock:   reconciletest.NewClock(now),
+		logs:    &logSink{},
+		events:  events.NewFakeRecorder(10),
+	}
+	var err error
+	if f.client, err = client.New(f.counter.Wrap(cp.Config), client.Options{Scheme: scheme}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.client.Create(t.Context(), f.widget); err != nil {
+		t.Fatal(err)
+	}
+	f.counter.Reset()
+	return f
+}
+
+// reconciler returns a Reconciler of the fixture's client, clock and event recorder.
+func (f *fixture) reconciler(logic reconcile.LogicFunc[*Widget], opts ...reconcile.Option[*Widget]) *reconcile.Reconciler[*Widget] {
+	opts = append(opts, reconcile.WithClock[*Widget](f.clock), reconcile.WithRecorder[*Widget](f.events))
+	return reconcile.New(f.client, logic, opts...)
+}
+
+// reconcile reconciles the fixture's Widget once with r, logging into f.logs.
+func (f *fixture) reconcile(t *testing.T, r *reconcile.Reconciler[*Widget]) (ctrl.Result, error) {
+	t.Helper()
+	return r.Reconcile(f.context(t), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(f.widget)})
+}
+
+// context returns the test's context with a logger that logs into f.logs.
+func (f *fixture) context(t *testing.T) context.Context {
+	return log.IntoContext(t.Context(), logr.New(f.logs))
+}
+
+// live reads the fixture's Widget from the API server.
+func (f *fixture) live(t *testing.T) *Widget {
+	t.Helper()
+	live := &Widget{}
+	if err := f.client.Get(t.Context(), client.ObjectKeyFromObject(f.widget), live); err != nil {
+		t.Fatal(err)
+	}
+	return live
+}
+
+// recorded returns the events recorded so far and forgets them.
+func (f *fixture) recorded() []string {
+	var recorded []string
+	for {
+		select {
+		case e := <-f.events.Events:
+			recorded = append(recorded, e)
+		default:
+			return recorded
+		}
+	}
+}
+
+// logSink is a logr.LogSink that keeps the errors logged, so that a test can tell a quiet
+// requeue from an error in the log.
+type logSink struct{ errors []string }
+
+func (s *logSink) Init(logr.RuntimeInfo)          {}
+func (s *logSink) Enabled(int) bool               { return true }
+func (s *logSink) Info(int, string, ...any)       {}
+func (s *logSink) WithValues(...any) logr.LogSink { return s }
+func (s *logSink) WithName(string) logr.LogSink   { return s }
+
+func (s *logSink) Error(err error, msg string, _ ...any) {
+	s.errors = append(s.errors, msg+": "+err.Error())
+}
+
+// mustNotRun returns logic that fails the test if it runs.
+func mustNotRun(t *testing.T, why string) reconcile.LogicFunc[*Widget] {
+	return func(context.Context, *Widget) requeue.Outcome {
+		t.Error(why)
+		return requeue.Done()
+	}
+}
+
+func TestReconcileOfAMissingObjectIsNotAnError(t *testing.T) {
+	f := newFixture(t)
+	r := f.reconciler(mustNotRun(t, "the logic ran for a missing object"))
+	missing := ctrl.Request{NamespacedName: client.ObjectKey{Namespace: f.widget.Namespace, Name: "missing"}}
+	result, err := r.Reconcile(f.context(t), missing)
+	if err != nil || result != (ctrl.Result{}) {
+		t.Errorf("Reconcile = %+v, %v; want a zero result and no error", result, err)
+	}
+	if n := f.counter.Writes(); n > 0 {
+		t.Errorf("Reconcile of a missing object wrote %d times:\n%s", n, f.counter)
+	}
+}
+
+func TestReconcileWritesAChangedStatusOnceAndAConvergedOneNever(t *testing.T) {
+	f := newFixture(t)
+	marker := conditions.Marker{Clock: f.clock}
+	r := f.reconciler(func(_ context.Context, w *Widget) requeue.Outcome {
+		w.Status.Phase = "Sized"
+		marker.True(w, conditions.Ready, "Sized", "size %d", w.Spec.Size)
+		return requeue.Done()
+	})
+
+	if _, err := f.reconcile(t, r); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.counter.Count("patch", "widgets/status"); n != 1 || f.counter.Writes() != 1 {
+		t.Errorf("the first reconcile made %d status patches; want one and no other write:\n%s", n, f.counter)
+	}
+	live := f.live(t)
+	if live.Status.Phase != "Sized" || !conditions.IsTrue(live, conditions.Ready) {
+		t.Errorf("status = %+v; want the logic's", live.Status)
+	}
+	if live.Status.ObservedGeneration != live.Generation {
+		t.Errorf("observedGeneration = %d, want the generation, %d", live.Status.ObservedGeneration, live.Generation)
+	}
+
+	reconciletest.ExpectNoWrites(t, f.counter, func() {
+		if _, err := f.reconcile(t, r); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestReconcileTurnsTheOutcomeIntoAResult(t *testing.T) {
+	errBroken := errors.New("broken")
+	tests := []struct {
+		name         string
+		outcome      requeue.Outcome
+		want         ctrl.Result
+		wantErr      error // matched with errors.Is
+		wantEvents   []string
+		wantErrorLog bool
+	}{{
+		name:    "done waits for a change",
+		outcome: requeue.Done(),
+	}, {
+		name:    "a delay is kept",
+		outcome: requeue.After(time.Minute),
+		want:    ctrl.Result{RequeueAfter: time.Minute},
+	}, {
+		name:    "a time is measured on the injected clock",
+		outcome: requeue.At(now.Add(90 * time.Second)),
+		want:    ctrl.Result{RequeueAfter: 90 * time.Second},
+	}, {
+		name:       "a retry returns the error for backoff and records a warning",
+		outcome:    requeue.Retry(errBroken),
+		wantErr:    errBroken,
+		wantEvents: []string{"Warning ReconcileError broken"},
+	}, {
+		name:         "a retry after a delay keeps the delay and logs the error instead of returning it",
+		outcome:      requeue.RetryAfter(errBroken, 30*time.Second),
+		want:         ctrl.Result{RequeueAfter: 30 * time.Second},
+		wantEvents:   []string{"Warning ReconcileError broken"},
+		wantErrorLog: true,
+	}, {
+		name:       "a terminal error is returned as terminal and records a warning",
+		outcome:    requeue.Terminal(errBroken),
+		wantErr:    crreconcile.TerminalError(nil),
+		wantEvents: []string{"Warning ReconcileError broken"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			r := f.reconciler(func(context.Context, *Widget) requeue.Outcome { return tt.outcome })
+
+			result, err := f.reconcile(t, r)
+			if result != tt.want {
+				t.Errorf("result = %+v, want %+v", result, tt.want)
+			}
+			if !errors.Is(err, tt.wantErr) {
+				t.Errorf("error = %v, want %v", err, tt.wantErr)
+			}
+			if diff := cmp.Diff(tt.wantEvents, f.recorded()); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+			if logged := len(f.logs.errors) > 0; logged != tt.wantErrorLog {
+				t.Errorf("errors logged: %q; want some: %t", f.logs.errors, tt.wantErrorLog)
+			}
+		})
+	}
+}
+
+func TestReconcileSetsObservedGenerationOnlyOnceTheLogicHandledTheGeneration(t *testing.T) {
+	f := newFixture(t)
+	outcome := requeue.Done()
+	r := f.reconciler(func(_ context.Context, w *Widget) requeue.Outcome {
+		w.Status.Phase = fmt.Sprintf("Size%d", w.Spec.Size)
+		return outcome
+	})
+	check := func(phase string, observed int64) {
+		t.Helper()
+		if live := f.live(t); live.Status.Phase != phase || live.Status.ObservedGeneration != observed {
+			t.Errorf("phase %s, observedGeneration %d; want %s, %d", live.Status.Phase, live.Status.ObservedGeneration, phase, observed)
+		}
+	}
+
+	if _, err := f.reconcile(t, r); err != nil {
+		t.Fatal(err)
+	}
+	check("Size1", 1)
+
+	live := f.live(t)
+	live.Spec.Size = 2
+	if err := f.client.Update(t.Context(), live); err != nil {
+		t.Fatal(err)
+	}
+	// A failed reconcile still records what it saw, but does not claim the new
+	// generation.
+	outcome = requeue.Retry(errors.New("broken"))
+	if _, err := f.reconcile(t, r); err == nil {
+		t.Fatal("the logic's error was not returned")
+	}
+	check("Size2", 1)
+
+	outcome = requeue.Done()
+	if _, err := f.reconcile(t, r); err != nil {
+		t.Fatal(err)
+	}
+	check("Size2", 2)
+}
+
+func TestReconcileRequeuesQuietlyWhenTheObjectChangedSinceItWasRead(t *testing.T) {
+	f := newFixture(t)
+	someoneElse := cp.Client(t, scheme)
+	r := f.reconciler(func(ctx context.Context, w *Widget) requeue.Outcome {
+		changed := w.DeepCopyObject().(*Widget)
+		changed.Labels = map[string]string{"changed-by": "someone-else"}
+		if err := someoneElse.Update(ctx, changed); err != nil {
+			t.Error(err)
+		}
+		w.Status.Phase = "Stale"
+		return requeue.Done()
+	})
+
+	result, err := f.reconcile(t, r)
+	if err != nil || result.RequeueAfter <= 0 {
+		t.Errorf("Reconcile = %+v, %v; want a requeue after a delay and no error", result, err)
+	}
+	if f.counter.Count("patch", "widgets/status") != 1 {
+		t.Errorf("want one status patch, the one refused:\n%s", f.counter)
+	}
+	if live := f.live(t); live.Status.Phase != "" {
+		t.Errorf("phase = %q; a status read before someone else's write overwrote it", live.Status.Phase)
+	}
+	if len(f.logs.errors) > 0 {
+		t.Errorf("a conflict logged errors: %q", f.logs.errors)
+	}
+	if events := f.recorded(); len(events) > 0 {
+		t.Errorf("a conflict recorded events: %q", events)
+	}
+}
+
+func TestReconcileOfAnObjectDeletedWhileTheLogicRanIsNotAnError(t *testing.T) {
+	f := newFixture(t)
+	r := f.reconciler(func(ctx context.Context, w *Widget) requeue.Outcome {
+		if err := cp.Client(t, scheme).Delete(ctx, w.DeepCopyObject().(*Widget)); err != nil {
+			t.Error(err)
+		}
+		w.Status.Phase = "Gone"
+		return requeue.Done()
+	})
+	result, err := f.reconcile(t, r)
+	if err != nil || result != (ctrl.Result{}) {
+		t.Errorf("Reconcile = %+v, %v; want a zero result and no error", result, err)
+	}
+}
+
+func TestReconcileAddsTheFinalizerBeforeTheLogicFirstRuns(t *testing.T) {
+	f := newFixture(t)
+	ran := false
+	r := f.reconciler(func(ctx context.Context, w *Widget) requeue.Outcome {
+		ran = true
+		stored := &Widget{}
+		if err := cp.Client(t, scheme).Get(ctx, client.ObjectKeyFromObject(w), stored); err != nil {
+			t.Fatal(err)
+		}
+		if !controllerutil.ContainsFinalizer(stored, finalizer) {
+			t.Errorf("the logic ran before the finalizer was stored: %q", stored.Finalizers)
+		}
+		return requeue.Done()
+	}, reconcile.WithFinalizer(finalizer, mustNotRun(t, "cleanup ran for an object not being deleted")))
+
+	if _, err := f.reconcile(t, r); err != nil {
+		t.Fatal(err)
+	}
+	if !ran {
+		t.Error("the logic did not run")
+	}
+}
+
+func TestReconcileCleansUpADeletedObjectUntilCleanupIsDone(t *testing.T) {
+	f := newFixture(t)
+	logicRuns, cleanups := 0, 0
+	cleanup := requeue.After(time.Minute)
+	r := f.reconciler(func(context.Context, *Widget) requeue.Outcome {
+		logicRuns++
+		return requeue.Done()
+	}, reconcile.WithFinalizer(finalizer, reconcile.LogicFunc[*Widget](func(context.Context, *Widget) requeue.Outcome {
+		cleanups++
+		return cleanup
+	})))
+	if _, err := f.reconcile(t, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.client.Delete(t.Context(), f.widget); err != nil {
+		t.Fatal(err)
+	}
+
+	// Cleanup that is not done keeps the object, and says when to look again.
+	result, err := f.reconcile(t, r)
+	if err != nil || result != (ctrl.Result{RequeueAfter: time.Minute}) {
+		t.Errorf("Reconcile = %+v, %v; want cleanup's requeue after 1m", result, err)
+	}
+	if live := f.live(t); !controllerutil.ContainsFinalizer(live, finalizer) {
+		t.Errorf("finalizers = %q before cleanup was done", live.Finalizers)
+	}
+
+	// Cleanup that is done lets the deletion complete.
+	cleanup = requeue.Done()
+	if _, err := f.reconcile(t, r); err != nil {
+		t.Fatal(err)
+	}
+	err = f.client.Get(t.Context(), client.ObjectKeyFromObject(f.widget), &Widget{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("Get after cleanup = %v, want NotFound", err)
+	}
+	if logicRuns != 1 || cleanups != 2 {
+		t.Errorf("the logic ran %d times and cleanup %d; want once before the deletion, and cleanup twice after", logicRuns, cleanups)
+	}
+}
+
+func TestReconcileRunsNothingForAnObjectBeingDeletedWithoutItsFinalizer(t *testing.T) {
+	tests := []struct {
+		name string
+		opts []reconcile.Option[*Widget]
+	}{
+		{name: "a reconciler without a finalizer"},
+		{name: "a reconciler whose finalizer the object no longer has", opts: []reconcile.Option[*Widget]{
+			reconcile.WithFinalizer(finalizer, mustNotRun(t, "cleanup ran without the finalizer")),
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			// Someone else's finalizer keeps the object while it is being deleted.
+			live := f.live(t)
+			live.Finalizers = []string{"test.reconcilekit.io/someone-else"}
+			if err := f.client.Update(t.Context(), live); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.client.Delete(t.Context(), live); err != nil {
+				t.Fatal(err)
+			}
+			f.counter.Reset()
+
+			r := f.reconciler(mustNotRun(t, "the logic ran for an object being deleted"), tt.opts...)
+			result, err := f.reconcile(t, r)
+			if err != nil || result != (ctrl.Result{}) {
+				t.Errorf("Reconcile = %+v, %v; want a zero result and no error", result, err)
+			}
+			if n := f.counter.Writes(); n > 0 {
+				t.Errorf("Reconcile wrote %d times:\n%s", n, f.counter)
+			}
+		})
+	}
+}
+
+func TestMachineThroughTheShellWritesNothingOnceConverged(t *testing.T) {
+	f := newFixture(t)
+	m := newMachine(t, map[string]reconcile.Phase[*Widget]{
+		"PENDING": {Handle: moveTo("RUNNING", requeue.Done()), Next: []string{"RUNNING"}},
+		"RUNNING": {Handle: moveTo("", requeue.After(time.Minute)), Next: []string{"DONE"}},
+		"DONE":    {},
+	})
+	r := f.reconciler(m.Reconcile)
+
+	if _, err := f.reconcile(t, r); err != nil {
+		t.Fatal(err)
+	}
+	live := f.live(t)
+	if got := ready(live); live.Status.Phase != "RUNNING" || got != "False Running" {
+		t.Errorf("phase %s, Ready %s; want RUNNING, False Running", live.Status.Phase, got)
+	}
+
+	reconciletest.ExpectNoWrites(t, f.counter, func() {
+		result, err := f.reconcile(t, r)
+		if err != nil || result != (ctrl.Result{RequeueAfter: time.Minute}) {
+			t.Errorf("Reconcile = %+v, %v; want a requeue after 1m", result, err)
+		}
+	})
+}

@@ -1,0 +1,78 @@
+package reconciletest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// setupLabeler registers an operator in miniature: it labels the ConfigMap named
+// settings.
+func setupLabeler(mgr manager.Manager) error {
+	c := mgr.GetClient()
+	return builder.ControllerManagedBy(mgr).Named("labeler").For(&corev1.ConfigMap{}).
+		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+			var cm corev1.ConfigMap
+			if err := c.Get(ctx, req.NamespacedName, &cm); req.Name != "settings" || err != nil {
+				return reconcile.Result{}, client.IgnoreNotFound(err)
+			}
+			if cm.Labels["labeled"] == "true" {
+				return reconcile.Result{}, nil
+			}
+			patch := client.MergeFrom(cm.DeepCopy())
+			metav1.SetMetaDataLabel(&cm.ObjectMeta, "labeled", "true")
+			return reconcile.Result{}, c.Patch(ctx, &cm, patch)
+		}))
+}
+
+func TestManagerRunsAnOperatorAsItsRole(t *testing.T) {
+	cp := cluster(t)
+	admin := cp.Client(t, nil)
+	role, err := cp.CreateClusterRole(t.Context(), "testdata/role.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = admin.Delete(context.Background(), &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: role}})
+	})
+	ns := cp.Namespace(t)
+	settings := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings"}}
+	if err := admin.Create(t.Context(), settings); err != nil {
+		t.Fatal(err)
+	}
+	var requests Counter
+	config := requests.Wrap(cp.ConfigFor(t, "labeler", role))
+	opts := manager.Options{Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}}
+
+	first := StartManager(t, config, opts, setupLabeler)
+
+	Eventually(t, func(ctx context.Context) error {
+		if err := admin.Get(ctx, client.ObjectKeyFromObject(settings), settings); err != nil {
+			return err
+		}
+		if settings.Labels["labeled"] != "true" {
+			return fmt.Errorf("not labeled; requests so far:\n%s", &requests)
+		}
+		return nil
+	})
+	first.Stop()
+
+	// A restart, which registers the same controller again, reconciles every ConfigMap
+	// of the namespace again and writes nothing.
+	var all corev1.ConfigMapList
+	if err := admin.List(t.Context(), &all, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	ExpectNoWrites(t, &requests, func() {
+		StartManager(t, config, opts, setupLabeler).AwaitReconciles("labeler", len(all.Items))
+	})
+}

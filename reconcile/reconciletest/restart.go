@@ -1,0 +1,26 @@
+package reconciletest
+
+import "fmt"
+
+// RestartAPIServer stops kube-apiserver and starts it again, as an upgrade or a crash
+// of the server would, while etcd and the rest of the cluster keep running. The server
+// comes back on the same address with the same certificates and the same data, so
+// every config handed out before, ConfigFor's included, still works: clients see
+// their connections and watches break, requests fail for a few seconds, and then
+// nothing but their own recovery. It returns once the server is healthy again.
+func (cp *ControlPlane) RestartAPIServer() error {
+	apiServer := cp.env.ControlPlane.APIServer
+	if err := apiServer.Stop(); err != nil {
+		return fmt.Errorf("reconciletest: stopping the API server: %w", err)
+	}
+	if err := apiServer.Start(); err != nil {
+		return fmt.Errorf("reconciletest: starting the API server again: %w", err)
+	}
+	// The new process must die with this program, like the one it replaces.
+	for _, pid := range childrenMentioning(cp.dir) {
+		if err := cp.watchdog.guard(pid); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,25 @@
+package reconciletest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// Eventually polls cond until it returns nil, and fails the test with the last error it
+// returned if that takes more than two minutes. It polls often and waits long: a test
+// should be fast when the machine is idle and still pass when it is not. Call it from
+// the test's goroutine.
+func Eventually(t testing.TB, cond func(ctx context.Context) error) {
+	t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		last = cond(ctx)
+		return last == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("%v; the last attempt said: %v", err, last)
+	}
+}
