@@ -128,16 +128,20 @@ func TestClusterEndsPodsThatRunOnce(t *testing.T) {
 	tests := []struct {
 		name        string
 		annotations map[string]string
+		command     []string
 		phase       corev1.PodPhase
 		exitCode    int32
 		message     string
 	}{
-		{"succeeds by default", nil, corev1.PodSucceeded, 0, ""},
+		{"succeeds by default", nil, nil, corev1.PodSucceeded, 0, ""},
+		{"succeeds running a shell command", nil, []string{"sh", "-c", "echo hello"}, corev1.PodSucceeded, 0, ""},
+		{"fails running false, as a shell would", nil, []string{"false"}, corev1.PodFailed, 1, "exited with code 1"},
+		{"fails running exit 1, as a shell would", nil, []string{"sh", "-c", "exit 1"}, corev1.PodFailed, 1, "exited with code 1"},
 		{"fails with the exit code and message it is annotated with",
-			map[string]string{ExitCodeAnnotation: "1", MessageAnnotation: "out of coffee"},
+			map[string]string{ExitCodeAnnotation: "1", MessageAnnotation: "out of coffee"}, nil,
 			corev1.PodFailed, 1, "out of coffee"},
 		{"fails with a message that gives the exit code",
-			map[string]string{ExitCodeAnnotation: "3", RunForAnnotation: "100ms"},
+			map[string]string{ExitCodeAnnotation: "3", RunForAnnotation: "100ms"}, nil,
 			corev1.PodFailed, 3, "exited with code 3"},
 	}
 	cp := cluster(t)
@@ -149,7 +153,7 @@ func TestClusterEndsPodsThatRunOnce(t *testing.T) {
 				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("once-%d", i), Annotations: tt.annotations},
 				Spec: corev1.PodSpec{
 					RestartPolicy: corev1.RestartPolicyNever,
-					Containers:    []corev1.Container{{Name: "job", Image: "registry.invalid/job:1"}},
+					Containers:    []corev1.Container{{Name: "job", Image: "busybox", Command: tt.command}},
 				},
 			}
 			if err := c.Create(t.Context(), pod); err != nil {

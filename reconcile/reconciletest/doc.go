@@ -21,6 +21,8 @@
 //
 // On a simulated node, a pod runs as soon as it is scheduled. A pod that runs once
 // (restartPolicy Never) and that no Job owns then succeeds with exit code 0, unless its
-// annotations say otherwise: see ExitCodeAnnotation, MessageAnnotation and
-// RunForAnnotation.
+// annotations say otherwise (see ExitCodeAnnotation, MessageAnnotation and
+// RunForAnnotation) or its first container's last command word or argument is "false"
+// or "exit 1": then it fails with exit code 1, as a shell would, so that an operator
+// which runs a user's command can be tested with a failing one.
 package reconciletest
