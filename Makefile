@@ -47,3 +47,37 @@ test: lint verify-generated unit ## Everything CI checks.
 .PHONY: demo
 demo: controlplane ## Run the three example operators on a local control plane until they converge (ARGS=--keep-running to stay).
 	$(GO) run ./examples/demo $(ARGS)
+
+# Deploying an example to the cluster of the current kubeconfig (docs/deploy.md).
+# EXAMPLE is memcached, podset or at; IMG is the manager image the cluster pulls.
+EXAMPLE ?= memcached
+IMG ?= controller:latest
+
+.PHONY: manifests
+manifests: ## Print the manifests of example EXAMPLE with manager image IMG.
+	@test -d examples/$(EXAMPLE)/config/default || { echo "EXAMPLE=$(EXAMPLE): want memcached, podset or at" >&2; exit 1; }
+	@kustomize=$$($(TOOL) -n kustomize) && mkdir -p bin && overlay=$$(mktemp -d "$(CURDIR)/bin/overlay.XXXXXX") && \
+		trap 'rm -rf "$$overlay"' EXIT && cd "$$overlay" && \
+		"$$kustomize" create --resources ../../examples/$(EXAMPLE)/config/default && \
+		"$$kustomize" edit set image controller=$(IMG) && \
+		"$$kustomize" build .
+
+.PHONY: install
+install: need-kubectl ## Install the CRD of example EXAMPLE in the cluster.
+	$(TOOL) kustomize build examples/$(EXAMPLE)/config/crd | kubectl apply --server-side -f -
+
+.PHONY: run
+run: ## Run the manager of example EXAMPLE here, against the cluster (after make install).
+	$(GO) run ./examples/$(EXAMPLE)/cmd
+
+.PHONY: deploy
+deploy: need-kubectl ## Deploy example EXAMPLE to the cluster: CRD, RBAC, namespace and the manager running IMG.
+	$(MAKE) --no-print-directory -s manifests | kubectl apply --server-side -f -
+
+.PHONY: undeploy
+undeploy: need-kubectl ## Delete what deploy created, CRD and custom resources included.
+	$(MAKE) --no-print-directory -s manifests | kubectl delete --ignore-not-found -f -
+
+.PHONY: need-kubectl
+need-kubectl:
+	@command -v kubectl >/dev/null || { echo "kubectl is not installed; 'make manifests' prints what to apply" >&2; exit 1; }

@@ -99,6 +99,11 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, owner client.
 	live := want.DeepCopyObject().(T)
 	err = c.Get(ctx, client.ObjectKeyFromObject(want), live)
 	switch {
+	case apierrors.IsNotFound(err) && o.createOnly:
+		// A plain create needs no patch permission, and fails with AlreadyExists (a quiet
+		// requeue in reconcile) should the object exist after all.
+		err := c.Create(ctx, want, client.FieldOwner(o.fieldOwner))
+		return want, Result{Action: Created}, err
 	case apierrors.IsNotFound(err):
 		// The cache can lag behind the API server, and applying to an object that exists
 		// after all would adopt it. An uncached read (the manager's client does not cache

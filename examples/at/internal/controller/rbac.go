@@ -8,7 +8,7 @@ package controller
 // admission plugin is enabled.
 
 // +kubebuilder:rbac:groups=cnat.example.com,resources=ats,verbs=get;list;watch
-// +kubebuilder:rbac:groups=cnat.example.com,resources=ats/status,verbs=update;patch
+// +kubebuilder:rbac:groups=cnat.example.com,resources=ats/status,verbs=patch
 // +kubebuilder:rbac:groups=cnat.example.com,resources=ats/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

@@ -7,7 +7,7 @@ package controller
 // are never deleted here: the garbage collector removes them with their owner.
 
 // +kubebuilder:rbac:groups=cache.example.com,resources=memcacheds,verbs=get;list;watch
-// +kubebuilder:rbac:groups=cache.example.com,resources=memcacheds/status,verbs=update;patch
+// +kubebuilder:rbac:groups=cache.example.com,resources=memcacheds/status,verbs=patch
 // +kubebuilder:rbac:groups=cache.example.com,resources=memcacheds/finalizers,verbs=update
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

@@ -7,8 +7,8 @@ package controller
 // only read, to list their names in the status; the Deployment makes them.
 
 // +kubebuilder:rbac:groups=apps.example.com,resources=podsets,verbs=get;list;watch
-// +kubebuilder:rbac:groups=apps.example.com,resources=podsets/status,verbs=update;patch
+// +kubebuilder:rbac:groups=apps.example.com,resources=podsets/status,verbs=patch
 // +kubebuilder:rbac:groups=apps.example.com,resources=podsets/finalizers,verbs=update
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
