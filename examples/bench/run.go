@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
@@ -207,8 +206,6 @@ func startManager(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.Sche
 		Cache:                  opts,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		// Both implementations log nothing, so that neither pays for its log.
-		Logger: logr.Discard(),
 		// Every run starts the same controllers anew in this process.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
@@ -95,8 +96,8 @@ func (c call) write() bool {
 	return c.verb == "create" || c.verb == "update" || c.verb == "patch" || c.verb == "delete"
 }
 
-// nameIn returns the metadata.name of a JSON request or response body, leaving the body
-// readable again.
+// nameIn returns the name of the object in a request or response body, JSON or
+// protobuf, leaving the body readable again.
 func nameIn(body *io.ReadCloser) string {
 	if *body == nil {
 		return ""
@@ -104,9 +105,15 @@ func nameIn(body *io.ReadCloser) string {
 	data, _ := io.ReadAll(*body)
 	_ = (*body).Close()
 	*body = io.NopCloser(bytes.NewReader(data))
-	var obj metav1.PartialObjectMetadata
-	_ = json.Unmarshal(data, &obj) // not JSON, no name
-	return obj.Name
+	obj, _, err := codecs.UniversalDeserializer().Decode(data, nil, nil)
+	if err != nil {
+		return ""
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	return m.GetName()
 }
 
 // plug stands for the operator's process: pulled, it stops every request at once, as if

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -31,6 +32,8 @@ var (
 	cp *reconciletest.ControlPlane
 	// scheme knows the types of Kubernetes and of the three operators.
 	scheme = runtime.NewScheme()
+	// codecs decode them, JSON or protobuf.
+	codecs = serializer.NewCodecFactory(scheme)
 )
 
 // scale is how hard the scenarios push.

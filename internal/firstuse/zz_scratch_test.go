@@ -1,41 +1,33 @@
 package firstuse_test
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
-	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
 func TestScratch(t *testing.T) {
 	cp := reconciletest.StartAPIServer(t)
-	warnings := &warningRecorder{}
-	cfg := rest.CopyConfig(cp.Config)
-	cfg.WarningHandlerWithContext = warnings
-	c, _ := client.New(cfg, client.Options{})
-	ns := cp.RestrictedNamespace(t)
-	objs := decode(t, `apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: x
-  namespace: `+ns+`
-bogus: 1
----
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: d
-  namespace: `+ns+`
-spec:
-  selector: {matchLabels: {a: b}}
-  template:
-    metadata: {labels: {a: b}}
-    spec:
-      containers: [{name: c, image: busybox}]
-`)
-	for _, o := range objs {
-		apply(t, c, o, warnings)
+	cfg := cp.Config
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["c"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["u"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
+	kc.Contexts["x"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
+	kc.CurrentContext = "x"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		t.Fatal(err)
 	}
+	root := checkout(t)
+	env := []string{"KUBECONFIG=" + path, "MAKEFLAGS="}
+	t.Log(run(t, root, env, "make", "deploy", "EXAMPLE=podset", "IMG=registry.example/podset:v1"))
+	t.Log(run(t, root, env, "kubectl", "get", "deploy,sa,crd", "-A"))
+	t.Log(run(t, root, env, "make", "undeploy", "EXAMPLE=podset"))
+	t.Log(run(t, root, env, "make", "install", "EXAMPLE=at"))
+	_ = os.Remove
 }

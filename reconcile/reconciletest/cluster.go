@@ -101,6 +101,10 @@ func (cp *ControlPlane) startCluster(ctx context.Context, bin string, opts Optio
 			"--manage-all-nodes=false",
 			"--manage-nodes-with-annotation-selector=" + kwokNode + "=fake",
 			"--cidr=10.244.0.0/16",
+			// Without a lease kwok refreshes a node's heartbeat only every 10 to 20
+			// minutes, and the node lifecycle controller marks the node unreachable,
+			// and every pod on it not ready, after 50 s.
+			"--node-lease-duration-seconds=40",
 		}},
 	}
 	for _, c := range components {

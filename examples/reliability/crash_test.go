@@ -1,0 +1,114 @@
+package reliability
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"testing"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	memcachedv1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	podsetv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+)
+
+func TestOperatorsSurviveCrashesAtAnyMoment(t *testing.T) {
+	s := sized()
+	admin := cp.Client(t, scheme)
+	ns := cp.RestrictedNamespace(t)
+	seed := rand.Uint64()
+	random := rand.New(rand.NewPCG(seed, seed))
+	t.Logf("crash moments drawn with seed %d", seed)
+
+	var created ledger
+	configs := map[*operator]*rest.Config{}
+	for _, op := range operators {
+		watchStatus(t, ns, op)
+		configs[op] = created.wrap(op.config(t))
+	}
+	batch := max(1, s.objects/s.crashes)
+	podCrashes := 0
+	for life := range s.crashes {
+		// Every life of the operators finds work: new objects, and new sizes for some.
+		for _, op := range operators {
+			op.create(t, admin, ns, fmt.Sprintf("%s-%d", op.name, life), batch)
+		}
+		if life > 0 {
+			resize(t, admin, ns, life-1)
+		}
+
+		var plugs []*plug
+		var managers []*reconciletest.Manager
+		for _, op := range operators {
+			p := &plug{trigger: afterWrites(1 + random.IntN(4*batch))}
+			if op == atOperator && life%2 == 0 {
+				// Between the pod that runs the command and the status that records it.
+				p.trigger, podCrashes = podCreated, podCrashes+1
+			}
+			plugs = append(plugs, p)
+			managers = append(managers, op.start(t, p.wrap(configs[op]), ns))
+		}
+		await(t, s.limit, func(ctx context.Context) error {
+			for _, p := range plugs {
+				if !p.isPulled() {
+					return converged(ctx, admin, ns, operators...)
+				}
+			}
+			return nil
+		})
+		for i, m := range managers {
+			plugs[i].pull()
+			m.Stop()
+		}
+	}
+
+	for _, op := range operators {
+		op.start(t, configs[op], ns)
+	}
+	await(t, s.limit, func(ctx context.Context) error { return converged(ctx, admin, ns, operators...) })
+	pods := created.check(t)
+	t.Logf("%d crashes of each operator, %d of the At operator's right after it created a pod; %d objects of each kind converged, %d At pods created",
+		s.crashes, podCrashes, batch*s.crashes, pods)
+}
+
+// afterWrites triggers after n writes the API server accepted.
+func afterWrites(n int) func(call, *http.Response) bool {
+	return func(c call, r *http.Response) bool {
+		if c.write() && r.StatusCode < 300 {
+			n--
+		}
+		return n <= 0
+	}
+}
+
+// podCreated triggers once the API server has created a pod.
+func podCreated(c call, r *http.Response) bool {
+	return c == call{verb: "create", resource: "pods"} && r.StatusCode == http.StatusCreated
+}
+
+// resize gives the first Memcached and the first PodSet of a life a new size.
+func resize(t *testing.T, c client.Client, ns string, life int) {
+	t.Helper()
+	mc := &memcachedv1alpha1.Memcached{}
+	ps := &podsetv1alpha1.PodSet{}
+	for _, r := range []struct {
+		obj    client.Object
+		change func()
+	}{
+		{mc, func() { mc.Spec.Size = mc.Spec.Size%3 + 1 }},
+		{ps, func() { ps.Spec.Size = ps.Spec.Size%3 + 1 }},
+	} {
+		kind := map[client.Object]string{mc: "memcached", ps: "podset"}[r.obj]
+		if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("%s-%d-0", kind, life)}, r.obj); err != nil {
+			t.Fatal(err)
+		}
+		before := r.obj.DeepCopyObject().(client.Object)
+		r.change()
+		if err := c.Patch(t.Context(), r.obj, client.MergeFrom(before)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
