@@ -63,6 +63,7 @@ func TestOperatorsSurviveCrashesAtAnyMoment(t *testing.T) {
 			plugs[i].pull()
 			m.Stop()
 		}
+		t.Logf("DEBUG life %d over", life)
 	}
 
 	for _, op := range operators {

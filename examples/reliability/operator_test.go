@@ -258,15 +258,15 @@ func atsUnconverged(ctx context.Context, c client.Client, ns string) ([]string, 
 	return pending, nil
 }
 
-// availabilityRegressed reports an owner of a Deployment that stopped being Available
-// although its spec did not change, or whose status went back to an older generation.
+// availabilityRegressed reports an owner of a Deployment whose status went back to an
+// older generation, or stopped saying Available for the same generation.
 func availabilityRegressed(old, new client.Object) string {
 	o, n := old.(conditions.Getter), new.(conditions.Getter)
-	switch {
-	case observedGeneration(new) < observedGeneration(old):
-		return fmt.Sprintf("observedGeneration went from %d back to %d", observedGeneration(old), observedGeneration(new))
-	case old.GetGeneration() == new.GetGeneration() && conditions.IsTrue(o, conditions.Available) && !conditions.IsTrue(n, conditions.Available):
-		return fmt.Sprintf("Available went from True to %v without a change of spec", conditions.Find(n, conditions.Available))
+	switch before, after := observedGeneration(old), observedGeneration(new); {
+	case after < before:
+		return fmt.Sprintf("observedGeneration went from %d back to %d", before, after)
+	case after == before && conditions.IsTrue(o, conditions.Available) && !conditions.IsTrue(n, conditions.Available):
+		return fmt.Sprintf("Available went from True to %v for the same generation %d", conditions.Find(n, conditions.Available), after)
 	}
 	return ""
 }

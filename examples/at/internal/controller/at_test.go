@@ -23,19 +23,34 @@ import (
 // tolerance is how early the operator may run a command: the original cnat operator's.
 const tolerance = 2 * time.Second
 
-func TestAtWithAPastScheduleRunsItsCommandAtOnce(t *testing.T) {
-	e := newEnv(t)
-	e.run(t)
-	at := e.create(t, "report", time.Now().Add(-time.Hour), "echo done")
-	e.awaitPhase(t, at, cnatv1alpha1.PhaseDone)
+func TestAtWithAPastScheduleRunsItsCommandAtOnceAndRecordsHowItEnded(t *testing.T) {
+	for _, command := range []struct {
+		name     string
+		command  string
+		status   metav1.ConditionStatus
+		reason   string
+		exitCode int32
+	}{
+		{"a command that succeeds", "echo done", metav1.ConditionTrue, "CommandSucceeded", 0},
+		// The simulated node fails a command whose last word is "exit 1", as a shell would.
+		{"a command that fails", "exit 1", metav1.ConditionFalse, "CommandFailed", 1},
+	} {
+		t.Run(command.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.run(t)
+			at := e.create(t, "report", time.Now().Add(-time.Hour), command.command)
+			e.awaitPhase(t, at, cnatv1alpha1.PhaseDone)
 
-	if succeeded := conditions.Find(at, controller.Succeeded); succeeded == nil || succeeded.Status != metav1.ConditionTrue ||
-		at.Status.ExitCode == nil || *at.Status.ExitCode != 0 || !conditions.IsTrue(at, conditions.Ready) {
-		t.Errorf("want Succeeded=True, Ready=True and exit code 0, have %+v", at.Status)
-	}
-	pod := e.onlyPod(t, at)
-	if c := pod.Spec.Containers[0]; pod.Spec.RestartPolicy != corev1.RestartPolicyNever || !slices.Equal(c.Command, []string{"sh", "-c", "echo done"}) {
-		t.Errorf("the pod runs %q with restart policy %s; want the command once", c.Command, pod.Spec.RestartPolicy)
+			succeeded := conditions.Find(at, controller.Succeeded)
+			if succeeded == nil || succeeded.Status != command.status || succeeded.Reason != command.reason ||
+				at.Status.ExitCode == nil || *at.Status.ExitCode != command.exitCode || !conditions.IsTrue(at, conditions.Ready) {
+				t.Errorf("want Succeeded=%s because %s, exit code %d and Ready=True; have %+v", command.status, command.reason, command.exitCode, at.Status)
+			}
+			pod := e.onlyPod(t, at)
+			if c := pod.Spec.Containers[0]; pod.Spec.RestartPolicy != corev1.RestartPolicyNever || !slices.Equal(c.Command, []string{"sh", "-c", command.command}) {
+				t.Errorf("the pod runs %q with restart policy %s; want the command, once", c.Command, pod.Spec.RestartPolicy)
+			}
+		})
 	}
 }
 
@@ -88,36 +103,8 @@ func TestAtWaitsForItsScheduleThenRunsItsCommandOnce(t *testing.T) {
 	}
 }
 
-func TestAtReportsACommandThatFails(t *testing.T) {
-	e := newEnv(t)
-	// A simulated container ends as its pod's annotations say, whatever the command. With
-	// every node cordoned the pod waits, unscheduled, while the test annotates it.
-	e.cordonNodes(t.Context(), t, true)
-	e.run(t)
-	at := e.create(t, "report", time.Now().Add(-time.Hour), "exit 3")
-	pod := &corev1.Pod{}
-	reconciletest.Eventually(t, func(ctx context.Context) error {
-		return e.Get(ctx, client.ObjectKeyFromObject(at), pod)
-	})
-	before := pod.DeepCopy()
-	metav1.SetMetaDataAnnotation(&pod.ObjectMeta, reconciletest.ExitCodeAnnotation, "3")
-	metav1.SetMetaDataAnnotation(&pod.ObjectMeta, reconciletest.MessageAnnotation, "disk full")
-	if err := e.Patch(t.Context(), pod, client.MergeFrom(before)); err != nil {
-		t.Fatal(err)
-	}
-	e.cordonNodes(t.Context(), t, false)
-
-	e.awaitPhase(t, at, cnatv1alpha1.PhaseDone)
-	succeeded := conditions.Find(at, controller.Succeeded)
-	if succeeded == nil || succeeded.Status != metav1.ConditionFalse || succeeded.Reason != "CommandFailed" ||
-		succeeded.Message != "disk full" || at.Status.ExitCode == nil || *at.Status.ExitCode != 3 {
-		t.Errorf("want Succeeded=False because CommandFailed with the message and exit code 3, have %+v", at.Status)
-	}
-	e.onlyPod(t, at)
-}
-
 func TestAtRejectsInvalidInput(t *testing.T) {
-	e := newEnv(t)
+	c, ns := cp.Client(t, scheme), cp.Namespace(t)
 	for _, spec := range []struct {
 		name     string
 		schedule string
@@ -131,10 +118,10 @@ func TestAtRejectsInvalidInput(t *testing.T) {
 	} {
 		t.Run(spec.name, func(t *testing.T) {
 			at := &cnatv1alpha1.At{
-				ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, GenerateName: "invalid-"},
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "invalid-"},
 				Spec:       cnatv1alpha1.AtSpec{Schedule: spec.schedule, Command: spec.command},
 			}
-			if err := e.Create(t.Context(), at); !apierrors.IsInvalid(err) {
+			if err := c.Create(t.Context(), at); !apierrors.IsInvalid(err) {
 				t.Errorf("Create = %v, want Invalid", err)
 			}
 		})
@@ -176,7 +163,7 @@ func TestAtLeavesAForeignPodAloneAndSaysWhy(t *testing.T) {
 			return err
 		}
 		if succeeded := conditions.Find(at, controller.Succeeded); succeeded == nil || succeeded.Status != metav1.ConditionFalse || succeeded.Reason != "PodNameTaken" {
-			return fmt.Errorf("want Succeeded=False because PodNameTaken, have %+v", at.Status)
+			return fmt.Errorf("want Succeeded=False because PodNameTaken, have %+v; the operator's requests so far:\n%s", at.Status, &e.requests)
 		}
 		return nil
 	})
@@ -276,24 +263,4 @@ func (e *env) onlyPod(t *testing.T, at *cnatv1alpha1.At) *corev1.Pod {
 		t.Fatalf("the At has %d pods, want exactly one", len(owned))
 	}
 	return owned[0]
-}
-
-// cordonNodes makes every node of the cluster unschedulable, or schedulable again; a
-// cordoned cluster is uncordoned when the test ends.
-func (e *env) cordonNodes(ctx context.Context, t *testing.T, cordon bool) {
-	t.Helper()
-	var nodes corev1.NodeList
-	if err := e.List(ctx, &nodes); err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range nodes.Items {
-		before := n.DeepCopy()
-		n.Spec.Unschedulable = cordon
-		if err := e.Patch(ctx, &n, client.MergeFrom(before)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if cordon {
-		t.Cleanup(func() { e.cordonNodes(context.Background(), t, false) })
-	}
 }

@@ -57,7 +57,7 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, err)
 		}
 	}()
-	if role, err = cp.CreateClusterRole(ctx, "/tmp/at-role-with-patch.yaml"); err != nil {
+	if role, err = cp.CreateClusterRole(ctx, filepath.Join("..", "..", "config", "rbac", "role.yaml")); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

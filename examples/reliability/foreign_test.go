@@ -1,0 +1,142 @@
+package reliability
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/reconcilekit/reconcilekit/conditions"
+	at "github.com/reconcilekit/reconcilekit/examples/at/internal/controller"
+	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+)
+
+// foreigner is an object that has the name an operator would give what it creates, but
+// belongs to someone else, or to no one.
+type foreigner struct {
+	op  *operator
+	obj client.Object
+	// condition and reason are what the operator's object must say about it.
+	condition, reason string
+}
+
+func TestForeignObjectsAreLeftAloneAndReported(t *testing.T) {
+	s := sized()
+	admin := cp.Client(t, scheme)
+	ns := cp.RestrictedNamespace(t)
+	someone := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "someone-else"}}
+	if err := admin.Create(t.Context(), someone); err != nil {
+		t.Fatal(err)
+	}
+	owners := map[string][]metav1.OwnerReference{
+		"orphan": nil,
+		"owned":  {{APIVersion: "v1", Kind: "ConfigMap", Name: someone.Name, UID: someone.UID, Controller: ptr.To(true)}},
+	}
+
+	var foreigners []foreigner
+	for suffix, refs := range owners {
+		foreigners = append(foreigners,
+			foreigner{memcachedOperator, foreignDeployment(ns, "memcached-"+suffix, refs), conditions.Degraded, "DeploymentNotOwned"},
+			foreigner{podsetOperator, foreignDeployment(ns, "podset-"+suffix, refs), conditions.Degraded, "DeploymentNotOwned"},
+			// The At operator caches only the pods it labels as its own: a foreign pod
+			// may carry those labels or not.
+			foreigner{atOperator, foreignPod(ns, "at-labelled-"+suffix, refs, atPodLabels), at.Succeeded, "PodNameTaken"},
+			foreigner{atOperator, foreignPod(ns, "at-unlabelled-"+suffix, refs, nil), at.Succeeded, "PodNameTaken"},
+		)
+	}
+	for _, f := range foreigners {
+		if err := admin.Create(t.Context(), f.obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	requests := map[*operator]*reconciletest.Counter{}
+	for _, op := range operators {
+		requests[op] = &reconciletest.Counter{}
+		op.start(t, requests[op].Wrap(op.config(t)), ns)
+	}
+	for _, f := range foreigners {
+		if err := admin.Create(t.Context(), f.op.object(ns, f.obj.GetName(), 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	for _, f := range foreigners {
+		t.Run(f.obj.GetName(), func(t *testing.T) {
+			key := client.ObjectKeyFromObject(f.obj)
+			await(t, s.limit, func(ctx context.Context) error {
+				obj := f.op.empty()
+				if err := admin.Get(ctx, key, obj); err != nil {
+					return err
+				}
+				c := conditions.Find(obj.(conditions.Getter), f.condition)
+				if c == nil || c.Reason != f.reason || !strings.Contains(c.Message, f.obj.GetName()) {
+					return fmt.Errorf("the %s says %v; want %s with reason %s, naming the %s", f.op.name, c, f.condition, f.reason, f.op.child)
+				}
+				return nil
+			})
+			now := f.obj.DeepCopyObject().(client.Object)
+			if err := admin.Get(t.Context(), key, now); err != nil {
+				t.Fatalf("the foreign %s is gone: %v", f.op.child, err)
+			}
+			if why := tampered(f.obj, now); why != "" {
+				t.Errorf("the foreign %s was changed: %s", f.op.child, why)
+			}
+		})
+	}
+	for _, op := range operators {
+		for _, verb := range []string{"create", "update", "patch", "delete"} {
+			if n := requests[op].Count(verb, op.child); n > 0 {
+				t.Errorf("the %s operator sent %d %s requests for %s", op.name, n, verb, op.child)
+			}
+		}
+	}
+}
+
+var atPodLabels = map[string]string{"app.kubernetes.io/managed-by": "at-operator"}
+
+func foreignDeployment(ns, name string, owners []metav1.OwnerReference) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	d := ownership.Deployment(ns, name, 1, corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: labels},
+		Spec:       ownership.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx"}}}, 1000),
+	})
+	d.OwnerReferences = owners
+	return d
+}
+
+func foreignPod(ns, name string, owners []metav1.OwnerReference, labels map[string]string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels, OwnerReferences: owners},
+		Spec:       ownership.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx"}}}, 1000),
+	}
+}
+
+// tampered says how now differs from what was created, in what its creator set: the
+// spec, the labels and the owners; and whether an operator applied to it. The status
+// and some annotations are the cluster's to change.
+func tampered(created, now client.Object) string {
+	switch {
+	case !now.GetDeletionTimestamp().IsZero():
+		return "it is being deleted"
+	case now.GetUID() != created.GetUID():
+		return "it was replaced"
+	case !equality.Semantic.DeepEqual(now.GetOwnerReferences(), created.GetOwnerReferences()):
+		return fmt.Sprintf("owners %v, not %v", now.GetOwnerReferences(), created.GetOwnerReferences())
+	case !equality.Semantic.DeepEqual(now.GetLabels(), created.GetLabels()):
+		return fmt.Sprintf("labels %v, not %v", now.GetLabels(), created.GetLabels())
+	case now.GetAnnotations()[ownership.IntentAnnotation] != "":
+		return "it carries an operator's intent annotation"
+	case now.GetGeneration() != created.GetGeneration():
+		return fmt.Sprintf("its spec changed: generation %d, not %d", now.GetGeneration(), created.GetGeneration())
+	}
+	return ""
+}
