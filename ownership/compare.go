@@ -185,3 +185,87 @@ func (d *differ) matches(want, live reflect.Value) bool {
 	d.counting--
 	return ok
 }
+
+// stray is an element of a live list that Ensure removes before it applies desired.
+type stray struct {
+	path string // a JSON pointer into the live object
+}
+
+// strays finds, in the lists where a desired element has no live element with its merge key,
+// the live elements whose key desired does not have. Someone changed the key of the
+// operator's element (a container's port number, say): the element is now theirs, so
+// server-side apply would add the operator's element beside it instead of replacing it, and
+// cannot remove it. Lists are found by their elements' patchMergeKey, as the built-in types
+// declare it. The pointers come in an order that keeps them valid while they are removed.
+func strays(desired, live any) []stray {
+	var found []stray
+	var walk func(path string, want, have reflect.Value)
+	walk = func(path string, want, have reflect.Value) {
+		for want.Kind() == reflect.Pointer {
+			if want.IsNil() || have.IsNil() {
+				return
+			}
+			want, have = want.Elem(), have.Elem()
+		}
+		if want.Kind() != reflect.Struct || want.Type() == quantityType || want.Type() == timeType {
+			return
+		}
+		t := want.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if !f.IsExported() || want.Field(i).IsZero() || name == "status" {
+				continue
+			}
+			p := path
+			if name != "" {
+				p += "/" + name
+			}
+			key := f.Tag.Get("patchMergeKey")
+			w, h := want.Field(i), have.Field(i)
+			if f.Type.Kind() != reflect.Slice || key == "" || f.Type.Elem().Kind() != reflect.Struct {
+				walk(p, w, h)
+				continue
+			}
+			wanted := map[any]bool{}
+			lost := false
+			for j := range w.Len() {
+				k := mergeKey(w.Index(j), key)
+				wanted[k] = true
+				if l := find(h, key, k); l >= 0 {
+					walk(fmt.Sprintf("%s/%d", p, l), w.Index(j), h.Index(l))
+				} else {
+					lost = true
+				}
+			}
+			for l := h.Len() - 1; lost && l >= 0; l-- {
+				if !wanted[mergeKey(h.Index(l), key)] {
+					found = append(found, stray{path: fmt.Sprintf("%s/%d", p, l)})
+				}
+			}
+		}
+	}
+	walk("", reflect.ValueOf(desired), reflect.ValueOf(live))
+	return found
+}
+
+// find returns the index of the element of list whose merge key is k, or -1.
+func find(list reflect.Value, key string, k any) int {
+	for i := range list.Len() {
+		if mergeKey(list.Index(i), key) == k {
+			return i
+		}
+	}
+	return -1
+}
+
+// mergeKey is the value of the field of struct v whose JSON name is key.
+func mergeKey(v reflect.Value, key string) any {
+	t := v.Type()
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name == key {
+			return v.Field(i).Interface()
+		}
+	}
+	return nil
+}

@@ -96,24 +96,21 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, owner client.
 		return zero, Result{}, err
 	}
 
+	key := client.ObjectKeyFromObject(want)
 	live := want.DeepCopyObject().(T)
-	err = c.Get(ctx, client.ObjectKeyFromObject(want), live)
-	switch {
-	case apierrors.IsNotFound(err) && o.createOnly:
-		// A plain create needs no patch permission, and fails with AlreadyExists (a quiet
-		// requeue in reconcile) should the object exist after all.
-		err := c.Create(ctx, want, client.FieldOwner(o.fieldOwner))
-		return want, Result{Action: Created}, err
-	case apierrors.IsNotFound(err):
-		// The cache can lag behind the API server, and applying to an object that exists
-		// after all would adopt it. An uncached read (the manager's client does not cache
-		// unstructured objects) confirms the object is missing before it is created.
-		if err := confirmMissing(ctx, c, gvk, client.ObjectKeyFromObject(want)); err != nil {
-			return zero, Result{}, err
+	err = c.Get(ctx, key, live)
+	if apierrors.IsNotFound(err) {
+		// The cache may lag behind the API server, or not hold the object at all (a cache
+		// restricted by labels). An uncached read (the manager's client does not cache
+		// unstructured objects) tells whether it is really missing, so that nothing is
+		// created over, or adopted from, an object that exists.
+		err = readLive(ctx, c, gvk, key, live)
+		if apierrors.IsNotFound(err) {
+			created, err := create(ctx, c, want, gvk, intent, o)
+			return created, Result{Action: Created}, err
 		}
-		created, err := apply(ctx, c, want, gvk, intent, "", o)
-		return created, Result{Action: Created}, err
-	case err != nil:
+	}
+	if err != nil {
 		return zero, Result{}, err
 	}
 	if !IsControlledBy(live, owner) {
@@ -132,23 +129,33 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, owner client.
 	if len(diffs) == 0 {
 		diffs = []string{"the desired object changed shape (a field was added or removed)"}
 	}
+	if strays := strays(want, live); len(strays) > 0 {
+		if err := removeStrays(ctx, c, live, strays); err != nil {
+			return zero, Result{}, err
+		}
+	}
 	updated, err := apply(ctx, c, want, gvk, intent, live.GetUID(), o)
 	return updated, Result{Action: Updated, Diff: strings.Join(diffs, "\n")}, err
 }
 
-// confirmMissing returns nil when the object is missing on the API server, and an
-// AlreadyExists error, which reconcile treats as a quiet requeue, when only the cache missed it.
-func confirmMissing(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, key client.ObjectKey) error {
+// readLive reads the object from the API server into live.
+func readLive(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, key client.ObjectKey, live client.Object) error {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gvk)
-	err := c.Get(ctx, key, u)
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil
-	case err != nil:
+	if err := c.Get(ctx, key, u); err != nil {
 		return err
 	}
-	return apierrors.NewAlreadyExists(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, key.Name)
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, live)
+}
+
+// create creates want, which an uncached read has just found missing. A plain create, for
+// CreateOnly, needs no patch permission and fails with AlreadyExists (a quiet requeue in
+// reconcile) should another object have appeared since.
+func create[T client.Object](ctx context.Context, c client.Client, want T, gvk schema.GroupVersionKind, intent string, o options) (T, error) {
+	if o.createOnly {
+		return want, c.Create(ctx, want, client.FieldOwner(o.fieldOwner))
+	}
+	return apply(ctx, c, want, gvk, intent, "", o)
 }
 
 // hash identifies the desired object's content. JSON is the form the API server sees, so a
@@ -169,8 +176,7 @@ func apply[T client.Object](ctx context.Context, c client.Client, want T, gvk sc
 	if err != nil {
 		return zero, err
 	}
-	body := applyConfiguration(u)
-	obj := &unstructured.Unstructured{Object: body}
+	obj := &unstructured.Unstructured{Object: applyConfiguration(u)}
 	obj.SetGroupVersionKind(gvk)
 	obj.SetUID(uid) // a precondition: a recreated object is not overwritten
 	annotations := obj.GetAnnotations()
@@ -188,6 +194,20 @@ func apply[T client.Object](ctx context.Context, c client.Client, want T, gvk sc
 		return zero, err
 	}
 	return live, nil
+}
+
+// removeStrays removes the strays from live with a JSON patch guarded by its
+// resourceVersion. Removing, unlike applying, needs no ownership of the elements.
+func removeStrays(ctx context.Context, c client.Client, live client.Object, strays []stray) error {
+	ops := []map[string]any{{"op": "test", "path": "/metadata/resourceVersion", "value": live.GetResourceVersion()}}
+	for _, s := range strays {
+		ops = append(ops, map[string]any{"op": "remove", "path": s.path})
+	}
+	patch, err := json.Marshal(ops)
+	if err != nil {
+		return err
+	}
+	return c.Patch(ctx, live.DeepCopyObject().(client.Object), client.RawPatch(types.JSONPatchType, patch))
 }
 
 // applyConfiguration keeps what a caller can mean to set: no status, no server-managed

@@ -113,6 +113,29 @@ func TestEnsureRevertsDriftOnTheFieldsItSets(t *testing.T) {
 	}
 }
 
+func TestEnsureRevertsAChangedListKey(t *testing.T) {
+	tests := map[string]string{"a named port": "http", "an unnamed port": ""}
+	for name, portName := range tests {
+		t.Run(name, func(t *testing.T) {
+			c, _, owner := setup(t)
+			d := desired(owner)
+			d.Spec.Template.Spec.Containers[0].Ports[0].Name = portName
+			live, _ := ensure(t, c, owner, d)
+			// The port number is the key of its list element: changing it makes the element
+			// the other manager's.
+			live.Spec.Template.Spec.Containers[0].Ports[0].ContainerPort = 1235
+			if err := c.Update(t.Context(), live, client.FieldOwner("someone-else")); err != nil {
+				t.Fatal(err)
+			}
+			got, result := ensure(t, c, owner, d)
+			ports := got.Spec.Template.Spec.Containers[0].Ports
+			if result.Action != ownership.Updated || len(ports) != 1 || ports[0].ContainerPort != 1234 {
+				t.Errorf("Ensure = %s, ports %+v; want Updated with port 1234 alone", result.Action, ports)
+			}
+		})
+	}
+}
+
 func TestEnsureLeavesFieldsOthersSetAlone(t *testing.T) {
 	c, counter, owner := setup(t)
 	live, _ := ensure(t, c, owner, desired(owner))
@@ -175,13 +198,12 @@ func TestEnsureNeverTakesOverAnObjectItDoesNotControl(t *testing.T) {
 	}
 }
 
-func TestEnsureDoesNotAdoptAnObjectItsCacheHasNotSeen(t *testing.T) {
+func TestEnsureRefusesAnObjectItsCacheHasNotSeen(t *testing.T) {
 	c, counter, owner := setup(t)
 	if err := c.Create(t.Context(), desired(owner)); err != nil { // an orphan
 		t.Fatal(err)
 	}
-	// A cache that lags: typed reads miss the Deployment, as an informer that has not yet
-	// seen it would.
+	// A cache that lags, or is restricted by labels: typed reads miss the Deployment.
 	stale := interceptor.NewClient(c, interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			if _, ok := obj.(*appsv1.Deployment); ok {
@@ -192,8 +214,8 @@ func TestEnsureDoesNotAdoptAnObjectItsCacheHasNotSeen(t *testing.T) {
 	})
 	counter.Reset()
 	_, _, err := ownership.Ensure(t.Context(), stale, owner, desired(owner))
-	if !apierrors.IsAlreadyExists(err) {
-		t.Errorf("Ensure error = %v, want AlreadyExists (a quiet requeue)", err)
+	if !ownership.IsNotControlled(err) {
+		t.Errorf("Ensure error = %v, want a NotControlledError", err)
 	}
 	if counter.Writes() != 0 {
 		t.Errorf("Ensure wrote after a stale cache miss:\n%s", counter)

@@ -37,7 +37,8 @@ func main() {
 	n := flag.Int("n", 200, "objects per kind and implementation, 1 to 2000")
 	rounds := flag.Int("rounds", 3, "rounds; the table shows the median of each figure")
 	only := flag.String("kinds", "memcached,podset,at", "the kinds to measure, separated by commas")
-	record := flag.Bool("record", true, "record the medians in examples/bench/results.json and redraw docs/performance.svg")
+	record := flag.Bool("record", true, "record the medians in examples/bench/results.json and redraw docs/performance.svg (not with -workers)")
+	workers := flag.Int("workers", 0, "reconciles at a time for the controllers that do not choose (Memcached and At, both implementations); 0 keeps controller-runtime's 1, as the examples ship")
 	flag.Parse()
 	// The operators under test log nothing, so that neither implementation pays for its
 	// log; the control plane's helpers log through the same logger.
@@ -45,18 +46,21 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := bench(ctx, *n, *rounds, *only, *record); err != nil {
+	if err := bench(ctx, *n, *rounds, *workers, *only, *record); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func bench(ctx context.Context, n, rounds int, only string, record bool) error {
+func bench(ctx context.Context, n, rounds, workers int, only string, record bool) error {
 	if n < 1 || n > 2000 {
 		return fmt.Errorf("-n is %d; want 1 to 2000", n)
 	}
 	if rounds < 1 {
 		return fmt.Errorf("-rounds is %d; want at least 1", rounds)
+	}
+	if workers < 0 {
+		return fmt.Errorf("-workers is %d; want 0 or more", workers)
 	}
 	var selected []*kind
 	for name := range strings.SplitSeq(only, ",") {
@@ -83,7 +87,7 @@ func bench(ctx context.Context, n, rounds int, only string, record bool) error {
 			for i := range implementations {
 				impl := implementations[(i+round)%len(implementations)]
 				started := time.Now()
-				m, err := run{kind: k, impl: impl, n: n, nodes: nodes}.measure(ctx, root)
+				m, err := run{kind: k, impl: impl, n: n, nodes: nodes, workers: workers}.measure(ctx, root)
 				if err != nil {
 					return fmt.Errorf("round %d, %s, %s: %w", round+1, k.name, impl, err)
 				}
@@ -94,8 +98,8 @@ func bench(ctx context.Context, n, rounds int, only string, record bool) error {
 		}
 	}
 
-	report := newReport(n, rounds, nodes, selected, measured)
-	if record {
+	report := newReport(n, rounds, nodes, workers, selected, measured)
+	if record && workers == 0 {
 		results := filepath.Join(root, "examples", "bench", "results.json")
 		chart := filepath.Join(root, "docs", "performance.svg")
 		if err := report.record(results, chart); err != nil {

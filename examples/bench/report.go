@@ -16,13 +16,13 @@ import (
 
 // A report holds the medians of every kind and implementation measured at one N.
 type report struct {
-	n, rounds, nodes int
-	kinds            []*kind
-	medians          map[*kind]map[string]measurement
+	n, rounds, nodes, workers int
+	kinds                     []*kind
+	medians                   map[*kind]map[string]measurement
 }
 
-func newReport(n, rounds, nodes int, kinds []*kind, measured map[*kind]map[string][]measurement) *report {
-	r := &report{n: n, rounds: rounds, nodes: nodes, kinds: kinds, medians: map[*kind]map[string]measurement{}}
+func newReport(n, rounds, nodes, workers int, kinds []*kind, measured map[*kind]map[string][]measurement) *report {
+	r := &report{n: n, rounds: rounds, nodes: nodes, workers: workers, kinds: kinds, medians: map[*kind]map[string]measurement{}}
 	for _, k := range kinds {
 		r.medians[k] = map[string]measurement{}
 		for impl, ms := range measured[k] {
@@ -55,8 +55,13 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "\nN=%d objects of each kind (Memcached and PodSet of size 1), median of %d rounds, a fresh cluster for every run.\n", r.n, r.rounds)
 	fmt.Fprintf(w, "Control plane: etcd and kube-apiserver as envtest starts them; kube-controller-manager --kube-api-qps=5000\n"+
 		"--kube-api-burst=10000 --concurrent-deployment-syncs=50 --concurrent-replicaset-syncs=50; kube-scheduler qps 5000,\n"+
-		"burst 10000; kwok with %d node(s) of 1000 pods; operator clients unthrottled; GOMAXPROCS=%d on %d CPUs.\n\n",
+		"burst 10000; kwok with %d node(s) of 1000 pods; operator clients unthrottled; GOMAXPROCS=%d on %d CPUs.\n",
 		r.nodes, runtime.GOMAXPROCS(0), runtime.NumCPU())
+	workers := "as the examples ship them: Memcached 1, PodSet 2, At 1"
+	if r.workers > 0 {
+		workers = fmt.Sprintf("Memcached %d, PodSet 2, At %d (-workers=%d, not as the examples ship them)", r.workers, r.workers, r.workers)
+	}
+	fmt.Fprintf(w, "Reconciles at a time, both implementations: %s.\n\n", workers)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "kind\timplementation\tconverge s\tx bare\twrites/obj\treads/obj\treconciles/obj\tconflicts\t"+

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -75,14 +76,15 @@ func (m *measurement) fields() []*float64 {
 // A run measures one implementation of one kind with n objects on a control plane of its
 // own, which it stops before it returns.
 type run struct {
-	kind  *kind
-	impl  string
-	n     int
-	nodes int
+	kind    *kind
+	impl    string
+	n       int
+	nodes   int
+	workers int // the controllers' default concurrency; 0 keeps controller-runtime's
 }
 
 func (r run) measure(ctx context.Context, root string) (m measurement, err error) {
-	cp, err := reconciletest.Start(ctx, reconciletest.Options{CRDDirectories: []string{root + "/" + r.kind.crds}, Nodes: r.nodes})
+	cp, err := reconciletest.Start(ctx, reconciletest.Options{CRDDirectories: []string{filepath.Join(root, r.kind.crds)}, Nodes: r.nodes})
 	if err != nil {
 		return m, err
 	}
@@ -114,7 +116,7 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 	}
 
 	// The first manager: the heap it needs with no object, then the convergence.
-	mgr, err := startManager(ctx, cfg, scheme, op)
+	mgr, err := startManager(ctx, cfg, scheme, op, r.workers)
 	if err != nil {
 		return m, err
 	}
@@ -137,7 +139,7 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 	conflicts.reset()
 	reconciled, stale := reconciles(), activity()
 	start := time.Now()
-	if mgr, err = startManager(ctx, cfg, scheme, op); err != nil {
+	if mgr, err = startManager(ctx, cfg, scheme, op, r.workers); err != nil {
 		return m, err
 	}
 	drained, err := awaitDrained(ctx, reconciled+float64(r.n), stale)
@@ -181,13 +183,19 @@ func (r run) converge(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.
 
 // createAll creates n objects, creators at a time.
 func createAll(ctx context.Context, c client.Client, n int, object func(i int) client.Object) error {
-	var next atomic.Int64
-	var wg sync.WaitGroup
+	next := make(chan int, n)
+	for i := range n {
+		next <- i
+	}
+	close(next)
 	errs := make([]error, creators)
+	var wg sync.WaitGroup
 	for w := range creators {
 		wg.Go(func() {
-			for i := int(next.Add(1)) - 1; i < n && errs[w] == nil; i = int(next.Add(1)) - 1 {
-				errs[w] = c.Create(ctx, object(i))
+			for i := range next {
+				if errs[w] == nil {
+					errs[w] = c.Create(ctx, object(i))
+				}
 			}
 		})
 	}
@@ -202,8 +210,9 @@ type manager struct {
 }
 
 // startManager starts a manager of op for cfg, configured as the example mains configure
-// theirs, and returns once its cache has synced.
-func startManager(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.Scheme, op operator) (*manager, error) {
+// theirs, and returns once its cache has synced. workers, when not 0, is how many
+// reconciles a controller that does not choose runs at a time.
+func startManager(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.Scheme, op operator, workers int) (*manager, error) {
 	opts := cache.Options{}
 	op.cache(&opts)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
@@ -212,7 +221,7 @@ func startManager(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.Sche
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		// Every run starts the same controllers anew in this process.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true), MaxConcurrentReconciles: workers},
 	})
 	if err != nil {
 		return nil, err

@@ -162,43 +162,109 @@ func (p *plug) isPulled() bool {
 	return p.pulled
 }
 
-// ledger counts the pods the API server created, by name, whoever asked: the proof that
-// a command ran once.
+// ledger counts the objects the API server created, by resource and name, whoever
+// asked: the proof that a command ran once and that nothing was made twice.
 type ledger struct {
 	mu      sync.Mutex
-	created map[string]int
+	created map[string]int // "pods/at-1"
 }
 
 func (l *ledger) wrap(cfg *rest.Config) *rest.Config {
 	return intercept(cfg, func(req *http.Request, next http.RoundTripper) (*http.Response, error) {
 		resp, err := next.RoundTrip(req)
-		if err == nil && resp.StatusCode == http.StatusCreated && classify(req) == (call{verb: "create", resource: "pods"}) {
-			name := nameIn(&resp.Body)
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			if l.created == nil {
-				l.created = make(map[string]int)
-			}
-			l.created[name]++
+		// A create, or an apply that creates.
+		if err != nil || resp.StatusCode != http.StatusCreated {
+			return resp, err
 		}
-		return resp, err
+		c := classify(req)
+		if c.name == "" {
+			c.name = nameIn(&resp.Body)
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.created == nil {
+			l.created = make(map[string]int)
+		}
+		l.created[c.resource+"/"+c.name]++
+		return resp, nil
 	})
 }
 
-// check fails the test for every pod name created more than once, and returns how many
+// count returns how many times the pod of that name was created.
+func (l *ledger) count(pod string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.created["pods/"+pod]
+}
+
+// check fails the test for every object created more than once, and returns how many
 // pods were created.
 func (l *ledger) check(t *testing.T) int {
 	t.Helper()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	total := 0
-	for name, n := range l.created {
-		total += n
+	pods := 0
+	for key, n := range l.created {
+		if strings.HasPrefix(key, "pods/") {
+			pods += n
+		}
 		if n > 1 {
-			t.Errorf("pod %s was created %d times: a command ran more than once", name, n)
+			t.Errorf("%s was created %d times", key, n)
 		}
 	}
-	return total
+	return pods
+}
+
+// trap runs a function once, when an operator sends a chosen write or once the API server
+// has accepted it, to act at the worst moment. Writes are named "resource/name".
+type trap struct {
+	mu               sync.Mutex
+	onSend, onAnswer map[string]func()
+}
+
+func (p *trap) wrap(cfg *rest.Config) *rest.Config {
+	return intercept(cfg, func(req *http.Request, next http.RoundTripper) (*http.Response, error) {
+		c := classify(req)
+		if !c.write() {
+			return next.RoundTrip(req)
+		}
+		if c.name == "" {
+			c.name = nameIn(&req.Body)
+		}
+		write := c.resource + "/" + c.name
+		p.spring(p.onSend, write)
+		resp, err := next.RoundTrip(req)
+		if err == nil && resp.StatusCode < 300 {
+			p.spring(p.onAnswer, write)
+		}
+		return resp, err
+	})
+}
+
+func (p *trap) spring(traps map[string]func(), write string) {
+	p.mu.Lock()
+	do, ok := traps[write]
+	delete(traps, write)
+	p.mu.Unlock()
+	if ok {
+		do()
+	}
+}
+
+// whenSent runs do when the operator sends the write, before it reaches the server.
+func (p *trap) whenSent(write string, do func()) { p.set(&p.onSend, write, do) }
+
+// whenAnswered runs do once the server has accepted the write, before the operator hears
+// of it.
+func (p *trap) whenAnswered(write string, do func()) { p.set(&p.onAnswer, write, do) }
+
+func (p *trap) set(traps *map[string]func(), write string, do func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if *traps == nil {
+		*traps = map[string]func(){}
+	}
+	(*traps)[write] = do
 }
 
 // denials records the requests the API server refused as forbidden.

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -63,6 +64,7 @@ func run(m *testing.M) int {
 		logger = zap.New(zap.UseDevMode(true))
 	}
 	ctrl.SetLogger(logger)
+	klog.SetLogger(logger) // client-go's own logs, such as the event broadcasters'
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme, memcachedv1alpha1.AddToScheme, podsetv1alpha1.AddToScheme, atv1alpha1.AddToScheme,
 	} {

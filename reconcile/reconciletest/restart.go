@@ -1,15 +1,24 @@
 package reconciletest
 
-import "fmt"
+import (
+	"fmt"
+	"os"
+)
 
-// RestartAPIServer stops kube-apiserver and starts it again, as an upgrade or a crash
-// of the server would, while etcd and the rest of the cluster keep running. The server
-// comes back on the same address with the same certificates and the same data, so
-// every config handed out before, ConfigFor's included, still works: clients see
-// their connections and watches break, requests fail for a few seconds, and then
-// nothing but their own recovery. It returns once the server is healthy again.
+// RestartAPIServer kills kube-apiserver, as a crash or an out-of-memory kill would, and
+// starts it again, while etcd and the rest of the cluster keep running. The server comes
+// back on the same address with the same certificates and the same data, so every config
+// handed out before, ConfigFor's included, still works: clients see their connections
+// and watches break and their requests fail for a few seconds, and then only their own
+// recovery. It returns once the server is healthy again.
 func (cp *ControlPlane) RestartAPIServer() error {
 	apiServer := cp.env.ControlPlane.APIServer
+	// Stopping gracefully would wait up to a minute for the clients' watches to end.
+	for _, pid := range childrenMentioning(apiServer.Path) {
+		if p, err := os.FindProcess(pid); err == nil {
+			_ = p.Kill()
+		}
+	}
 	if err := apiServer.Stop(); err != nil {
 		return fmt.Errorf("reconciletest: stopping the API server: %w", err)
 	}

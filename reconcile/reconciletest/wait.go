@@ -16,8 +16,11 @@ func Eventually(t testing.TB, cond func(ctx context.Context) error) {
 	t.Helper()
 	var last error
 	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		last = cond(ctx)
-		return last == nil, nil
+		err := cond(ctx)
+		if ctx.Err() == nil {
+			last = err // an attempt cut short by the deadline says nothing about cond
+		}
+		return err == nil, nil
 	})
 	if err != nil {
 		t.Fatalf("%v; the last attempt said: %v", err, last)

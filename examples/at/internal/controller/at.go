@@ -49,7 +49,7 @@ func CacheOptions(o *cache.Options) {
 
 // Setup registers the At controller with mgr.
 func Setup(mgr ctrl.Manager) error {
-	machine, err := newMachine(mgr.GetClient(), clock.RealClock{})
+	machine, err := newMachine(mgr.GetClient(), mgr.GetAPIReader(), clock.RealClock{})
 	if err != nil {
 		return err
 	}
@@ -60,8 +60,8 @@ func Setup(mgr ctrl.Manager) error {
 			reconcile.WithRecorder[*cnatv1alpha1.At](mgr.GetEventRecorder("at-controller"))))
 }
 
-func newMachine(c client.Client, clk clock.PassiveClock) (*reconcile.Machine[*cnatv1alpha1.At], error) {
-	r := &at{client: c, clock: clk, conditions: conditions.Marker{Clock: clk}}
+func newMachine(c client.Client, live client.Reader, clk clock.PassiveClock) (*reconcile.Machine[*cnatv1alpha1.At], error) {
+	r := &at{client: c, live: live, clock: clk, conditions: conditions.Marker{Clock: clk}}
 	return reconcile.NewMachine(cnatv1alpha1.PhasePending, map[string]reconcile.Phase[*cnatv1alpha1.At]{
 		cnatv1alpha1.PhasePending: {Handle: r.pending, Next: []string{cnatv1alpha1.PhaseRunning}},
 		cnatv1alpha1.PhaseRunning: {Handle: r.running, Next: []string{cnatv1alpha1.PhaseDone}},
@@ -71,6 +71,7 @@ func newMachine(c client.Client, clk clock.PassiveClock) (*reconcile.Machine[*cn
 
 type at struct {
 	client     client.Client
+	live       client.Reader // the API server, uncached
 	clock      clock.PassiveClock
 	conditions conditions.Marker
 }
@@ -104,7 +105,7 @@ func (r *at) running(ctx context.Context, at *cnatv1alpha1.At) (string, requeue.
 			return "", requeue.Retry(err)
 		}
 		at.Status.PodName, pod = created.Name, created
-	} else if err := r.client.Get(ctx, client.ObjectKey{Namespace: at.Namespace, Name: at.Status.PodName}, pod); apierrors.IsNotFound(err) {
+	} else if err := r.getPod(ctx, client.ObjectKey{Namespace: at.Namespace, Name: at.Status.PodName}, pod); apierrors.IsNotFound(err) {
 		r.conditions.False(at, Succeeded, "PodLost", "pod %s was deleted before the command ended; it is not run again", at.Status.PodName)
 		return cnatv1alpha1.PhaseDone, requeue.Done()
 	} else if err != nil {
@@ -127,6 +128,16 @@ func (r *at) running(ctx context.Context, at *cnatv1alpha1.At) (string, requeue.
 		at.Status.ExitCode = &ended.ExitCode
 	}
 	return cnatv1alpha1.PhaseDone, requeue.Done()
+}
+
+// getPod reads a pod from the cache or, when the cache has not seen it yet, from the API
+// server: a pod created a moment ago may not be cached, and only the API server can say
+// that it is gone.
+func (r *at) getPod(ctx context.Context, key client.ObjectKey, pod *corev1.Pod) error {
+	if err := r.client.Get(ctx, key, pod); !apierrors.IsNotFound(err) {
+		return err
+	}
+	return r.live.Get(ctx, key, pod)
 }
 
 func message(ended *corev1.ContainerStateTerminated, fallback string) string {
