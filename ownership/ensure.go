@@ -66,14 +66,16 @@ func CreateOnly() Option { return func(o *options) { o.createOnly = true } }
 //
 // The rules, in order:
 //   - desired gets owner as its controller (see SetController for what is refused);
-//   - a missing object is created; creation never adopts an object that appeared meanwhile;
+//   - a missing object is created; when the cache misses it, an uncached read confirms it
+//     is missing first, so a lagging or label-filtered cache never leads to adopting it;
 //   - an object controlled by anyone else, or by nothing, is returned untouched with a
 //     *NotControlledError;
 //   - when the live object has every field desired sets (server defaults and fields set by
 //     others are ignored) and desired is the same as last applied, nothing is written;
 //   - otherwise desired is applied with server-side apply, forcing ownership of its fields:
 //     drift on them is reverted, fields desired no longer sets are removed, fields others
-//     set are kept.
+//     set are kept. A list element whose key someone changed (a container's port number)
+//     is theirs under server-side apply; it is removed first, so the list ends as desired.
 //
 // The live object is read through c, normally the manager's cached client: in steady state
 // Ensure makes no request at all. desired itself is not modified.

@@ -1,0 +1,69 @@
+package ownership_test
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/reconcilekit/reconcilekit/conditions"
+	"github.com/reconcilekit/reconcilekit/ownership"
+)
+
+// An operator's logic ensures its Deployment and reports the rollout in its conditions.
+// The client is the manager's: in steady state Ensure sends no request at all.
+func ExampleEnsure() {
+	var (
+		ctx   context.Context
+		c     client.Client // mgr.GetClient()
+		owner interface {
+			client.Object
+			conditions.Setter
+		} // the object being reconciled
+	)
+	template := corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+		Spec: ownership.Restricted(corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "web", Image: "nginx:1.27",
+		}}}, 1001),
+	}
+	desired := ownership.Deployment(owner.GetNamespace(), owner.GetName(), 3, template)
+
+	dep, result, err := ownership.Ensure(ctx, c, owner, desired)
+	switch {
+	case ownership.IsNotControlled(err):
+		conditions.MarkFalse(owner, conditions.Available, "DeploymentNotOwned", "%v", err)
+		return
+	case err != nil:
+		return // requeue.Retry(err)
+	}
+	if result.Action == ownership.Updated {
+		fmt.Println("reverted drift:\n" + result.Diff)
+	}
+	ownership.DeploymentReadiness(dep).Mark(owner, conditions.Marker{})
+}
+
+func ExampleDeploymentReadiness() {
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Generation: 2},
+		Spec:       appsv1.DeploymentSpec{Replicas: ptr.To[int32](3)},
+		Status:     appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 3, UpdatedReplicas: 3, ReadyReplicas: 3, AvailableReplicas: 2},
+	}
+	r := ownership.DeploymentReadiness(dep)
+	fmt.Println(r.Rollout, r.Reason, r.Message)
+	// Output: InProgress ReplicasNotAvailable 2 of 3 replicas available
+}
+
+func ExampleSetController() {
+	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "cart", UID: "6b1d"}}
+	elsewhere := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "billing", Name: "card"}}
+
+	err := ownership.SetController(owner, elsewhere, scheme.Scheme)
+	fmt.Println(ownership.IsInvalidOwner(err), err)
+	// Output: true shop/cart cannot own billing/card: owner references cannot cross namespaces
+}
