@@ -81,3 +81,7 @@ undeploy: need-kubectl ## Delete what deploy created, CRD and custom resources i
 .PHONY: need-kubectl
 need-kubectl:
 	@command -v kubectl >/dev/null || { echo "kubectl is not installed; 'make manifests' prints what to apply" >&2; exit 1; }
+
+.PHONY: bench
+bench: controlplane ## Compare library-built operators with seed-style ones and the bare pipeline (N=200 by default).
+	$(GO) run ./examples/bench $(if $(N),-n $(N))

@@ -83,6 +83,7 @@ func (l *list) GetGeneration() int64 { return l.generation }
 // Marker sets conditions with transition times read from its Clock. The zero
 // value uses the real clock; tests give it a fake one.
 type Marker struct {
+	// Clock gives the transition times; nil means the real clock.
 	Clock clock.PassiveClock
 }
 

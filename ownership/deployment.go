@@ -57,9 +57,11 @@ const (
 
 // Readiness is a Deployment's rollout state with a reason and message a person can act on.
 type Readiness struct {
+	// Rollout is how far the rollout has come.
 	Rollout Rollout
 	// Reason is CamelCase, usable as a condition reason.
-	Reason  string
+	Reason string
+	// Message says the same for a person, with the replica counts.
 	Message string
 }
 

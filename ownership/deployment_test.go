@@ -1,13 +1,13 @@
 package ownership
 
 import (
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/reconcilekit/reconcilekit/conditions"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/reconcilekit/reconcilekit/conditions"
 )
 
 func TestDeploymentReadiness(t *testing.T) {

@@ -39,6 +39,7 @@ const (
 
 // Result is what Ensure did and, for an update, why.
 type Result struct {
+	// Action is what Ensure did.
 	Action Action
 	// Diff lists, one per line as "path: live → desired", the fields an update changed.
 	// When only the desired object's shape changed (a field removed), it says so.

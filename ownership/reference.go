@@ -20,6 +20,7 @@ type NotControlledError struct {
 	Controller *metav1.OwnerReference
 }
 
+// Error says who controls the object, if anyone.
 func (e *NotControlledError) Error() string {
 	if e.Controller == nil {
 		return fmt.Sprintf("%s %s/%s exists and has no controller; it is left alone", e.Kind, e.Namespace, e.Name)
@@ -44,6 +45,7 @@ type InvalidOwnerError struct {
 	Reason string
 }
 
+// Error names both ends of the reference and what is wrong with it.
 func (e *InvalidOwnerError) Error() string {
 	return fmt.Sprintf("%s cannot own %s: %s", e.Owner, e.Object, e.Reason)
 }

@@ -43,8 +43,12 @@ type kind struct {
 	childDone func(client.Object) bool
 	// statusDone says the object's status reports its child done.
 	statusDone func(client.Object) bool
-	library    operator
-	seed       operator
+	// watches lists the types both operators watch or list, whose informers a manager
+	// starts before its first reconcile, so that the heap of a manager over no object
+	// holds them too.
+	watches []client.Object
+	library operator
+	seed    operator
 }
 
 // An operator is how one implementation runs: its cache options, as its main sets them,
@@ -72,6 +76,7 @@ var kinds = []*kind{
 			}
 		},
 		child:     &appsv1.Deployment{},
+		watches:   []client.Object{&cachev1alpha1.Memcached{}, &appsv1.Deployment{}},
 		bare:      memcachedDeployment,
 		childDone: deploymentAvailable,
 		statusDone: func(obj client.Object) bool {
@@ -94,6 +99,7 @@ var kinds = []*kind{
 			}
 		},
 		child:     &appsv1.Deployment{},
+		watches:   []client.Object{&appsv1alpha1.PodSet{}, &appsv1.Deployment{}, &corev1.Pod{}},
 		bare:      podSetDeployment,
 		childDone: deploymentAvailable,
 		// The seed-style status has the pod names only; the library's adds conditions.
@@ -122,6 +128,7 @@ var kinds = []*kind{
 			}
 		},
 		child:     &corev1.Pod{},
+		watches:   []client.Object{&cnatv1alpha1.At{}, &corev1.Pod{}},
 		bare:      commandPod,
 		childDone: podFinished,
 		statusDone: func(obj client.Object) bool {

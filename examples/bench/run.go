@@ -116,7 +116,7 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 	}
 
 	// The first manager: the heap it needs with no object, then the convergence.
-	mgr, err := startManager(ctx, cfg, scheme, op, r.workers)
+	mgr, err := startManager(ctx, cfg, scheme, r.kind, op, r.workers)
 	if err != nil {
 		return m, err
 	}
@@ -139,7 +139,7 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 	conflicts.reset()
 	reconciled, stale := reconciles(), activity()
 	start := time.Now()
-	if mgr, err = startManager(ctx, cfg, scheme, op, r.workers); err != nil {
+	if mgr, err = startManager(ctx, cfg, scheme, r.kind, op, r.workers); err != nil {
 		return m, err
 	}
 	drained, err := awaitDrained(ctx, reconciled+float64(r.n), stale)
@@ -209,10 +209,11 @@ type manager struct {
 	done   chan error
 }
 
-// startManager starts a manager of op for cfg, configured as the example mains configure
-// theirs, and returns once its cache has synced. workers, when not 0, is how many
-// reconciles a controller that does not choose runs at a time.
-func startManager(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.Scheme, op operator, workers int) (*manager, error) {
+// startManager starts a manager of op, k's operator, for cfg, configured as the example
+// mains configure theirs, and returns once the informers of every type it watches have
+// synced. workers, when not 0, is how many reconciles a controller that does not choose
+// runs at a time.
+func startManager(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.Scheme, k *kind, op operator, workers int) (*manager, error) {
 	opts := cache.Options{}
 	op.cache(&opts)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
@@ -228,6 +229,11 @@ func startManager(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.Sche
 	}
 	if err := op.setup(mgr); err != nil {
 		return nil, err
+	}
+	for _, obj := range k.watches {
+		if _, err := mgr.GetCache().GetInformer(ctx, obj); err != nil {
+			return nil, err
+		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	m := &manager{cancel: cancel, done: make(chan error, 1)}

@@ -308,18 +308,40 @@ func (l *lostReplies) wrap(cfg *rest.Config) *rest.Config {
 		}
 		l.lost.Add(1)
 		_ = resp.Body.Close()
-		status, _ := json.Marshal(metav1.Status{
-			TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
-			Status:   metav1.StatusFailure, Code: http.StatusGatewayTimeout, Reason: metav1.StatusReasonTimeout,
-			Message: "the answer was lost after the request took effect",
-		})
-		return &http.Response{
-			StatusCode: http.StatusGatewayTimeout, Status: "504 Gateway Timeout", Request: req,
-			Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-			Header: http.Header{"Content-Type": {"application/json"}},
-			Body:   io.NopCloser(bytes.NewReader(status)), ContentLength: int64(len(status)),
-		}, nil
+		return answer(req, http.StatusGatewayTimeout, metav1.StatusReasonTimeout, "the answer was lost after the request took effect"), nil
 	})
+}
+
+// stumble fails the first n writes of resource with an internal error before they reach
+// the server, so that reconciles fail and the operator records events about them.
+func stumble(cfg *rest.Config, resource string, n int) *rest.Config {
+	var mu sync.Mutex
+	return intercept(cfg, func(req *http.Request, next http.RoundTripper) (*http.Response, error) {
+		if c := classify(req); c.write() && c.resource == resource {
+			mu.Lock()
+			fail := n > 0
+			n--
+			mu.Unlock()
+			if fail {
+				return answer(req, http.StatusInternalServerError, metav1.StatusReasonInternalError, "the test stumbled"), nil
+			}
+		}
+		return next.RoundTrip(req)
+	})
+}
+
+// answer is the response of an API server that fails req with a Status.
+func answer(req *http.Request, code int, reason metav1.StatusReason, message string) *http.Response {
+	status, _ := json.Marshal(metav1.Status{ // a Status always marshals
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusFailure, Code: int32(code), Reason: reason, Message: message,
+	})
+	return &http.Response{
+		StatusCode: code, Status: fmt.Sprintf("%d %s", code, http.StatusText(code)), Request: req,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Content-Type": {"application/json"}},
+		Body:   io.NopCloser(bytes.NewReader(status)), ContentLength: int64(len(status)),
+	}
 }
 
 // watchStatus watches the objects of op's kind in ns, as an administrator, until the

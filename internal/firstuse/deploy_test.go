@@ -34,7 +34,7 @@ func TestDeployedManifestsAreAcceptedByTheAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	for _, ex := range examples {
+	for _, ex := range examples(t, root) {
 		t.Run(ex.name, func(t *testing.T) {
 			image := "registry.example/" + ex.name + "-operator:v0.1.0"
 			// make runs in an environment of its own, not as a child of the make that may
@@ -49,7 +49,8 @@ func TestDeployedManifestsAreAcceptedByTheAPIServer(t *testing.T) {
 				if obj.GetKind() == "Deployment" {
 					containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
 					for _, container := range containers {
-						images = append(images, fmt.Sprint(container.(map[string]any)["image"]))
+						spec, _ := container.(map[string]any)
+						images = append(images, fmt.Sprint(spec["image"]))
 					}
 				}
 				if obj.GetKind() == "CustomResourceDefinition" {
@@ -61,7 +62,7 @@ func TestDeployedManifestsAreAcceptedByTheAPIServer(t *testing.T) {
 			}
 
 			ns := cp.Namespace(t)
-			samples := decode(t, tool(t, root, root, nil, "kustomize", "build", "examples/"+ex.name+"/config/samples"))
+			samples := decode(t, tool(t, root, root, "kustomize", "build", "examples/"+ex.name+"/config/samples"))
 			if len(samples) == 0 {
 				t.Error("config/samples holds no sample")
 			}

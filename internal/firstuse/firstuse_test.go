@@ -1,18 +1,43 @@
 package firstuse_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
-// examples are the example operators, each with the API group it defines under example.com.
-var examples = []struct{ name, group string }{
-	{"memcached", "cache"},
-	{"podset", "apps"},
-	{"at", "cnat"},
+// An example is an example operator: a directory under examples/ with a kubebuilder
+// PROJECT file.
+type example struct {
+	name  string // the directory's name, and EXAMPLE in the Makefile
+	group string // the API group, without the domain example.com
+}
+
+// examples returns the example operators of the checkout in root.
+func examples(t *testing.T, root string) []example {
+	t.Helper()
+	projects, err := filepath.Glob(filepath.Join(root, "examples", "*", "PROJECT"))
+	if err != nil || len(projects) == 0 {
+		t.Fatalf("no examples/*/PROJECT in %s (%v)", root, err)
+	}
+	var list []example
+	for _, project := range projects {
+		data, err := os.ReadFile(project)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, group, ok := strings.Cut(string(data), "\n  group: ")
+		if !ok {
+			t.Fatalf("%s names no API group", project)
+		}
+		group, _, _ = strings.Cut(group, "\n")
+		list = append(list, example{name: filepath.Base(filepath.Dir(project)), group: strings.TrimSpace(group)})
+	}
+	return list
 }
 
 // checkout returns the root of this checkout, the module this package belongs to.
@@ -29,10 +54,21 @@ func checkout(t *testing.T) string {
 }
 
 // run runs a command in dir, with env added to the test's environment, and returns its
-// standard output. The test fails, with everything the command wrote, if it does.
+// standard output. The test fails, with everything the command wrote, if it does. A
+// command still running a minute before the test binary times out is killed, so that
+// the failure shows its output rather than a goroutine dump; so is one that exits but
+// leaves a process behind holding its output open, such as a control plane a test
+// failed to stop.
 func run(t *testing.T, dir string, env []string, name string, args ...string) string {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), name, args...)
+	ctx := t.Context()
+	if deadline, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline.Add(-time.Minute))
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.WaitDelay = 10 * time.Second
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var stderr strings.Builder
@@ -48,9 +84,16 @@ func run(t *testing.T, dir string, env []string, name string, args ...string) st
 // what builds here builds for anyone.
 var goEnv = []string{"GOWORK=off", "GOTOOLCHAIN=local"}
 
-// tool runs one of the build tools pinned in hack/tools, as the Makefile does.
-func tool(t *testing.T, root, dir string, env []string, args ...string) string {
+// goFlags let the go command add the requirements a new module lacks, as a user's first
+// build would. -trimpath keeps the module cache's location out of what is compiled, so
+// that the dependencies, compiled once, serve every test here and every later run, also
+// from the module cache of its own that TestModuleInstallsWithGoGet uses.
+const goFlags = "GOFLAGS=-mod=mod -modcacherw -trimpath"
+
+// tool runs, in dir, one of the build tools that the checkout in root pins in hack/tools,
+// as the Makefile does.
+func tool(t *testing.T, root, dir string, args ...string) string {
 	t.Helper()
 	modfile := filepath.Join(root, "hack", "tools", "go.mod")
-	return run(t, dir, append(env, goEnv...), "go", append([]string{"tool", "-modfile=" + modfile}, args...)...)
+	return run(t, dir, goEnv, "go", append([]string{"tool", "-modfile=" + modfile}, args...)...)
 }

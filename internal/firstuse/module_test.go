@@ -26,14 +26,13 @@ func TestModuleInstallsWithGoGet(t *testing.T) {
 
 	// The dependencies come from the module cache, served as a proxy too, so that the test
 	// needs no network. A module cache of its own keeps the made-up release out of the
-	// user's; -trimpath lets the build cache serve the dependencies from one run to the next
-	// even so.
+	// user's.
 	cache := strings.TrimSpace(run(t, root, goEnv, "go", "env", "GOMODCACHE"))
 	env := append([]string{
 		"GOPROXY=" + fileURL(proxy) + "," + fileURL(filepath.Join(cache, "cache", "download")),
 		"GOMODCACHE=" + filepath.Join(t.TempDir(), "mod"),
-		"GOFLAGS=-mod=mod -modcacherw -trimpath",
 		"GOSUMDB=off",
+		goFlags,
 	}, goEnv...)
 
 	app := t.TempDir()

@@ -1,0 +1,114 @@
+// Report turns the output of `go test -json` into the reliability report: it passes the
+// tests' own output through and ends with one line, "N scenarios, N passed, N failed".
+// It exits 1 if a scenario failed.
+//
+// A scenario is a top-level test or fuzz target; subtests count towards their parent. A
+// scenario passes when it reports a pass, so one that was skipped, or never finished
+// because its test binary died, has failed. A package that fails with no failed
+// scenario of its own (it did not build, say) counts as one failed scenario more.
+//
+//	go test -json ./examples/reliability -args -full | go run ./examples/reliability/report
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+func main() {
+	tally, err := summarize(os.Stdin, os.Stdout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "report:", err)
+		os.Exit(2)
+	}
+	fmt.Println(tally)
+	if tally.failed > 0 {
+		os.Exit(1)
+	}
+}
+
+// event is a line of `go test -json` (see `go doc test2json`).
+type event struct {
+	Action  string
+	Package string
+	Test    string
+	Output  string
+}
+
+// tally counts scenarios by how they ended.
+type tally struct {
+	scenarios, passed, failed int
+}
+
+func (t tally) String() string {
+	return fmt.Sprintf("%d scenarios, %d passed, %d failed", t.scenarios, t.passed, t.failed)
+}
+
+// summarize reads events from in, copies their output to out, and counts the scenarios.
+// Lines that are not events, such as a compiler's complaints, are copied as they are.
+func summarize(in io.Reader, out io.Writer) (tally, error) {
+	type scenario struct{ pkg, test string }
+	var (
+		order   []scenario            // as they started
+		started = map[scenario]bool{} // the scenarios seen
+		passed  = map[scenario]bool{} // those that passed
+		failing = map[string]bool{}   // packages with a failed scenario
+		broken  = map[string]bool{}   // packages that failed
+		lines   = bufio.NewScanner(in)
+	)
+	lines.Buffer(make([]byte, 1<<20), 1<<20)
+	for lines.Scan() {
+		var e event
+		if err := json.Unmarshal(lines.Bytes(), &e); err != nil || e.Action == "" {
+			fmt.Fprintln(out, lines.Text())
+			continue
+		}
+		if _, err := io.WriteString(out, e.Output); err != nil {
+			return tally{}, err
+		}
+		s := scenario{e.Package, e.Test}
+		switch {
+		case e.Test == "":
+			if e.Action == "fail" {
+				broken[e.Package] = true
+			}
+		case strings.Contains(e.Test, "/"): // a subtest
+		case !started[s]:
+			started[s] = true
+			order = append(order, s)
+			fallthrough
+		default:
+			switch e.Action {
+			case "pass":
+				passed[s] = true
+			case "fail":
+				failing[e.Package] = true
+			}
+		}
+	}
+	if err := lines.Err(); err != nil {
+		return tally{}, err
+	}
+
+	var t tally
+	for _, s := range order {
+		t.scenarios++
+		if passed[s] {
+			t.passed++
+		} else {
+			t.failed++
+			failing[s.pkg] = true
+		}
+	}
+	for pkg := range broken {
+		if !failing[pkg] {
+			t.scenarios++
+			t.failed++
+		}
+	}
+	return t, nil
+}
