@@ -18,11 +18,14 @@ const (
 	chartHeight = 370
 )
 
-// The look of each implementation's line.
-var styles = map[string]string{
-	bare:    `stroke="#777777" stroke-dasharray="5 4"`,
-	seeded:  `stroke="#d95f02"`,
-	library: `stroke="#1b7f9e"`,
+// The colour of each implementation's line; the bare pipeline's, a limit, is dashed.
+var colours = map[string]string{bare: "#777777", seeded: "#d95f02", library: "#1b7f9e"}
+
+func lineStyle(impl string) string {
+	if impl == bare {
+		return fmt.Sprintf(`stroke=%q stroke-dasharray="5 4"`, colours[impl])
+	}
+	return fmt.Sprintf(`stroke=%q`, colours[impl])
 }
 
 // chart draws, as SVG, the convergence time of every implementation against N, one panel
@@ -53,7 +56,7 @@ func chart(results []result) []byte {
 	for i, impl := range implementations {
 		x := chartLeft + i*170
 		y := chartHeight - 22
-		fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke-width="2.5" %s/>`+"\n", x, y-4, x+30, y-4, styles[impl])
+		fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke-width="2.5" %s/>`+"\n", x, y-4, x+30, y-4, lineStyle(impl))
 		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`+"\n", x+38, y, impl)
 	}
 	b.WriteString("</svg>\n")
@@ -92,10 +95,10 @@ func panel(b *bytes.Buffer, left int, title string, results []result) {
 		if len(points) == 0 {
 			continue
 		}
-		fmt.Fprintf(b, `<polyline points="%s" fill="none" stroke-width="2" %s/>`+"\n", strings.Join(points, " "), styles[impl])
+		fmt.Fprintf(b, `<polyline points="%s" fill="none" stroke-width="2" %s/>`+"\n", strings.Join(points, " "), lineStyle(impl))
 		for _, p := range points {
 			cx, cy, _ := strings.Cut(p, ",")
-			fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="3" fill="white" stroke-width="2" %s/>`+"\n", cx, cy, styles[impl])
+			fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="3" fill="white" stroke-width="2" stroke=%q/>`+"\n", cx, cy, colours[impl])
 		}
 	}
 }

@@ -110,11 +110,14 @@ func (o *observer) isConverged(name string) bool {
 	return o.children[name] && (o.bare || o.objects[name])
 }
 
-// wait returns when every object converged, or an error when timeout passes first.
-func (o *observer) wait(timeout time.Duration) (time.Time, error) {
+// wait returns when every object converged, or an error when timeout passes or ctx ends
+// first.
+func (o *observer) wait(ctx context.Context, timeout time.Duration) (time.Time, error) {
 	select {
 	case <-o.done:
 		return o.at, nil
+	case <-ctx.Done():
+		return time.Time{}, ctx.Err()
 	case <-time.After(timeout):
 		o.mu.Lock()
 		defer o.mu.Unlock()

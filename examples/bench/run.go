@@ -62,8 +62,8 @@ type measurement struct {
 	ResyncReads      float64 `json:"resyncReads"`
 	ResyncReconciles float64 `json:"resyncReconciles"`
 	ResyncConflicts  float64 `json:"resyncConflicts"`
-	// HeapPerObject is the live heap of the restarted manager, less that of the same
-	// manager over no object, per object, in bytes.
+	// HeapPerObject is the live heap the restarted manager holds, less what the same
+	// manager holds over no object, per object, in bytes.
 	HeapPerObject float64 `json:"heapBytesPerObject"`
 }
 
@@ -115,12 +115,13 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 		op = r.kind.seed
 	}
 
-	// The first manager: the heap it needs with no object, then the convergence.
+	// The first manager: the heap it adds over no object, then the convergence.
+	before := liveHeap()
 	mgr, err := startManager(ctx, cfg, scheme, r.kind, op, r.workers)
 	if err != nil {
 		return m, err
 	}
-	base := liveHeap()
+	fixed := liveHeap() - before
 	requests.Reset()
 	conflicts.reset()
 	reconciled := reconciles()
@@ -134,7 +135,9 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 		return m, err
 	}
 
-	// The second manager over the converged objects: the resync, then the heap.
+	// The second manager over the converged objects: the resync, then the heap it adds
+	// over the first, per object. Each heap is the difference of two readings taken
+	// moments apart, so that what earlier runs left in the process cancels out.
 	requests.Reset()
 	conflicts.reset()
 	reconciled, stale := reconciles(), activity()
@@ -149,8 +152,12 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 	m.Resync = drained.Sub(start).Seconds()
 	m.ResyncWrites, m.ResyncReads, m.ResyncConflicts = float64(requests.Writes()), float64(requests.Reads()), conflicts.count()
 	m.ResyncReconciles = reconciles() - reconciled
-	m.HeapPerObject = (float64(liveHeap()) - float64(base)) / float64(r.n)
-	return m, mgr.stop()
+	full := liveHeap()
+	if err := mgr.stop(); err != nil {
+		return m, err
+	}
+	m.HeapPerObject = (float64(full) - float64(liveHeap()) - float64(fixed)) / float64(r.n)
+	return m, nil
 }
 
 // converge creates n objects with newObject and returns how many seconds passed until
@@ -174,7 +181,7 @@ func (r run) converge(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.
 		return 0, err
 	}
 	// Generous: a run that does not converge in this time is broken, not slow.
-	done, err := obs.wait(5*time.Minute + time.Duration(r.n)*time.Second)
+	done, err := obs.wait(ctx, 5*time.Minute+time.Duration(r.n)*time.Second)
 	if err != nil {
 		return 0, fmt.Errorf("%s %s did not converge: %w", r.kind.name, r.impl, err)
 	}

@@ -30,6 +30,7 @@ func TestOperatorsSurviveCrashesAtAnyMoment(t *testing.T) {
 		configs[op] = created.wrap(op.config(t))
 	}
 	batch := max(1, s.objects/s.crashes)
+	crashes := map[string]int{} // by operator, those that came before it had converged
 	podCrashes := 0
 	for life := range s.crashes {
 		// Every life of the operators finds work: new objects, and new sizes for some.
@@ -46,11 +47,12 @@ func TestOperatorsSurviveCrashesAtAnyMoment(t *testing.T) {
 			p := &plug{trigger: afterWrites(1 + random.IntN(4*batch))}
 			if op == atOperator && life%2 == 0 {
 				// Between the pod that runs the command and the status that records it.
-				p.trigger, podCrashes = podCreated, podCrashes+1
+				p.trigger = podCreated
 			}
 			plugs = append(plugs, p)
 			managers = append(managers, op.start(t, p.wrap(configs[op]), ns))
 		}
+		// Until every operator has crashed, or has nothing left to do.
 		await(t, s.limit, func(ctx context.Context) error {
 			for _, p := range plugs {
 				if !p.isPulled() {
@@ -60,10 +62,15 @@ func TestOperatorsSurviveCrashesAtAnyMoment(t *testing.T) {
 			return nil
 		})
 		for i, m := range managers {
+			if plugs[i].isPulled() {
+				crashes[operators[i].name]++
+				if operators[i] == atOperator && life%2 == 0 {
+					podCrashes++
+				}
+			}
 			plugs[i].pull()
 			m.Stop()
 		}
-		t.Logf("DEBUG life %d over", life)
 	}
 
 	for _, op := range operators {
@@ -71,8 +78,8 @@ func TestOperatorsSurviveCrashesAtAnyMoment(t *testing.T) {
 	}
 	await(t, s.limit, func(ctx context.Context) error { return converged(ctx, admin, ns, operators...) })
 	pods := created.check(t)
-	t.Logf("%d crashes of each operator, %d of the At operator's right after it created a pod; %d objects of each kind converged, %d At pods created",
-		s.crashes, podCrashes, batch*s.crashes, pods)
+	t.Logf("%d lives of each operator, crashed in the middle of their work %v times, the At operator %d times right after it created a pod; %d objects of each kind converged, %d At pods created",
+		s.crashes, crashes, podCrashes, batch*s.crashes, pods)
 }
 
 // afterWrites triggers after n writes the API server accepted.

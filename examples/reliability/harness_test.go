@@ -312,19 +312,26 @@ func (l *lostReplies) wrap(cfg *rest.Config) *rest.Config {
 	})
 }
 
-// stumble fails the first n writes of resource with an internal error before they reach
-// the server, so that reconciles fail and the operator records events about them.
+// stumble fails the first n writes of each object of resource with an internal error
+// before they reach the server, so that its reconciles fail and the operator records
+// events about them: one, and then a series.
 func stumble(cfg *rest.Config, resource string, n int) *rest.Config {
 	var mu sync.Mutex
+	failed := map[string]int{}
 	return intercept(cfg, func(req *http.Request, next http.RoundTripper) (*http.Response, error) {
-		if c := classify(req); c.write() && c.resource == resource {
-			mu.Lock()
-			fail := n > 0
-			n--
-			mu.Unlock()
-			if fail {
-				return answer(req, http.StatusInternalServerError, metav1.StatusReasonInternalError, "the test stumbled"), nil
-			}
+		c := classify(req)
+		if !c.write() || c.resource != resource {
+			return next.RoundTrip(req)
+		}
+		if c.name == "" {
+			c.name = nameIn(&req.Body)
+		}
+		mu.Lock()
+		fail := failed[c.name] < n
+		failed[c.name]++
+		mu.Unlock()
+		if fail {
+			return answer(req, http.StatusInternalServerError, metav1.StatusReasonInternalError, "the test stumbled"), nil
 		}
 		return next.RoundTrip(req)
 	})

@@ -25,8 +25,12 @@ import (
 func TestSchemasRejectInvalidSpecs(t *testing.T) {
 	admin := cp.Client(t, scheme)
 	ns := cp.Namespace(t)
-	memcached := func(spec map[string]any) *unstructured.Unstructured { return custom(ns, "cache.example.com", "Memcached", spec) }
-	podset := func(spec map[string]any) *unstructured.Unstructured { return custom(ns, "apps.example.com", "PodSet", spec) }
+	memcached := func(spec map[string]any) *unstructured.Unstructured {
+		return custom(ns, "cache.example.com", "Memcached", spec)
+	}
+	podset := func(spec map[string]any) *unstructured.Unstructured {
+		return custom(ns, "apps.example.com", "PodSet", spec)
+	}
 	at := func(schedule any, command any) *unstructured.Unstructured {
 		spec := map[string]any{"schedule": schedule, "command": command}
 		for k, v := range spec {

@@ -16,67 +16,98 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// A grant is one verb of one rule of a role: the smallest permission there is to take away.
+// A grant is a rule of a role, or one verb of it.
 type grant struct {
 	rule int
-	verb string
+	verb string // empty for the whole rule
 }
 
 func (g grant) in(role *rbacv1.ClusterRole) string {
 	r := role.Rules[g.rule]
-	return g.verb + " " + strings.Join(r.Resources, ",")
+	verbs := strings.Join(r.Verbs, ",")
+	if g.verb != "" {
+		verbs = g.verb
+	}
+	return verbs + " " + strings.Join(r.Resources, ",")
 }
 
-// without returns role with the grant taken away, and with the rule gone if that was its
-// last verb.
+// without returns role with the grant taken away; a rule left with no verb goes too.
 func (g grant) without(role *rbacv1.ClusterRole) *rbacv1.ClusterRole {
 	reduced := role.DeepCopy()
 	rule := &reduced.Rules[g.rule]
-	rule.Verbs = slices.DeleteFunc(rule.Verbs, func(v string) bool { return v == g.verb })
+	rule.Verbs = slices.DeleteFunc(rule.Verbs, func(v string) bool { return g.verb == "" || v == g.verb })
 	if len(rule.Verbs) == 0 {
 		reduced.Rules = slices.Delete(reduced.Rules, g.rule, g.rule+1)
 	}
 	return reduced
 }
 
+// grants returns every rule of the operator's role and, in the full pass, every verb of a
+// rule with several.
+func (op *operator) grants() []grant {
+	var grants []grant
+	for i, rule := range op.role.Rules {
+		grants = append(grants, grant{rule: i})
+		for _, verb := range rule.Verbs {
+			if *full && len(rule.Verbs) > 1 {
+				grants = append(grants, grant{rule: i, verb: verb})
+			}
+		}
+	}
+	return grants
+}
+
+// unneeded says why the operator may do all its work here without the grant, or is empty
+// if it may not.
+func (op *operator) unneeded(g grant) string {
+	rule := op.role.Rules[g.rule]
+	switch {
+	case slices.ContainsFunc(rule.Resources, func(r string) bool { return strings.HasSuffix(r, "/finalizers") }):
+		return "needed only where the API server runs the OwnerReferencesPermissionEnforcement admission plugin, to set blockOwnerDeletion; the test API server does not"
+	case g.verb == "list":
+		return "informers fill their caches with a streaming watch list here; a client or API server without WatchList needs list"
+	case g.verb == "get" && (slices.Contains(rule.Resources, op.name+"s") || op.child != "pods" && slices.Contains(rule.Resources, "pods")):
+		return "the operator reads these from its cache only; get comes with list and watch by convention"
+	}
+	return ""
+}
+
 func TestEveryPermissionOfEachGeneratedRoleIsNeeded(t *testing.T) {
 	s := sized()
 	admin := cp.Client(t, scheme)
 	for _, op := range operators {
-		for i, rule := range op.role.Rules {
-			for _, verb := range rule.Verbs {
-				g := grant{rule: i, verb: verb}
-				t.Run(op.name+" without "+g.in(&op.role), func(t *testing.T) {
-					if slices.ContainsFunc(rule.Resources, func(r string) bool { return strings.HasSuffix(r, "/finalizers") }) {
-						// The OwnerReferencesPermissionEnforcement admission plugin asks for it, to
-						// set blockOwnerDeletion; the test API server does not run that plugin.
-						t.Skip("needed only where the API server enforces owner reference permissions")
-					}
-					role := g.without(&op.role)
-					role.ObjectMeta = metav1.ObjectMeta{Name: fmt.Sprintf("%s-without-%d-%s", op.name, i, verb)}
-					if err := admin.Create(t.Context(), role); err != nil {
-						t.Fatal(err)
-					}
-					t.Cleanup(func() { _ = admin.Delete(context.Background(), role) })
-					ns := cp.RestrictedNamespace(t)
+		for _, g := range op.grants() {
+			t.Run(op.name+" without "+g.in(&op.role), func(t *testing.T) {
+				role := g.without(&op.role)
+				role.ObjectMeta = metav1.ObjectMeta{Name: fmt.Sprintf("%s-without-%d-%s", op.name, g.rule, g.verb)}
+				if err := admin.Create(t.Context(), role); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = admin.Delete(context.Background(), role) })
+				ns := cp.RestrictedNamespace(t)
 
-					var refused denials
-					cfg := stumble(refused.wrap(cp.ConfigFor(t, role.Name, role.Name)), op.child, 2)
-					op.start(t, cfg, ns)
-					op.create(t, admin, ns, op.name, 2)
-					// Either the operator is refused something, or it gets all its work done,
-					// events included, without the permission.
-					await(t, s.limit, func(ctx context.Context) error {
-						if len(refused.list()) > 0 {
-							return nil
-						}
-						return errors.Join(converged(ctx, admin, ns, op), eventSeries(ctx, admin, ns))
-					})
-					if len(refused.list()) == 0 {
-						t.Errorf("the operator did all its work without %s: the role grants more than it needs", g.in(&op.role))
+				var refused denials
+				// Two failed writes of each child make a reconcile error event, and then a
+				// series of them: every permission the operator has is put to use.
+				cfg := stumble(refused.wrap(cp.ConfigFor(t, role.Name, role.Name)), op.child, 2)
+				op.start(t, cfg, ns)
+				op.create(t, admin, ns, op.name, 2)
+				// Either the operator is refused something, or it gets all its work done,
+				// events included, without the grant.
+				await(t, s.limit, func(ctx context.Context) error {
+					if len(refused.list()) > 0 {
+						return nil
 					}
+					return errors.Join(converged(ctx, admin, ns, op), eventSeries(ctx, admin, ns))
 				})
-			}
+				switch why := op.unneeded(g); {
+				case len(refused.list()) > 0:
+				case why != "":
+					t.Skip("not needed here: " + why)
+				default:
+					t.Errorf("the operator did all its work without %s: the role grants more than it needs", g.in(&op.role))
+				}
+			})
 		}
 	}
 }

@@ -102,6 +102,9 @@ func (r *at) running(ctx context.Context, at *cnatv1alpha1.At) (string, requeue.
 			r.conditions.False(at, Succeeded, "PodNameTaken", "%v: delete it or rename this At", err)
 			return "", requeue.After(foreignRecheck)
 		case err != nil:
+			// Said on the At too: a pod the cluster refuses (a quota, an admission policy)
+			// is retried, but only a person can fix what refuses it.
+			r.conditions.Unknown(at, Succeeded, "PodNotCreated", "creating pod %s: %v", at.Name, err)
 			return "", requeue.Retry(err)
 		}
 		at.Status.PodName, pod = created.Name, created
