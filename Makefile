@@ -91,7 +91,8 @@ FUZZTIME ?= 20s
 
 .PHONY: test-reliability
 test-reliability: controlplane ## Run the reliability scenarios at full size and the fuzzers briefly; end with "N scenarios, N passed, N failed".
+	@$(GO) build -o bin/reliability-report ./examples/reliability/report
 	@{ $(GO) test -race -json -timeout 30m ./examples/reliability -args -full || true; \
 	   for target in conditions:FuzzSet requeue:FuzzParseTime requeue:FuzzCronNext; do \
 	     $(GO) test -json -run '^$$' -fuzz "^$${target#*:}$$" -fuzztime $(FUZZTIME) ./$${target%%:*} || true; \
-	   done; } | $(GO) run ./examples/reliability/report
+	   done; } | bin/reliability-report

@@ -35,7 +35,8 @@ type observer struct {
 // cache has synced. want objects must converge; bare says the children have no owners.
 func observe(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, namespace string, k *kind, bare bool, want int) (*observer, error) {
 	ctx, stop := context.WithCancel(ctx)
-	o := &observer{kind: k, bare: bare, want: want, objects: map[string]bool{}, children: map[string]bool{}, done: make(chan struct{}), stop: stop}
+	o := newObserver(k, bare, want)
+	o.stop = stop
 	c, err := cache.New(cfg, cache.Options{
 		Scheme:            scheme,
 		DefaultNamespaces: map[string]cache.Config{namespace: {}},
@@ -72,6 +73,11 @@ func observe(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, name
 		return nil, fmt.Errorf("the observer's cache did not sync")
 	}
 	return o, nil
+}
+
+// newObserver returns an observer of no object yet, watching nothing.
+func newObserver(k *kind, bare bool, want int) *observer {
+	return &observer{kind: k, bare: bare, want: want, objects: map[string]bool{}, children: map[string]bool{}, done: make(chan struct{}), stop: func() {}}
 }
 
 func (o *observer) object(obj client.Object) {

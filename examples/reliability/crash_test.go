@@ -30,7 +30,7 @@ func TestOperatorsSurviveCrashesAtAnyMoment(t *testing.T) {
 		configs[op] = created.wrap(op.config(t))
 	}
 	batch := max(1, s.objects/s.crashes)
-	crashes := map[string]int{} // by operator, those that came before it had converged
+	crashes := map[string]int{} // by operator: the lives that ended before its work did
 	podCrashes := 0
 	for life := range s.crashes {
 		// Every life of the operators finds work: new objects, and new sizes for some.
@@ -101,22 +101,21 @@ func podCreated(c call, r *http.Response) bool {
 func resize(t *testing.T, c client.Client, ns string, life int) {
 	t.Helper()
 	mc := &memcachedv1alpha1.Memcached{}
+	edit(t, c, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("memcached-%d-0", life)}, mc, func() { mc.Spec.Size = mc.Spec.Size%3 + 1 })
 	ps := &podsetv1alpha1.PodSet{}
-	for _, r := range []struct {
-		obj    client.Object
-		change func()
-	}{
-		{mc, func() { mc.Spec.Size = mc.Spec.Size%3 + 1 }},
-		{ps, func() { ps.Spec.Size = ps.Spec.Size%3 + 1 }},
-	} {
-		kind := map[client.Object]string{mc: "memcached", ps: "podset"}[r.obj]
-		if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("%s-%d-0", kind, life)}, r.obj); err != nil {
-			t.Fatal(err)
-		}
-		before := r.obj.DeepCopyObject().(client.Object)
-		r.change()
-		if err := c.Patch(t.Context(), r.obj, client.MergeFrom(before)); err != nil {
-			t.Fatal(err)
-		}
+	edit(t, c, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("podset-%d-0", life)}, ps, func() { ps.Spec.Size = ps.Spec.Size%3 + 1 })
+}
+
+// edit reads the object at key into obj, changes it and patches it, whatever changed in
+// the meantime.
+func edit(t *testing.T, c client.Client, key client.ObjectKey, obj client.Object, change func()) {
+	t.Helper()
+	if err := c.Get(t.Context(), key, obj); err != nil {
+		t.Fatal(err)
+	}
+	before := obj.DeepCopyObject().(client.Object)
+	change()
+	if err := c.Patch(t.Context(), obj, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	atv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
@@ -68,6 +69,7 @@ func TestDeletionAtEveryPhaseLeavesNothingBehind(t *testing.T) {
 		}
 	)
 
+	foreground := client.PropagationPolicy(metav1.DeletePropagationForeground)
 	cases := []struct {
 		op     *operator
 		when   string
@@ -77,17 +79,17 @@ func TestDeletionAtEveryPhaseLeavesNothingBehind(t *testing.T) {
 		{memcachedOperator, "while its Deployment is being created", whileCreatingChild, ""},
 		{memcachedOperator, "while its Deployment rolls out", onceChildCreated, ""},
 		{memcachedOperator, "once Available", onceConverged, ""},
-		{memcachedOperator, "once Available, in the foreground", onceConverged, client.PropagationPolicy("Foreground")},
+		{memcachedOperator, "once Available, in the foreground", onceConverged, foreground},
 		{podsetOperator, "while its Deployment is being created", whileCreatingChild, ""},
 		{podsetOperator, "while its Deployment rolls out", onceChildCreated, ""},
 		{podsetOperator, "once Available", onceConverged, ""},
-		{podsetOperator, "once Available, in the foreground", onceConverged, client.PropagationPolicy("Foreground")},
+		{podsetOperator, "once Available, in the foreground", onceConverged, foreground},
 		{atOperator, "while PENDING", whilePending, ""},
 		{atOperator, "while its pod is being created", whileCreatingChild, ""},
 		{atOperator, "once its pod exists, before RUNNING is recorded", onceChildCreated, ""},
 		{atOperator, "once RUNNING is recorded", onceRunningIsRecorded, ""},
 		{atOperator, "once DONE", onceConverged, ""},
-		{atOperator, "once DONE, in the foreground", onceConverged, client.PropagationPolicy("Foreground")},
+		{atOperator, "once DONE, in the foreground", onceConverged, foreground},
 	}
 
 	var created ledger

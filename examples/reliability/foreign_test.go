@@ -36,20 +36,23 @@ func TestForeignObjectsAreLeftAloneAndReported(t *testing.T) {
 	if err := admin.Create(t.Context(), someone); err != nil {
 		t.Fatal(err)
 	}
-	owners := map[string][]metav1.OwnerReference{
-		"orphan": nil,
-		"owned":  {{APIVersion: "v1", Kind: "ConfigMap", Name: someone.Name, UID: someone.UID, Controller: ptr.To(true)}},
+	owners := []struct {
+		suffix string
+		refs   []metav1.OwnerReference
+	}{
+		{"orphan", nil},
+		{"owned", []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: someone.Name, UID: someone.UID, Controller: ptr.To(true)}}},
 	}
 
 	var foreigners []foreigner
-	for suffix, refs := range owners {
+	for _, o := range owners {
 		foreigners = append(foreigners,
-			foreigner{memcachedOperator, foreignDeployment(ns, "memcached-"+suffix, refs), conditions.Degraded, "DeploymentNotOwned"},
-			foreigner{podsetOperator, foreignDeployment(ns, "podset-"+suffix, refs), conditions.Degraded, "DeploymentNotOwned"},
+			foreigner{memcachedOperator, foreignDeployment(ns, "memcached-"+o.suffix, o.refs), conditions.Degraded, "DeploymentNotOwned"},
+			foreigner{podsetOperator, foreignDeployment(ns, "podset-"+o.suffix, o.refs), conditions.Degraded, "DeploymentNotOwned"},
 			// The At operator caches only the pods it labels as its own: a foreign pod
 			// may carry those labels or not.
-			foreigner{atOperator, foreignPod(ns, "at-labelled-"+suffix, refs, atPodLabels), at.Succeeded, "PodNameTaken"},
-			foreigner{atOperator, foreignPod(ns, "at-unlabelled-"+suffix, refs, nil), at.Succeeded, "PodNameTaken"},
+			foreigner{atOperator, foreignPod(ns, "at-labelled-"+o.suffix, o.refs, atPodLabels), at.Succeeded, "PodNameTaken"},
+			foreigner{atOperator, foreignPod(ns, "at-unlabelled-"+o.suffix, o.refs, nil), at.Succeeded, "PodNameTaken"},
 		)
 	}
 	for _, f := range foreigners {

@@ -426,12 +426,3 @@ func reconciles(controller string) float64 {
 	}
 	return total
 }
-
-// describe lists calls for a failure message.
-func describe(calls []call) string {
-	var b strings.Builder
-	for _, c := range calls {
-		fmt.Fprintf(&b, "\n\t%s %s %s", c.verb, c.resource, c.name)
-	}
-	return b.String()
-}

@@ -19,19 +19,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
+	at "github.com/reconcilekit/reconcilekit/examples/at"
 	"github.com/reconcilekit/reconcilekit/requeue"
 )
 
 func TestSchemasRejectInvalidSpecs(t *testing.T) {
 	admin := cp.Client(t, scheme)
 	ns := cp.Namespace(t)
-	memcached := func(spec map[string]any) *unstructured.Unstructured {
+	aMemcached := func(spec map[string]any) *unstructured.Unstructured {
 		return custom(ns, "cache.example.com", "Memcached", spec)
 	}
-	podset := func(spec map[string]any) *unstructured.Unstructured {
+	aPodSet := func(spec map[string]any) *unstructured.Unstructured {
 		return custom(ns, "apps.example.com", "PodSet", spec)
 	}
-	at := func(schedule any, command any) *unstructured.Unstructured {
+	anAt := func(schedule, command any) *unstructured.Unstructured {
 		spec := map[string]any{"schedule": schedule, "command": command}
 		for k, v := range spec {
 			if v == nil {
@@ -48,32 +49,32 @@ func TestSchemasRejectInvalidSpecs(t *testing.T) {
 		// it must accept.
 		field string
 	}{
-		{"a Memcached of size 0 is refused", memcached(map[string]any{"size": 0}), "spec.size"},
-		{"a Memcached of size 4 is refused", memcached(map[string]any{"size": 4}), "spec.size"},
-		{"a Memcached of size -1 is refused", memcached(map[string]any{"size": -1}), "spec.size"},
-		{"a Memcached of size three is refused", memcached(map[string]any{"size": "three"}), "spec.size"},
-		{"a Memcached without a size is refused", memcached(map[string]any{}), "spec.size"},
-		{"a Memcached on port 0 is refused", memcached(map[string]any{"size": 1, "containerPort": 0}), "spec.containerPort"},
-		{"a Memcached on port 65536 is refused", memcached(map[string]any{"size": 1, "containerPort": 65536}), "spec.containerPort"},
-		{"a Memcached of size 1 on the default port is accepted", memcached(map[string]any{"size": 1}), ""},
-		{"a Memcached of size 3 on port 65535 is accepted", memcached(map[string]any{"size": 3, "containerPort": 65535}), ""},
-		{"a PodSet of size -1 is refused", podset(map[string]any{"size": -1}), "spec.size"},
-		{"a PodSet of size 101 is refused", podset(map[string]any{"size": 101}), "spec.size"},
-		{"a PodSet of size 0 is accepted", podset(map[string]any{"size": 0}), ""},
-		{"a PodSet of size 100 is accepted", podset(map[string]any{"size": 100}), ""},
-		{"an At with an empty command is refused", at("2030-01-02T15:04:05Z", ""), "spec.command"},
-		{"an At without a command is refused", at("2030-01-02T15:04:05Z", nil), "spec.command"},
-		{"an At without a schedule is refused", at(nil, "date"), "spec.schedule"},
-		{"an At scheduled tomorrow is refused", at("tomorrow", "date"), "spec.schedule"},
-		{"an At with an empty schedule is refused", at("", "date"), "spec.schedule"},
-		{"an At scheduled in another time zone is refused", at("2030-01-02T15:04:05+01:00", "date"), "spec.schedule"},
-		{"an At scheduled without a T is refused", at("2030-01-02 15:04:05Z", "date"), "spec.schedule"},
-		{"an At scheduled in lower case is refused", at("2030-01-02t15:04:05z", "date"), "spec.schedule"},
-		{"an At scheduled in month 13 is refused", at("2030-13-02T15:04:05Z", "date"), "spec.schedule"},
-		{"an At scheduled at 25 o'clock is refused", at("2030-01-02T25:04:05Z", "date"), "spec.schedule"},
-		{"an At scheduled as a number is refused", at(1893596645, "date"), "spec.schedule"},
-		{"an At scheduled in UTC is accepted", at("2030-01-02T15:04:05Z", "date"), ""},
-		{"an At scheduled to the fraction of a second is accepted", at("2030-01-02T15:04:05.25Z", "date"), ""},
+		{"a Memcached of size 0 is refused", aMemcached(map[string]any{"size": 0}), "spec.size"},
+		{"a Memcached of size 4 is refused", aMemcached(map[string]any{"size": 4}), "spec.size"},
+		{"a Memcached of size -1 is refused", aMemcached(map[string]any{"size": -1}), "spec.size"},
+		{"a Memcached of size three is refused", aMemcached(map[string]any{"size": "three"}), "spec.size"},
+		{"a Memcached without a size is refused", aMemcached(map[string]any{}), "spec.size"},
+		{"a Memcached on port 0 is refused", aMemcached(map[string]any{"size": 1, "containerPort": 0}), "spec.containerPort"},
+		{"a Memcached on port 65536 is refused", aMemcached(map[string]any{"size": 1, "containerPort": 65536}), "spec.containerPort"},
+		{"a Memcached of size 1 on the default port is accepted", aMemcached(map[string]any{"size": 1}), ""},
+		{"a Memcached of size 3 on port 65535 is accepted", aMemcached(map[string]any{"size": 3, "containerPort": 65535}), ""},
+		{"a PodSet of size -1 is refused", aPodSet(map[string]any{"size": -1}), "spec.size"},
+		{"a PodSet of size 101 is refused", aPodSet(map[string]any{"size": 101}), "spec.size"},
+		{"a PodSet of size 0 is accepted", aPodSet(map[string]any{"size": 0}), ""},
+		{"a PodSet of size 100 is accepted", aPodSet(map[string]any{"size": 100}), ""},
+		{"an At with an empty command is refused", anAt("2030-01-02T15:04:05Z", ""), "spec.command"},
+		{"an At without a command is refused", anAt("2030-01-02T15:04:05Z", nil), "spec.command"},
+		{"an At without a schedule is refused", anAt(nil, "date"), "spec.schedule"},
+		{"an At scheduled tomorrow is refused", anAt("tomorrow", "date"), "spec.schedule"},
+		{"an At with an empty schedule is refused", anAt("", "date"), "spec.schedule"},
+		{"an At scheduled in another time zone is refused", anAt("2030-01-02T15:04:05+01:00", "date"), "spec.schedule"},
+		{"an At scheduled without a T is refused", anAt("2030-01-02 15:04:05Z", "date"), "spec.schedule"},
+		{"an At scheduled in lower case is refused", anAt("2030-01-02t15:04:05z", "date"), "spec.schedule"},
+		{"an At scheduled in month 13 is refused", anAt("2030-13-02T15:04:05Z", "date"), "spec.schedule"},
+		{"an At scheduled at 25 o'clock is refused", anAt("2030-01-02T25:04:05Z", "date"), "spec.schedule"},
+		{"an At scheduled as a number is refused", anAt(1893596645, "date"), "spec.schedule"},
+		{"an At scheduled in UTC is accepted", anAt("2030-01-02T15:04:05Z", "date"), ""},
+		{"an At scheduled to the fraction of a second is accepted", anAt("2030-01-02T15:04:05.25Z", "date"), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := admin.Create(t.Context(), tc.obj, client.DryRunAll)
@@ -132,10 +133,12 @@ func TestUnservableSpecsAreReportedWithoutARetryStorm(t *testing.T) {
 	stuckPodSet := podsetOperator.object(refusing, "podset-stuck", 0)
 	refused := newAt(refusing, "refused", time.Now())
 	late := newAt(admitting, "late", longAgo)
+	failing := newAt(admitting, "failing", time.Now())
+	failing.Spec.Command = "exit 1"
 	objects := map[string][]client.Object{
 		"memcached": {stuckMemcached},
 		"podset":    {stuckPodSet},
-		"at":        {refused, late},
+		"at":        {refused, late, failing},
 	}
 	for _, objs := range objects {
 		for _, obj := range objs {
@@ -178,8 +181,9 @@ func TestUnservableSpecsAreReportedWithoutARetryStorm(t *testing.T) {
 		before[controller] = reconciles(controller)
 	}
 	time.Sleep(s.window)
-	// A retry storm is several reconciles a second; this allows one every six seconds.
-	perObject := max(5, int(math.Ceil(10*s.window.Minutes())))
+	// A retry storm is several reconciles a second; this allows one every six seconds
+	// over a minute, and ten in a shorter window, which an error's backoff can take.
+	perObject := max(10, int(math.Ceil(10*s.window.Minutes())))
 	for controller, objs := range objects {
 		n := int(reconciles(controller) - before[controller])
 		t.Logf("%s: %d reconciles of %d objects in %v", controller, n, len(objs), s.window)
@@ -191,7 +195,7 @@ func TestUnservableSpecsAreReportedWithoutARetryStorm(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		obj  client.Object
-		// says is a condition's type and reason, or a part of its message, that says why.
+		// says reports whether a condition says why, by its type and reason or its message.
 		says func(c metav1.Condition) bool
 	}{
 		{"a Memcached whose pods never start says its rollout failed", stuckMemcached, func(c metav1.Condition) bool {
@@ -202,6 +206,9 @@ func TestUnservableSpecsAreReportedWithoutARetryStorm(t *testing.T) {
 		}},
 		{"an At whose pod is refused says why", refused, func(c metav1.Condition) bool {
 			return strings.Contains(c.Message, "exceeded quota")
+		}},
+		{"an At whose command fails says so", failing, func(c metav1.Condition) bool {
+			return c.Type == at.Succeeded && c.Status == metav1.ConditionFalse && c.Reason == "CommandFailed"
 		}},
 		{"an At due long ago says so", late, func(c metav1.Condition) bool {
 			return strings.Contains(c.Message, late.Spec.Schedule)

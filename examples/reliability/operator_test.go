@@ -2,7 +2,6 @@ package reliability
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -290,9 +289,6 @@ func phaseRegressed(old, new client.Object) string {
 	return ""
 }
 
-// errConverging is what an await reports while objects are still on their way.
-var errConverging = errors.New("not converged")
-
 // converged returns nil once every object of every operator in ns has converged.
 func converged(ctx context.Context, c client.Client, ns string, ops ...*operator) error {
 	var pending []string
@@ -306,7 +302,7 @@ func converged(ctx context.Context, c client.Client, ns string, ops ...*operator
 		}
 	}
 	if len(pending) > 0 {
-		return fmt.Errorf("%w: %d objects, the first %s", errConverging, len(pending), pending[0])
+		return fmt.Errorf("%d objects have not converged, among them %s", len(pending), pending[0])
 	}
 	return nil
 }

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestMedianTakesEachFieldsMiddleValueOnItsOwn(t *testing.T) {
+	got := median([]measurement{
+		{Converge: 3, Writes: 10, HeapPerObject: 5},
+		{Converge: 1, Writes: 30, HeapPerObject: 4},
+		{Converge: 2, Writes: 20, HeapPerObject: 6},
+	})
+	want := measurement{Converge: 2, Writes: 20, HeapPerObject: 5}
+	if got != want {
+		t.Errorf("median = %+v, want %+v", got, want)
+	}
+}
+
+func TestMedianOfAnEvenCountIsTheMeanOfTheMiddleTwo(t *testing.T) {
+	got := median([]measurement{{Converge: 4}, {Converge: 1}, {Converge: 2}, {Converge: 9}})
+	if got.Converge != 3 {
+		t.Errorf("median converge = %v, want 3", got.Converge)
+	}
+}
+
+func TestSummaryReportsTheWorstKindAgainstTheSeedAndTheLimit(t *testing.T) {
+	memcached, at := kindNamed("memcached"), kindNamed("at")
+	r := &report{n: 100, kinds: []*kind{memcached, at}, medians: map[*kind]map[string]measurement{
+		memcached: {
+			bare:    {Converge: 10},
+			seeded:  {Converge: 20, Writes: 500, ResyncWrites: 100},
+			library: {Converge: 12, Writes: 300},
+		},
+		at: {
+			bare:    {Converge: 2},
+			seeded:  {Converge: 5, Writes: 400},
+			library: {Converge: 4, Writes: 300, ResyncWrites: 1},
+		},
+	}}
+	want := "summary: steady_writes=1 writes_per_object=3.00 writes_vs_seed=0.75 time_vs_seed=0.80 time_vs_limit=2.00"
+	if got := r.summary(); got != want {
+		t.Errorf("summary:\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestThePrintedTableEndsWithTheSummary(t *testing.T) {
+	memcached := kindNamed("memcached")
+	r := &report{n: 10, rounds: 1, nodes: 1, kinds: []*kind{memcached}, medians: map[*kind]map[string]measurement{
+		memcached: {bare: {Converge: 1}, seeded: {Converge: 2, Writes: 50}, library: {Converge: 1, Writes: 30}},
+	}}
+	var out bytes.Buffer
+	r.print(&out)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if last := lines[len(lines)-1]; last != r.summary() {
+		t.Errorf("the last line is %q, want the summary %q", last, r.summary())
+	}
+}
+
+func TestRecordReplacesTheResultsOfItsNAndKeepsTheOthers(t *testing.T) {
+	dir := t.TempDir()
+	results, chart := filepath.Join(dir, "results.json"), filepath.Join(dir, "chart.svg")
+	memcached := kindNamed("memcached")
+	at := func(n int, converge float64) *report {
+		return &report{n: n, rounds: 1, kinds: []*kind{memcached}, medians: map[*kind]map[string]measurement{
+			memcached: {bare: {Converge: converge}, seeded: {Converge: converge}, library: {Converge: converge}},
+		}}
+	}
+	for _, r := range []*report{at(50, 1), at(200, 2), at(50, 3)} {
+		if err := r.record(results, chart); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	data, err := os.ReadFile(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []result
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	converge := map[int]float64{}
+	for _, r := range got {
+		converge[r.N] += r.Median.Converge
+	}
+	if len(got) != 6 || converge[50] != 9 || converge[200] != 6 {
+		t.Errorf("results = %+v, want the three implementations at N=50 (converge 3) and N=200 (converge 2)", got)
+	}
+	if _, err := os.Stat(chart); err != nil {
+		t.Errorf("no chart: %v", err)
+	}
+}
+
+func TestTheChartIsWellFormedSVGWithALinePerKindAndImplementation(t *testing.T) {
+	var results []result
+	for _, k := range kinds {
+		for _, impl := range implementations {
+			for _, n := range []int{50, 200, 1000} {
+				results = append(results, result{N: n, Kind: k.name, Implementation: impl, Median: measurement{Converge: float64(n) / 20}})
+			}
+		}
+	}
+	svg := chart(results)
+
+	decoder := xml.NewDecoder(bytes.NewReader(svg))
+	lines := 0
+	for {
+		token, err := decoder.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("the chart is not well-formed XML: %v\n%s", err, svg)
+		}
+		if start, ok := token.(xml.StartElement); ok && start.Name.Local == "polyline" {
+			lines++
+		}
+	}
+	if want := len(kinds) * len(implementations); lines != want {
+		t.Errorf("the chart has %d lines, want %d", lines, want)
+	}
+}
+
+func TestNiceStepIsOneTwoOrFiveTimesAPowerOfTen(t *testing.T) {
+	for _, tc := range []struct {
+		span  float64
+		ticks int
+		want  float64
+	}{
+		{span: 1000, ticks: 4, want: 500},
+		{span: 200, ticks: 4, want: 50},
+		{span: 17, ticks: 4, want: 5},
+		{span: 3.2, ticks: 4, want: 1},
+		{span: 0, ticks: 4, want: 1},
+	} {
+		if got := niceStep(tc.span, tc.ticks); got != tc.want {
+			t.Errorf("niceStep(%v, %d) = %v, want %v", tc.span, tc.ticks, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/go-logr/logr"
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// Every implementation of every kind converges on a real cluster, and the figures the
+// benchmark reports for steady state hold: the reconcilekit operators make no request while
+// they resync, the seed-style Memcached one status update per object.
+func TestEveryImplementationConvergesAndOnlyTheSeedWritesWhileItResyncs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts nine clusters")
+	}
+	ctrl.SetLogger(logr.Discard())
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 2
+	for _, k := range kinds {
+		for _, impl := range implementations {
+			t.Run(k.name+"/"+impl, func(t *testing.T) {
+				m, err := run{kind: k, impl: impl, n: n, nodes: 1}.measure(t.Context(), root)
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case impl == library && m.ResyncWrites+m.ResyncReads > 0:
+					t.Errorf("the resync made %v writes and %v reads, want none", m.ResyncWrites, m.ResyncReads)
+				case impl == seeded && k.name == "Memcached" && m.ResyncWrites != n:
+					t.Errorf("the seed-style Memcached resync made %v writes, want one status update per object", m.ResyncWrites)
+				case impl != bare && m.ResyncReconciles < n:
+					t.Errorf("the resync reconciled %v times, want every object at least once", m.ResyncReconciles)
+				}
+			})
+		}
+	}
+}
