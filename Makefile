@@ -41,8 +41,16 @@ lint: ## gofmt, go vet and staticcheck.
 unit: controlplane ## Run the tests with the race detector and print coverage.
 	$(GO) test -race -cover -timeout 25m ./...
 
+.PHONY: fuzz
+fuzz: ## Run each fuzz target for FUZZ_BRIEF (10s) beyond its committed corpus.
+	$(GO) test -run '^$$' -fuzz '^FuzzSet$$' -fuzztime $(FUZZ_BRIEF) ./conditions
+	$(GO) test -run '^$$' -fuzz '^FuzzParseTime$$' -fuzztime $(FUZZ_BRIEF) ./requeue
+	$(GO) test -run '^$$' -fuzz '^FuzzCronNext$$' -fuzztime $(FUZZ_BRIEF) ./requeue
+
+FUZZ_BRIEF ?= 10s
+
 .PHONY: test
-test: lint verify-generated unit ## Everything CI checks.
+test: lint verify-generated unit fuzz ## Everything CI checks.
 
 .PHONY: demo
 demo: controlplane ## Run the three example operators on a local control plane until they converge (ARGS=--keep-running to stay).

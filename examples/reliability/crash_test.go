@@ -30,7 +30,7 @@ func TestOperatorsSurviveCrashesAtAnyMoment(t *testing.T) {
 		configs[op] = created.wrap(op.config(t))
 	}
 	batch := max(1, s.objects/s.crashes)
-	crashes := map[string]int{} // by operator: the lives that ended before its work did
+	crashes := map[string]int{} // by operator, the lives that ended before its work did
 	podCrashes := 0
 	for life := range s.crashes {
 		// Every life of the operators finds work: new objects, and new sizes for some.
@@ -78,8 +78,8 @@ func TestOperatorsSurviveCrashesAtAnyMoment(t *testing.T) {
 	}
 	await(t, s.limit, func(ctx context.Context) error { return converged(ctx, admin, ns, operators...) })
 	pods := created.check(t)
-	t.Logf("%d lives of each operator, crashed in the middle of their work %v times, the At operator %d times right after it created a pod; %d objects of each kind converged, %d At pods created",
-		s.crashes, crashes, podCrashes, batch*s.crashes, pods)
+	t.Logf("%d lives of each operator, ended by a crash in the middle of their work: Memcached %d, PodSet %d, At %d, %d of those right after it created a pod; %d objects of each kind converged, %d At pods created",
+		s.crashes, crashes[memcachedOperator.name], crashes[podsetOperator.name], crashes[atOperator.name], podCrashes, batch*s.crashes, pods)
 }
 
 // afterWrites triggers after n writes the API server accepted.

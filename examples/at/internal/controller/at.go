@@ -30,6 +30,8 @@ const (
 	Succeeded = "Succeeded"
 	// tolerance is how early a schedule counts as due, as in the original cnat operator.
 	tolerance = 2 * time.Second
+	// startingDeadline is how late a command may still start, after an outage say.
+	startingDeadline = 24 * time.Hour
 	// foreignRecheck is how often an At blocked by a pod it does not own looks again.
 	foreignRecheck = time.Minute
 	// managedBy labels the pods of every At, so the manager caches those pods only.
@@ -84,8 +86,16 @@ func (r *at) pending(_ context.Context, at *cnatv1alpha1.At) (string, requeue.Ou
 		r.conditions.False(at, Succeeded, "InvalidSchedule", "%v", err)
 		return "", requeue.Done()
 	}
-	if wait, due := requeue.Until(when, r.clock.Now(), tolerance); !due {
+	now := r.clock.Now()
+	if wait, due := requeue.Until(when, now, tolerance); !due {
 		return "", requeue.After(wait)
+	}
+	if late := now.Sub(when); late > startingDeadline {
+		// A command a day late is more likely to do harm than good. A new schedule (a new
+		// generation) brings the At back here.
+		r.conditions.False(at, Succeeded, "ScheduleMissed", "the schedule %s passed %s ago, more than the %s an At may start late; set a new schedule to run the command",
+			at.Spec.Schedule, late.Truncate(time.Second), startingDeadline)
+		return "", requeue.Done()
 	}
 	return cnatv1alpha1.PhaseRunning, requeue.Done()
 }
