@@ -62,8 +62,6 @@ func (op *operator) grants() []grant {
 func (op *operator) unneeded(g grant) string {
 	rule := op.role.Rules[g.rule]
 	switch {
-	case slices.ContainsFunc(rule.Resources, func(r string) bool { return strings.HasSuffix(r, "/finalizers") }):
-		return "needed only where the API server runs the OwnerReferencesPermissionEnforcement admission plugin, to set blockOwnerDeletion; the test API server does not"
 	case g.verb == "list":
 		return "informers fill their caches with a streaming watch list here; a client or API server without WatchList needs list"
 	case g.verb == "get" && (slices.Contains(rule.Resources, op.name+"s") || op.child != "pods" && slices.Contains(rule.Resources, "pods")):

@@ -116,6 +116,9 @@ func (cp *ControlPlane) startAPIServer(bin string, opts Options) error {
 		ControlPlaneStartTimeout: time.Minute,
 		ControlPlaneStopTimeout:  time.Minute,
 	}
+	// As hardened clusters do: setting blockOwnerDeletion then needs update on the owner's
+	// finalizers, so an operator's role is tested against that rule too.
+	cp.env.ControlPlane.APIServer.Configure().Append("enable-admission-plugins", "OwnerReferencesPermissionEnforcement")
 
 	var cfg *rest.Config
 	err := cp.guardChildrenDuring(func() (err error) {
