@@ -45,9 +45,9 @@ type Faults struct {
 	injected int
 }
 
-// Wrap returns a copy of cfg whose requests may fail. Wrap a Counter's config to fail
-// requests that are then counted, or the other way round to count only requests that
-// reached the server.
+// Wrap returns a copy of cfg whose requests may fail. The config wrapped last is the
+// outermost layer: Wrap a Counter's config and the Counter sees only the requests that
+// were not failed; let the Counter wrap this config instead to count failed ones too.
 func (f *Faults) Wrap(cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
