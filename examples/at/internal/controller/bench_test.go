@@ -71,7 +71,7 @@ func running(b *testing.B, reconciler func(client.Client) rtreconcile.Reconciler
 	}
 	at := &cnatv1alpha1.At{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: "job", UID: "3f9a0c2d-at", Generation: 1},
-		Spec:       cnatv1alpha1.AtSpec{Schedule: "2020-01-02T15:04:05Z", Command: "echo YAY"},
+		Spec:       cnatv1alpha1.AtSpec{Schedule: time.Now().UTC().Format(time.RFC3339), Command: "echo YAY"},
 	}
 	server := fake.NewClientBuilder().WithScheme(scheme).WithObjects(at).WithStatusSubresource(at).Build()
 	ctx, key := b.Context(), client.ObjectKeyFromObject(at)
