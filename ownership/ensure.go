@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/util/csaupgrade"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
@@ -67,8 +69,9 @@ func CreateOnly() Option { return func(o *options) { o.createOnly = true } }
 //
 // The rules, in order:
 //   - desired gets owner as its controller (see SetController for what is refused);
-//   - a missing object is created; when the cache misses it, an uncached read confirms it
-//     is missing first, so a lagging or label-filtered cache never leads to adopting it;
+//   - an object the cache does not hold is created with a plain create, which fails rather
+//     than merge into an object that exists all the same (a lagging cache, or one restricted
+//     by labels); the object is then read from the API server and the rules go on with it;
 //   - an object controlled by anyone else, or by nothing, is returned untouched with a
 //     *NotControlledError;
 //   - when the live object has every field desired sets (server defaults and fields set by
@@ -79,7 +82,8 @@ func CreateOnly() Option { return func(o *options) { o.createOnly = true } }
 //     is theirs under server-side apply; it is removed first, so the list ends as desired.
 //
 // The live object is read through c, normally the manager's cached client: in steady state
-// Ensure makes no request at all. desired itself is not modified.
+// Ensure makes no request at all, and creating an object takes one. desired itself is not
+// modified.
 func Ensure[T client.Object](ctx context.Context, c client.Client, owner client.Object, desired T, opts ...Option) (T, Result, error) {
 	o := options{fieldOwner: DefaultFieldOwner}
 	for _, opt := range opts {
@@ -103,14 +107,15 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, owner client.
 	live := want.DeepCopyObject().(T)
 	err = c.Get(ctx, key, live)
 	if apierrors.IsNotFound(err) {
-		// The cache may lag behind the API server, or not hold the object at all (a cache
-		// restricted by labels). An uncached read (the manager's client does not cache
-		// unstructured objects) tells whether it is really missing, so that nothing is
-		// created over, or adopted from, an object that exists.
-		err = readLive(ctx, c, gvk, key, live)
-		if apierrors.IsNotFound(err) {
-			created, err := create(ctx, c, want, gvk, intent, o)
-			return created, Result{Action: Created}, err
+		created := want.DeepCopyObject().(T)
+		setIntent(created, intent)
+		err = c.Create(ctx, created, client.FieldOwner(o.fieldOwner))
+		if err == nil {
+			return created, Result{Action: Created}, nil
+		}
+		if apierrors.IsAlreadyExists(err) {
+			// The manager's client does not cache unstructured objects: this read is fresh.
+			err = readLive(ctx, c, gvk, key, live)
 		}
 	}
 	if err != nil {
@@ -126,8 +131,20 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, owner client.
 		return live, Result{Action: Unchanged}, nil
 	}
 	diffs := drift(want, live)
-	if len(diffs) == 0 && live.GetAnnotations()[IntentAnnotation] == intent {
+	reshaped := live.GetAnnotations()[IntentAnnotation] != intent
+	if len(diffs) == 0 && !reshaped {
 		return live, Result{Action: Unchanged}, nil
+	}
+	if reshaped {
+		// Fields desired no longer sets may have to go. Server-side apply removes only the
+		// fields its manager owns by applying, and the create left them owned by an update:
+		// hand them over first. The cache strips managedFields, so read them fresh.
+		if err := readLive(ctx, c, gvk, key, live); err != nil {
+			return zero, Result{}, err
+		}
+		if err := takeOverCreatedFields(ctx, c, live, o.fieldOwner); err != nil {
+			return zero, Result{}, err
+		}
 	}
 	if len(diffs) == 0 {
 		diffs = []string{"the desired object changed shape (a field was added or removed)"}
@@ -151,14 +168,24 @@ func readLive(ctx context.Context, c client.Client, gvk schema.GroupVersionKind,
 	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, live)
 }
 
-// create creates want, which an uncached read has just found missing. A plain create, for
-// CreateOnly, needs no patch permission and fails with AlreadyExists (a quiet requeue in
-// reconcile) should another object have appeared since.
-func create[T client.Object](ctx context.Context, c client.Client, want T, gvk schema.GroupVersionKind, intent string, o options) (T, error) {
-	if o.createOnly {
-		return want, c.Create(ctx, want, client.FieldOwner(o.fieldOwner))
+// takeOverCreatedFields moves the fields manager owns by an update (the create) into its
+// apply entry, with a patch guarded by live's resourceVersion; live becomes the result.
+func takeOverCreatedFields(ctx context.Context, c client.Client, live client.Object, manager string) error {
+	patch, err := csaupgrade.UpgradeManagedFieldsPatch(live, sets.New(manager), manager)
+	if err != nil || patch == nil {
+		return err
 	}
-	return apply(ctx, c, want, gvk, intent, "", o)
+	return c.Patch(ctx, live, client.RawPatch(types.JSONPatchType, patch), client.FieldOwner(manager))
+}
+
+// setIntent records intent in obj's IntentAnnotation.
+func setIntent(obj client.Object, intent string) {
+	annotations := obj.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[IntentAnnotation] = intent
+	obj.SetAnnotations(annotations)
 }
 
 // hash identifies the desired object's content. JSON is the form the API server sees, so a
@@ -182,12 +209,7 @@ func apply[T client.Object](ctx context.Context, c client.Client, want T, gvk sc
 	obj := &unstructured.Unstructured{Object: applyConfiguration(u)}
 	obj.SetGroupVersionKind(gvk)
 	obj.SetUID(uid) // a precondition: a recreated object is not overwritten
-	annotations := obj.GetAnnotations()
-	if annotations == nil {
-		annotations = map[string]string{}
-	}
-	annotations[IntentAnnotation] = intent
-	obj.SetAnnotations(annotations)
+	setIntent(obj, intent)
 
 	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(o.fieldOwner), client.ForceOwnership); err != nil {
 		return zero, err

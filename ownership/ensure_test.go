@@ -155,18 +155,52 @@ func TestEnsureLeavesFieldsOthersSetAlone(t *testing.T) {
 }
 
 func TestEnsureRemovesAFieldTheDesiredObjectNoLongerSets(t *testing.T) {
-	c, _, owner := setup(t)
-	withEnv := desired(owner)
-	withEnv.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "MODE", Value: "fast"}}
-	withEnv.Annotations = map[string]string{"tier": "gold"}
-	ensure(t, c, owner, withEnv)
-
-	got, result := ensure(t, c, owner, desired(owner))
-	if result.Action != ownership.Updated {
-		t.Errorf("Action = %s, want Updated", result.Action)
+	// What happened to the object between its creation and the removal: each leaves the
+	// fields with other owners (the create's update entry, an apply entry, a drift fixer).
+	tests := map[string]func(t *testing.T, c client.Client, owner client.Object, withEnv *appsv1.Deployment){
+		"right after the create": func(*testing.T, client.Client, client.Object, *appsv1.Deployment) {},
+		"after a drift was reverted": func(t *testing.T, c client.Client, owner client.Object, withEnv *appsv1.Deployment) {
+			live := &appsv1.Deployment{}
+			if err := c.Get(t.Context(), client.ObjectKeyFromObject(withEnv), live); err != nil {
+				t.Fatal(err)
+			}
+			live.Spec.Replicas = ptr.To[int32](5)
+			if err := c.Update(t.Context(), live, client.FieldOwner("someone-else")); err != nil {
+				t.Fatal(err)
+			}
+			ensure(t, c, owner, withEnv)
+		},
+		"after another field was added": func(t *testing.T, c client.Client, owner client.Object, withEnv *appsv1.Deployment) {
+			more := withEnv.DeepCopy()
+			more.Labels = map[string]string{"tier": "gold"}
+			ensure(t, c, owner, more)
+		},
 	}
-	if env := got.Spec.Template.Spec.Containers[0].Env; len(env) != 0 || got.Annotations["tier"] != "" {
-		t.Errorf("removed fields are still set: env %v, annotations %v", env, got.Annotations)
+	for name, before := range tests {
+		t.Run(name, func(t *testing.T) {
+			c, _, owner := setup(t)
+			withEnv := desired(owner)
+			withEnv.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "MODE", Value: "fast"}}
+			withEnv.Annotations = map[string]string{"tier": "gold"}
+			ensure(t, c, owner, withEnv)
+			before(t, c, owner, withEnv)
+
+			got, result := ensure(t, c, owner, desired(owner))
+			if result.Action != ownership.Updated {
+				t.Errorf("Action = %s, want Updated", result.Action)
+			}
+			if env := got.Spec.Template.Spec.Containers[0].Env; len(env) != 0 || got.Annotations["tier"] != "" || got.Labels["tier"] != "" {
+				t.Errorf("removed fields are still set: env %v, annotations %v, labels %v", env, got.Annotations, got.Labels)
+			}
+		})
+	}
+}
+
+func TestEnsureCreatesWithOneRequest(t *testing.T) {
+	c, counter, owner := setup(t)
+	ensure(t, c, owner, desired(owner))
+	if counter.Writes() != 1 || counter.Count("create", "deployments") != 1 {
+		t.Errorf("creating made these requests, want one create:\n%s", counter)
 	}
 }
 
@@ -212,13 +246,20 @@ func TestEnsureRefusesAnObjectItsCacheHasNotSeen(t *testing.T) {
 			return c.Get(ctx, key, obj, opts...)
 		},
 	})
-	counter.Reset()
+	orphan := &appsv1.Deployment{}
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(desired(owner)), orphan); err != nil {
+		t.Fatal(err)
+	}
 	_, _, err := ownership.Ensure(t.Context(), stale, owner, desired(owner))
 	if !ownership.IsNotControlled(err) {
 		t.Errorf("Ensure error = %v, want a NotControlledError", err)
 	}
-	if counter.Writes() != 0 {
-		t.Errorf("Ensure wrote after a stale cache miss:\n%s", counter)
+	after := &appsv1.Deployment{}
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(orphan), after); err != nil {
+		t.Fatal(err)
+	}
+	if after.ResourceVersion != orphan.ResourceVersion {
+		t.Errorf("Ensure changed an object its cache missed:\n%s", counter)
 	}
 }
 

@@ -11,4 +11,7 @@
 // Machine adds a phase state machine for objects whose status has a phase (PENDING, RUNNING,
 // DONE): declared phases and transitions, one handler per phase, and the phase mirrored into
 // conditions so tools that read conditions understand the object.
+//
+// Coalesce wraps the event handler of owned objects, so that a burst of their updates (a
+// rollout) makes one reconcile, and one status write, rather than one each.
 package reconcile

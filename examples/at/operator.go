@@ -27,3 +27,6 @@ const Succeeded = controller.Succeeded
 
 // Image is the container image the operator's pods run.
 const Image = controller.Image
+
+// Concurrency is how many objects the operator reconciles at a time by default.
+const Concurrency = controller.Concurrency

@@ -51,11 +51,14 @@ type kind struct {
 	seed    operator
 }
 
-// An operator is how one implementation runs: its cache options, as its main sets them,
-// and its controller.
+// An operator is how one implementation runs: its cache options and reconciles at a time,
+// as its main sets them, and its controller.
 type operator struct {
 	cache func(*cache.Options)
-	setup func(ctrl.Manager) error
+	// concurrency is the manager's MaxConcurrentReconciles; 0 leaves controller-runtime's
+	// default of one to the controllers that do not choose.
+	concurrency int
+	setup       func(ctrl.Manager) error
 }
 
 // The library-built operators strip managedFields from their cache, as their mains do.
@@ -82,7 +85,7 @@ var kinds = []*kind{
 		statusDone: func(obj client.Object) bool {
 			return meta.IsStatusConditionTrue(obj.(*cachev1alpha1.Memcached).Status.Conditions, conditions.Available)
 		},
-		library: operator{cache: stripManagedFields, setup: memcached.Setup},
+		library: operator{cache: stripManagedFields, concurrency: memcached.Concurrency, setup: memcached.Setup},
 		seed: operator{cache: defaultCache, setup: func(mgr ctrl.Manager) error {
 			r := &seed.MemcachedReconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("memcached-controller")}
 			return r.SetupWithManager(mgr)
@@ -109,8 +112,9 @@ var kinds = []*kind{
 				(ps.Status.Conditions == nil || meta.IsStatusConditionTrue(ps.Status.Conditions, conditions.Available))
 		},
 		library: operator{
-			cache: func(o *cache.Options) { stripManagedFields(o); podset.CacheOptions(o) },
-			setup: podset.Setup,
+			cache:       func(o *cache.Options) { stripManagedFields(o); podset.CacheOptions(o) },
+			concurrency: podset.Concurrency,
+			setup:       podset.Setup,
 		},
 		seed: operator{cache: defaultCache, setup: func(mgr ctrl.Manager) error {
 			return (&seed.PodSetReconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme()}).SetupWithManager(mgr)
@@ -135,8 +139,9 @@ var kinds = []*kind{
 			return obj.(*cnatv1alpha1.At).Status.Phase == cnatv1alpha1.PhaseDone
 		},
 		library: operator{
-			cache: func(o *cache.Options) { stripManagedFields(o); at.CacheOptions(o) },
-			setup: at.Setup,
+			cache:       func(o *cache.Options) { stripManagedFields(o); at.CacheOptions(o) },
+			concurrency: at.Concurrency,
+			setup:       at.Setup,
 		},
 		seed: operator{cache: defaultCache, setup: func(mgr ctrl.Manager) error {
 			return (&seed.AtReconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme()}).SetupWithManager(mgr)

@@ -38,7 +38,7 @@ func main() {
 	rounds := flag.Int("rounds", 3, "rounds; the table shows the median of each figure")
 	only := flag.String("kinds", "memcached,podset,at", "the kinds to measure, separated by commas")
 	record := flag.Bool("record", true, "record the medians in examples/bench/results.json and redraw docs/performance.svg (not with -workers)")
-	workers := flag.Int("workers", 0, "reconciles at a time for the controllers that do not choose (Memcached and At, both implementations); 0 keeps controller-runtime's 1, as the examples ship")
+	workers := flag.Int("workers", 0, "reconciles at a time for the library-built operators; 0 keeps what the examples ship with")
 	flag.Parse()
 	// The operators under test log nothing, so that neither implementation pays for its
 	// log; the control plane's helpers log through the same logger.

@@ -57,11 +57,19 @@ func (r *report) print(w io.Writer) {
 		"--kube-api-burst=10000 --concurrent-deployment-syncs=50 --concurrent-replicaset-syncs=50; kube-scheduler qps 5000,\n"+
 		"burst 10000; kwok with %d node(s) of 1000 pods; operator clients unthrottled; GOMAXPROCS=%d on %d CPUs.\n",
 		r.nodes, runtime.GOMAXPROCS(0), runtime.NumCPU())
-	workers := "as the examples ship them: Memcached 1, PodSet 2, At 1"
+	workers := "as the examples ship them"
 	if r.workers > 0 {
-		workers = fmt.Sprintf("Memcached %d, PodSet 2, At %d (-workers=%d, not as the examples ship them)", r.workers, r.workers, r.workers)
+		workers = fmt.Sprintf("-workers=%d, not as the examples ship them", r.workers)
 	}
-	fmt.Fprintf(w, "Reconciles at a time, both implementations: %s.\n\n", workers)
+	fmt.Fprintf(w, "Reconciles at a time: seed-style as the seeds (Memcached 1, PodSet 2, At 1); reconcilekit %s:", workers)
+	for _, k := range r.kinds {
+		n := k.library.concurrency
+		if r.workers > 0 {
+			n = r.workers
+		}
+		fmt.Fprintf(w, " %s %d", k.name, n)
+	}
+	fmt.Fprint(w, ".\n\n")
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "kind\timplementation\tconverge s\tx bare\twrites/obj\treads/obj\treconciles/obj\tconflicts\t"+

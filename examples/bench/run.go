@@ -80,7 +80,7 @@ type run struct {
 	impl    string
 	n       int
 	nodes   int
-	workers int // the controllers' default concurrency; 0 keeps controller-runtime's
+	workers int // when not 0, the library-built operator's reconciles at a time
 }
 
 func (r run) measure(ctx context.Context, root string) (m measurement, err error) {
@@ -113,11 +113,13 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 	op := r.kind.library
 	if r.impl == seeded {
 		op = r.kind.seed
+	} else if r.workers > 0 {
+		op.concurrency = r.workers
 	}
 
 	// The first manager: the heap it adds over no object, then the convergence.
 	before := liveHeap()
-	mgr, err := startManager(ctx, cfg, scheme, r.kind, op, r.workers)
+	mgr, err := startManager(ctx, cfg, scheme, r.kind, op)
 	if err != nil {
 		return m, err
 	}
@@ -142,7 +144,7 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 	conflicts.reset()
 	reconciled, stale := reconciles(), activity()
 	start := time.Now()
-	if mgr, err = startManager(ctx, cfg, scheme, r.kind, op, r.workers); err != nil {
+	if mgr, err = startManager(ctx, cfg, scheme, r.kind, op); err != nil {
 		return m, err
 	}
 	drained, err := awaitDrained(ctx, reconciled+float64(r.n), stale)
@@ -218,9 +220,8 @@ type manager struct {
 
 // startManager starts a manager of op, k's operator, for cfg, configured as the example
 // mains configure theirs, and returns once the informers of every type it watches have
-// synced. workers, when not 0, is how many reconciles a controller that does not choose
-// runs at a time.
-func startManager(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.Scheme, k *kind, op operator, workers int) (*manager, error) {
+// synced.
+func startManager(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.Scheme, k *kind, op operator) (*manager, error) {
 	opts := cache.Options{}
 	op.cache(&opts)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
@@ -229,7 +230,7 @@ func startManager(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.Sche
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		// Every run starts the same controllers anew in this process.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true), MaxConcurrentReconciles: workers},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true), MaxConcurrentReconciles: op.concurrency},
 	})
 	if err != nil {
 		return nil, err

@@ -19,3 +19,6 @@ func Setup(mgr ctrl.Manager) error { return controller.Setup(mgr) }
 
 // Image is the container image the operator's pods run.
 const Image = controller.Image
+
+// Concurrency is how many objects the operator reconciles at a time by default.
+const Concurrency = controller.Concurrency

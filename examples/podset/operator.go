@@ -24,3 +24,6 @@ func CacheOptions(o *cache.Options) { controller.CacheOptions(o) }
 
 // Image is the container image the operator's pods run.
 const Image = controller.Image
+
+// Concurrency is how many objects the operator reconciles at a time by default.
+const Concurrency = controller.Concurrency

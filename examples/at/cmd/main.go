@@ -12,6 +12,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -27,19 +28,21 @@ func main() {
 		"The address the liveness and readiness probes bind to.")
 	leaderElect := flag.Bool("leader-elect", false,
 		"Elect a leader, so that only one replica of the manager reconciles at a time.")
+	concurrency := flag.Int("max-concurrent-reconciles", controller.Concurrency,
+		"How many objects to reconcile at a time.")
 	logOpts := zap.Options{}
 	logOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&logOpts)))
 
-	if err := run(ctrl.SetupSignalHandler(), *metricsAddr, *probeAddr, *leaderElect); err != nil {
+	if err := run(ctrl.SetupSignalHandler(), *metricsAddr, *probeAddr, *leaderElect, *concurrency); err != nil {
 		ctrl.Log.WithName("setup").Error(err, "Manager failed")
 		os.Exit(1)
 	}
 }
 
 // run serves the At controller until ctx is done.
-func run(ctx context.Context, metricsAddr, probeAddr string, leaderElect bool) error {
+func run(ctx context.Context, metricsAddr, probeAddr string, leaderElect bool, concurrency int) error {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
@@ -60,6 +63,7 @@ func run(ctx context.Context, metricsAddr, probeAddr string, leaderElect bool) e
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress: probeAddr,
+		Controller:             config.Controller{MaxConcurrentReconciles: concurrency},
 		LeaderElection:         leaderElect,
 		LeaderElectionID:       "at.cnat.example.com",
 		// The process exits as soon as the manager stops, so the lease can

@@ -15,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
@@ -22,6 +23,12 @@ import (
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/requeue"
 )
+
+// Concurrency is how many Ats the manager reconciles at a time unless its
+// --max-concurrent-reconciles flag says otherwise. A reconcile mostly waits for the API
+// server, and with controller-runtime's default of one, a thousand new objects would
+// wait in line for each other's requests.
+const Concurrency = 16
 
 const (
 	// Image runs the command.
@@ -57,7 +64,10 @@ func Setup(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&cnatv1alpha1.At{}).
-		Owns(&corev1.Pod{}).
+		// A pod's burst of updates as it runs makes one reconcile.
+		Watches(&corev1.Pod{}, reconcile.Coalesce(
+			handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &cnatv1alpha1.At{}, handler.OnlyControllerOwner()),
+			reconcile.CoalesceDelay)).
 		Complete(reconcile.New(mgr.GetClient(), machine,
 			reconcile.WithRecorder[*cnatv1alpha1.At](mgr.GetEventRecorder("at-controller"))))
 }

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
@@ -20,6 +21,12 @@ import (
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/requeue"
 )
+
+// Concurrency is how many Memcacheds the manager reconciles at a time unless its
+// --max-concurrent-reconciles flag says otherwise. A reconcile mostly waits for the API
+// server, and with controller-runtime's default of one, a thousand new objects would
+// wait in line for each other's requests.
+const Concurrency = 16
 
 // Image is the memcached image every Memcached runs.
 const Image = "memcached:1.4.36-alpine"
@@ -33,7 +40,10 @@ func Setup(mgr ctrl.Manager) error {
 	logic := &memcached{client: mgr.GetClient()}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&cachev1alpha1.Memcached{}).
-		Owns(&appsv1.Deployment{}).
+		// A rollout's burst of Deployment updates makes one reconcile.
+		Watches(&appsv1.Deployment{}, reconcile.Coalesce(
+			handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &cachev1alpha1.Memcached{}, handler.OnlyControllerOwner()),
+			reconcile.CoalesceDelay)).
 		Complete(reconcile.New(mgr.GetClient(), logic,
 			reconcile.WithRecorder[*cachev1alpha1.Memcached](mgr.GetEventRecorder("memcached-controller"))))
 }

@@ -15,7 +15,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -25,6 +24,12 @@ import (
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/requeue"
 )
+
+// Concurrency is how many PodSets the manager reconciles at a time unless its
+// --max-concurrent-reconciles flag says otherwise. A reconcile mostly waits for the API
+// server, and with controller-runtime's default of one, a thousand new objects would
+// wait in line for each other's requests.
+const Concurrency = 16
 
 const (
 	// Image is what every pod runs.
@@ -57,9 +62,11 @@ func Setup(mgr ctrl.Manager) error {
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&appsv1alpha1.PodSet{}).
-		Owns(&appsv1.Deployment{}).
-		Watches(&corev1.Pod{}, podSet).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
+		// A rollout's burst of Deployment and pod updates makes one reconcile.
+		Watches(&appsv1.Deployment{}, reconcile.Coalesce(
+			handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &appsv1alpha1.PodSet{}, handler.OnlyControllerOwner()),
+			reconcile.CoalesceDelay)).
+		Watches(&corev1.Pod{}, reconcile.Coalesce(podSet, reconcile.CoalesceDelay)).
 		Complete(reconcile.New(mgr.GetClient(), logic,
 			reconcile.WithRecorder[*appsv1alpha1.PodSet](mgr.GetEventRecorder("podset-controller"))))
 }
