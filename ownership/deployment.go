@@ -69,35 +69,36 @@ type Readiness struct {
 // must have observed the current generation; a Progressing condition with reason
 // ProgressDeadlineExceeded means the rollout failed; otherwise it is complete once every
 // desired replica is updated, ready and available and no old replica is left.
+//
+// Every rollout in progress has the reason RollingOut and a message that counts available
+// replicas (and old ones left), so that the owner's status changes as often as the count
+// does, not at each step of each replica: a status written from it is rewritten only when
+// there is progress to report.
 func DeploymentReadiness(d *appsv1.Deployment) Readiness {
 	want := ptr.Deref(d.Spec.Replicas, 1)
 	s := d.Status
-	inProgress := func(reason, format string, args ...any) Readiness {
-		return Readiness{Rollout: RolloutInProgress, Reason: reason, Message: fmt.Sprintf(format, args...)}
-	}
-	if d.Generation > s.ObservedGeneration {
-		return inProgress("RolloutNotObserved", "the deployment controller has not yet observed generation %d", d.Generation)
-	}
-	for _, c := range s.Conditions {
-		if c.Type == appsv1.DeploymentProgressing && c.Reason == "ProgressDeadlineExceeded" {
-			msg := c.Message
-			if msg == "" {
-				msg = "the rollout made no progress within spec.progressDeadlineSeconds"
+	observed := d.Generation <= s.ObservedGeneration
+	if observed {
+		for _, c := range s.Conditions {
+			if c.Type == appsv1.DeploymentProgressing && c.Reason == "ProgressDeadlineExceeded" {
+				msg := c.Message
+				if msg == "" {
+					msg = "the rollout made no progress within spec.progressDeadlineSeconds"
+				}
+				return Readiness{Rollout: RolloutFailed, Reason: "ProgressDeadlineExceeded", Message: msg}
 			}
-			return Readiness{Rollout: RolloutFailed, Reason: "ProgressDeadlineExceeded", Message: msg}
 		}
 	}
-	switch {
-	case s.UpdatedReplicas < want:
-		return inProgress("RollingOut", "%d of %d replicas updated", s.UpdatedReplicas, want)
-	case s.Replicas > s.UpdatedReplicas:
-		return inProgress("OldReplicasPending", "%d old replicas pending termination", s.Replicas-s.UpdatedReplicas)
-	case s.ReadyReplicas < want:
-		return inProgress("ReplicasNotReady", "%d of %d replicas ready", s.ReadyReplicas, want)
-	case s.AvailableReplicas < want:
-		return inProgress("ReplicasNotAvailable", "%d of %d replicas available", s.AvailableReplicas, want)
+	msg := fmt.Sprintf("%d of %d replicas available", s.AvailableReplicas, want)
+	if old := s.Replicas - s.UpdatedReplicas; old > 0 {
+		msg += fmt.Sprintf(", %d old pending termination", old)
 	}
-	return Readiness{Rollout: RolloutComplete, Reason: "RolloutComplete", Message: fmt.Sprintf("%d of %d replicas available", s.AvailableReplicas, want)}
+	complete := observed && s.UpdatedReplicas >= want && s.Replicas <= s.UpdatedReplicas &&
+		s.ReadyReplicas >= want && s.AvailableReplicas >= want
+	if !complete {
+		return Readiness{Rollout: RolloutInProgress, Reason: "RollingOut", Message: msg}
+	}
+	return Readiness{Rollout: RolloutComplete, Reason: "RolloutComplete", Message: msg}
 }
 
 // Mark records r in obj's Available, Progressing and Degraded conditions: Available while the

@@ -22,14 +22,18 @@ func TestDeploymentReadiness(t *testing.T) {
 		reason string
 	}{
 		{"a rolled out deployment is complete", deployment(rolled), RolloutComplete, "RolloutComplete"},
-		{"an unobserved generation is in progress", deployment(rolled, func(d *appsv1.Deployment) { d.Generation = 3 }), RolloutInProgress, "RolloutNotObserved"},
+		{"an unobserved generation is in progress", deployment(rolled, func(d *appsv1.Deployment) { d.Generation = 3 }), RolloutInProgress, "RollingOut"},
+		{"an unobserved generation has not failed yet", deployment(rolled, func(d *appsv1.Deployment) {
+			d.Generation = 3
+			d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"}}
+		}), RolloutInProgress, "RollingOut"},
 		{"an exceeded progress deadline has failed", deployment(rolled, func(d *appsv1.Deployment) {
 			d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"}}
 		}), RolloutFailed, "ProgressDeadlineExceeded"},
 		{"replicas not yet updated are in progress", deployment(rolled, func(d *appsv1.Deployment) { d.Status.UpdatedReplicas = 1 }), RolloutInProgress, "RollingOut"},
-		{"old replicas left are in progress", deployment(rolled, func(d *appsv1.Deployment) { d.Status.Replicas = 3 }), RolloutInProgress, "OldReplicasPending"},
-		{"replicas not ready are in progress", deployment(rolled, func(d *appsv1.Deployment) { d.Status.ReadyReplicas = 1 }), RolloutInProgress, "ReplicasNotReady"},
-		{"replicas not available are in progress", deployment(rolled, func(d *appsv1.Deployment) { d.Status.AvailableReplicas = 1 }), RolloutInProgress, "ReplicasNotAvailable"},
+		{"old replicas left are in progress", deployment(rolled, func(d *appsv1.Deployment) { d.Status.Replicas = 3 }), RolloutInProgress, "RollingOut"},
+		{"replicas not ready are in progress", deployment(rolled, func(d *appsv1.Deployment) { d.Status.ReadyReplicas = 1 }), RolloutInProgress, "RollingOut"},
+		{"replicas not available are in progress", deployment(rolled, func(d *appsv1.Deployment) { d.Status.AvailableReplicas = 1 }), RolloutInProgress, "RollingOut"},
 		{"a deployment scaled to zero is complete", deployment(rolled, func(d *appsv1.Deployment) {
 			*d.Spec.Replicas = 0
 			d.Status = appsv1.DeploymentStatus{ObservedGeneration: 2}
@@ -88,6 +92,22 @@ func TestRestrictedSatisfiesThePodSecurityRestrictedLevel(t *testing.T) {
 	for _, c := range append(pod.InitContainers, pod.Containers...) {
 		if sc := c.SecurityContext; *sc.AllowPrivilegeEscalation || len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" {
 			t.Errorf("container %s security context = %+v", c.Name, sc)
+		}
+	}
+}
+
+func TestDeploymentReadinessIsTheSameAtEveryStepUntilAReplicaIsAvailable(t *testing.T) {
+	steps := []appsv1.DeploymentStatus{
+		{}, // not yet observed
+		{ObservedGeneration: 1},
+		{ObservedGeneration: 1, Replicas: 2, UpdatedReplicas: 2},
+		{ObservedGeneration: 1, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2},
+	}
+	first := DeploymentReadiness(deployment(func(d *appsv1.Deployment) { d.Generation = 1 }))
+	for i, s := range steps {
+		got := DeploymentReadiness(deployment(func(d *appsv1.Deployment) { d.Generation, d.Status = 1, s }))
+		if got != first {
+			t.Errorf("step %d: %+v, want %+v as at the first: the owner's status would be rewritten", i, got, first)
 		}
 	}
 }

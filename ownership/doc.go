@@ -9,4 +9,7 @@
 // Controller references are checked by UID, and owners the API server would garbage-collect out
 // from under the operator (another namespace, a namespaced owner of a cluster-scoped object) are
 // refused with a typed error before anything is written.
+//
+// DeploymentReadiness and Readiness.Mark report an owned Deployment's rollout in the owner's
+// conditions; TransformCompact keeps the manager's cache of owned objects small.
 package ownership

@@ -104,7 +104,7 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, owner client.
 	}
 
 	key := client.ObjectKeyFromObject(want)
-	live := want.DeepCopyObject().(T)
+	live := newLike(want)
 	err = c.Get(ctx, key, live)
 	if apierrors.IsNotFound(err) {
 		created := want.DeepCopyObject().(T)
@@ -178,6 +178,11 @@ func takeOverCreatedFields(ctx context.Context, c client.Client, live client.Obj
 	return c.Patch(ctx, live, client.RawPatch(types.JSONPatchType, patch), client.FieldOwner(manager))
 }
 
+// newLike returns a new, empty object of obj's type.
+func newLike[T client.Object](obj T) T {
+	return reflect.New(reflect.TypeOf(obj).Elem()).Interface().(T)
+}
+
 // setIntent records intent in obj's IntentAnnotation.
 func setIntent(obj client.Object, intent string) {
 	annotations := obj.GetAnnotations()
@@ -214,7 +219,7 @@ func apply[T client.Object](ctx context.Context, c client.Client, want T, gvk sc
 	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(o.fieldOwner), client.ForceOwnership); err != nil {
 		return zero, err
 	}
-	live := reflect.New(reflect.TypeOf(want).Elem()).Interface().(T)
+	live := newLike(want)
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, live); err != nil {
 		return zero, err
 	}

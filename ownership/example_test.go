@@ -56,7 +56,7 @@ func ExampleDeploymentReadiness() {
 	}
 	r := ownership.DeploymentReadiness(dep)
 	fmt.Println(r.Rollout, r.Reason, r.Message)
-	// Output: InProgress ReplicasNotAvailable 2 of 3 replicas available
+	// Output: InProgress RollingOut 2 of 3 replicas available
 }
 
 func ExampleSetController() {

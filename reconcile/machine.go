@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
@@ -49,6 +50,9 @@ type Phase[T PhaseObject] struct {
 type Machine[T PhaseObject] struct {
 	initial string
 	phases  map[string]Phase[T]
+	// mirrors holds each phase's condition without its type, made once so that a step
+	// allocates nothing.
+	mirrors map[string]metav1.Condition
 	// Condition is the condition type the phase is mirrored into.
 	Condition string
 	// Conditions sets the condition; give it a fake clock in tests.
@@ -71,7 +75,15 @@ func NewMachine[T PhaseObject](initial string, phases map[string]Phase[T]) (*Mac
 			return nil, fmt.Errorf("terminal phase %q (no handler) cannot move to other phases", name)
 		}
 	}
-	return &Machine[T]{initial: initial, phases: phases, Condition: conditions.Ready}, nil
+	mirrors := make(map[string]metav1.Condition, len(phases))
+	for name, p := range phases {
+		status := metav1.ConditionFalse
+		if p.Handle == nil {
+			status = metav1.ConditionTrue
+		}
+		mirrors[name] = metav1.Condition{Status: status, Reason: reason(name), Message: "phase " + name}
+	}
+	return &Machine[T]{initial: initial, phases: phases, mirrors: mirrors, Condition: conditions.Ready}, nil
 }
 
 // Reconcile implements Logic.
@@ -114,12 +126,9 @@ func (m *Machine[T]) Reconcile(ctx context.Context, obj T) requeue.Outcome {
 // mirror sets the condition from obj's phase, which is declared: True in a terminal phase,
 // False in any other.
 func (m *Machine[T]) mirror(obj T) {
-	phase := obj.GetPhase()
-	if m.phases[phase].Handle == nil {
-		m.Conditions.True(obj, m.Condition, reason(phase), "phase %s", phase)
-		return
-	}
-	m.Conditions.False(obj, m.Condition, reason(phase), "phase %s", phase)
+	c := m.mirrors[obj.GetPhase()]
+	c.Type = m.Condition
+	m.Conditions.Set(obj, c)
 }
 
 func (m *Machine[T]) names() string {

@@ -61,8 +61,8 @@ type operator struct {
 	setup       func(ctrl.Manager) error
 }
 
-// The library-built operators strip managedFields from their cache, as their mains do.
-func stripManagedFields(o *cache.Options) { o.DefaultTransform = cache.TransformStripManagedFields() }
+// The library-built operators compact their cache, as their mains do.
+func compact(o *cache.Options) { o.DefaultTransform = ownership.TransformCompact() }
 
 // The seed-style operators keep kubebuilder's default cache.
 func defaultCache(*cache.Options) {}
@@ -85,7 +85,7 @@ var kinds = []*kind{
 		statusDone: func(obj client.Object) bool {
 			return meta.IsStatusConditionTrue(obj.(*cachev1alpha1.Memcached).Status.Conditions, conditions.Available)
 		},
-		library: operator{cache: stripManagedFields, concurrency: memcached.Concurrency, setup: memcached.Setup},
+		library: operator{cache: compact, concurrency: memcached.Concurrency, setup: memcached.Setup},
 		seed: operator{cache: defaultCache, setup: func(mgr ctrl.Manager) error {
 			r := &seed.MemcachedReconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("memcached-controller")}
 			return r.SetupWithManager(mgr)
@@ -112,7 +112,7 @@ var kinds = []*kind{
 				(ps.Status.Conditions == nil || meta.IsStatusConditionTrue(ps.Status.Conditions, conditions.Available))
 		},
 		library: operator{
-			cache:       func(o *cache.Options) { stripManagedFields(o); podset.CacheOptions(o) },
+			cache:       func(o *cache.Options) { compact(o); podset.CacheOptions(o) },
 			concurrency: podset.Concurrency,
 			setup:       podset.Setup,
 		},
@@ -139,7 +139,7 @@ var kinds = []*kind{
 			return obj.(*cnatv1alpha1.At).Status.Phase == cnatv1alpha1.PhaseDone
 		},
 		library: operator{
-			cache:       func(o *cache.Options) { stripManagedFields(o); at.CacheOptions(o) },
+			cache:       func(o *cache.Options) { compact(o); at.CacheOptions(o) },
 			concurrency: at.Concurrency,
 			setup:       at.Setup,
 		},

@@ -25,6 +25,7 @@ import (
 	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
 	podset "github.com/reconcilekit/reconcilekit/examples/podset"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
+	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
@@ -143,7 +144,7 @@ func startOperators(ctx context.Context, fail context.CancelCauseFunc, cfg *rest
 	var running sync.WaitGroup
 	stop = func() { fail(nil); running.Wait() }
 	for _, op := range operators {
-		cacheOptions := cache.Options{DefaultTransform: cache.TransformStripManagedFields()}
+		cacheOptions := cache.Options{DefaultTransform: ownership.TransformCompact()}
 		if op.cacheOptions != nil {
 			op.cacheOptions(&cacheOptions)
 		}

@@ -144,7 +144,7 @@ func (op *operator) start(t *testing.T, cfg *rest.Config, ns string, options ...
 		Scheme: scheme,
 		Cache: cache.Options{
 			DefaultNamespaces: map[string]cache.Config{ns: {}},
-			DefaultTransform:  cache.TransformStripManagedFields(),
+			DefaultTransform:  ownership.TransformCompact(),
 		},
 	}
 	if op.cacheOptions != nil {

@@ -19,6 +19,7 @@ import (
 
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/examples/podset/internal/controller"
+	"github.com/reconcilekit/reconcilekit/ownership"
 )
 
 func main() {
@@ -55,9 +56,10 @@ func run(ctx context.Context, metricsAddr, probeAddr string, leaderElect bool, c
 	if err != nil {
 		return fmt.Errorf("loading the kubeconfig: %w", err)
 	}
-	// The controller never reads managedFields, and they are a large share of every cached
-	// object; and it caches its own pods only.
-	cacheOptions := cache.Options{DefaultTransform: cache.TransformStripManagedFields()}
+	// The controller never reads managedFields, which are a large share of every cached
+	// object (TransformCompact drops them and shares equal label maps); and it caches its
+	// own pods only.
+	cacheOptions := cache.Options{DefaultTransform: ownership.TransformCompact()}
 	controller.CacheOptions(&cacheOptions)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,

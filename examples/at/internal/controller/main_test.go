@@ -17,6 +17,7 @@ import (
 
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/examples/at/internal/controller"
+	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
@@ -88,7 +89,7 @@ func newEnv(t *testing.T) *env {
 func (e *env) run(t *testing.T) *reconciletest.Manager {
 	opts := cache.Options{
 		DefaultNamespaces: map[string]cache.Config{e.ns: {}},
-		DefaultTransform:  cache.TransformStripManagedFields(),
+		DefaultTransform:  ownership.TransformCompact(),
 	}
 	controller.CacheOptions(&opts)
 	return reconciletest.StartManager(t, e.requests.Wrap(e.config), ctrl.Options{Scheme: scheme, Cache: opts}, controller.Setup)

@@ -17,6 +17,7 @@ import (
 
 	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/examples/memcached/internal/controller"
+	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
@@ -90,7 +91,7 @@ func (e *env) run(t *testing.T) *reconciletest.Manager {
 		Scheme: scheme,
 		Cache: cache.Options{
 			DefaultNamespaces: map[string]cache.Config{e.ns: {}},
-			DefaultTransform:  cache.TransformStripManagedFields(),
+			DefaultTransform:  ownership.TransformCompact(),
 		},
 	}, controller.Setup)
 }
