@@ -10,8 +10,6 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	memcachedv1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
-	podsetv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
@@ -103,10 +101,10 @@ func podCreated(c call, r *http.Response) bool {
 // resize gives the first Memcached and the first PodSet of a life a new size.
 func resize(t *testing.T, c client.Client, ns string, life int) {
 	t.Helper()
-	mc := &memcachedv1alpha1.Memcached{}
-	edit(t, c, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("memcached-%d-0", life)}, mc, func() { mc.Spec.Size = mc.Spec.Size%3 + 1 })
-	ps := &podsetv1alpha1.PodSet{}
-	edit(t, c, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("podset-%d-0", life)}, ps, func() { ps.Spec.Size = ps.Spec.Size%3 + 1 })
+	for _, op := range []*operator{memcachedOperator, podsetOperator} {
+		obj := op.empty()
+		edit(t, c, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("%s-%d-0", op.name, life)}, obj, func() { op.resize(obj) })
+	}
 }
 
 // edit reads the object at key into obj, changes it and patches it, whatever changed in

@@ -42,6 +42,9 @@ type operator struct {
 	object func(ns, name string, i int) client.Object
 	// empty returns an object of the operator's kind to read into.
 	empty func() client.Object
+	// resize changes an object's size as a user would, so that the operator must update
+	// what it made; nil for a kind without one.
+	resize func(client.Object)
 	// unconverged describes the objects of ns that have not converged yet.
 	unconverged func(ctx context.Context, c client.Client, ns string) ([]string, error)
 	// regressed describes how an object's status went backwards from old to new, or is
@@ -63,7 +66,11 @@ var (
 				Spec:       memcachedv1alpha1.MemcachedSpec{Size: 1 + int32(i%3)},
 			}
 		},
-		empty:       func() client.Object { return &memcachedv1alpha1.Memcached{} },
+		empty: func() client.Object { return &memcachedv1alpha1.Memcached{} },
+		resize: func(obj client.Object) {
+			mc := obj.(*memcachedv1alpha1.Memcached)
+			mc.Spec.Size = mc.Spec.Size%3 + 1
+		},
 		unconverged: memcachedsUnconverged,
 		regressed:   availabilityRegressed,
 	}
@@ -78,7 +85,11 @@ var (
 				Spec:       podsetv1alpha1.PodSetSpec{Size: 1 + int32(i%3)},
 			}
 		},
-		empty:       func() client.Object { return &podsetv1alpha1.PodSet{} },
+		empty: func() client.Object { return &podsetv1alpha1.PodSet{} },
+		resize: func(obj client.Object) {
+			ps := obj.(*podsetv1alpha1.PodSet)
+			ps.Spec.Size = ps.Spec.Size%3 + 1
+		},
 		unconverged: podsetsUnconverged,
 		regressed:   availabilityRegressed,
 	}
