@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -19,10 +21,20 @@ const CoalesceDelay = time.Second
 // Deployment's rollout updates its status several times in a second, and each reconcile
 // could write the owner's status once more.
 //
-// Wrap the handlers of owned objects (handler.EnqueueRequestForOwner in place of Owns), not
+// Wrap the handlers of owned objects (EnqueueOwner does, for their controlling owner), not
 // the handler of the reconciled type itself, whose changes should be acted on at once.
 func Coalesce(h handler.EventHandler, delay time.Duration) handler.EventHandler {
 	return coalesced{h: h, delay: delay}
+}
+
+// EnqueueOwner is the event handler for the children of owner's type, in place of Owns:
+// a child's events ask for a reconcile of its controlling owner, coalesced over
+// CoalesceDelay. c is the manager.
+//
+//	ctrl.NewControllerManagedBy(mgr).For(&v1alpha1.Memcached{}).
+//		Watches(&appsv1.Deployment{}, reconcile.EnqueueOwner(mgr, &v1alpha1.Memcached{}))
+func EnqueueOwner(c cluster.Cluster, owner client.Object) handler.EventHandler {
+	return Coalesce(handler.EnqueueRequestForOwner(c.GetScheme(), c.GetRESTMapper(), owner, handler.OnlyControllerOwner()), CoalesceDelay)
 }
 
 type coalesced struct {

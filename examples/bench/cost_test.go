@@ -2,10 +2,7 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -24,7 +21,8 @@ import (
 // its CPU (apiserver-ms/op), for the requests an operator's convergence is made of: on a
 // small machine the API server's CPU is what every component waits for, so these figures
 // explain the convergence times. Requests are sent one at a time to an API server of the
-// benchmark's own; the CPU is read from /proc, in ticks of 10 ms, over all b.N requests.
+// benchmark's own; its CPU (reconciletest's APIServerCPU, to 10 ms) is read over all b.N
+// requests.
 func BenchmarkAPIServerCPU(b *testing.B) {
 	root, err := moduleRoot()
 	if err != nil {
@@ -132,7 +130,10 @@ func BenchmarkAPIServerCPU(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			before := apiServerCPU(b)
+			before, err := cp.APIServerCPU()
+			if err != nil {
+				b.Fatal(err)
+			}
 			i := 0
 			for b.Loop() {
 				if err := r.do(i); err != nil {
@@ -140,35 +141,11 @@ func BenchmarkAPIServerCPU(b *testing.B) {
 				}
 				i++
 			}
-			b.ReportMetric(float64(apiServerCPU(b)-before)*1000/float64(i), "apiserver-ms/op")
+			after, err := cp.APIServerCPU()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64((after-before).Microseconds())/1000/float64(i), "apiserver-ms/op")
 		})
 	}
-}
-
-// apiServerCPU returns the CPU seconds the API server this process started has used.
-func apiServerCPU(b *testing.B) float64 {
-	b.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil || !strings.Contains(string(stat), "(kube-apiserver)") {
-			continue
-		}
-		// The fields after the command: state, ppid, ..., utime (12th), stime (13th).
-		fields := strings.Fields(string(stat)[strings.LastIndex(string(stat), ")")+2:])
-		if fields[1] != strconv.Itoa(os.Getpid()) {
-			continue
-		}
-		user, _ := strconv.Atoi(fields[11])
-		system, _ := strconv.Atoi(fields[12])
-		return float64(user+system) / 100 // USER_HZ is 100 on Linux
-	}
-	b.Fatal("no kube-apiserver started by this process")
-	return 0
 }

@@ -63,11 +63,7 @@ func (r *report) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "Reconciles at a time: seed-style as the seeds (Memcached 1, PodSet 2, At 1); reconcilekit %s:", workers)
 	for _, k := range r.kinds {
-		n := k.library.concurrency
-		if r.workers > 0 {
-			n = r.workers
-		}
-		fmt.Fprintf(w, " %s %d", k.name, n)
+		fmt.Fprintf(w, " %s %d", k.name, k.library.concurrency)
 	}
 	fmt.Fprint(w, ".\n\n")
 

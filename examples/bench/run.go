@@ -76,11 +76,10 @@ func (m *measurement) fields() []*float64 {
 // A run measures one implementation of one kind with n objects on a control plane of its
 // own, which it stops before it returns.
 type run struct {
-	kind    *kind
-	impl    string
-	n       int
-	nodes   int
-	workers int // when not 0, the library-built operator's reconciles at a time
+	kind  *kind
+	impl  string
+	n     int
+	nodes int
 }
 
 func (r run) measure(ctx context.Context, root string) (m measurement, err error) {
@@ -113,8 +112,6 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 	op := r.kind.library
 	if r.impl == seeded {
 		op = r.kind.seed
-	} else if r.workers > 0 {
-		op.concurrency = r.workers
 	}
 
 	// The first manager: the heap it adds over no object, then the convergence.

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
@@ -36,7 +35,10 @@ func TestOperatorsSurviveCrashesAtAnyMoment(t *testing.T) {
 			op.create(t, admin, ns, fmt.Sprintf("%s-%d", op.name, life), batch)
 		}
 		if life > 0 {
-			resize(t, admin, ns, life-1)
+			// The first object of the life before, of each kind that has a size.
+			for _, op := range operators {
+				op.resizeNamed(t, admin, ns, fmt.Sprintf("%s-%d-0", op.name, life-1))
+			}
 		}
 
 		var plugs []*plug
@@ -96,27 +98,4 @@ func afterWrites(n int) func(call, *http.Response) bool {
 // podCreated triggers once the API server has created a pod.
 func podCreated(c call, r *http.Response) bool {
 	return c == call{verb: "create", resource: "pods"} && r.StatusCode == http.StatusCreated
-}
-
-// resize gives the first Memcached and the first PodSet of a life a new size.
-func resize(t *testing.T, c client.Client, ns string, life int) {
-	t.Helper()
-	for _, op := range []*operator{memcachedOperator, podsetOperator} {
-		obj := op.empty()
-		edit(t, c, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("%s-%d-0", op.name, life)}, obj, func() { op.resize(obj) })
-	}
-}
-
-// edit reads the object at key into obj, changes it and patches it, whatever changed in
-// the meantime.
-func edit(t *testing.T, c client.Client, key client.ObjectKey, obj client.Object, change func()) {
-	t.Helper()
-	if err := c.Get(t.Context(), key, obj); err != nil {
-		t.Fatal(err)
-	}
-	before := obj.DeepCopyObject().(client.Object)
-	change()
-	if err := c.Patch(t.Context(), obj, client.MergeFrom(before)); err != nil {
-		t.Fatal(err)
-	}
 }

@@ -177,6 +177,26 @@ func (op *operator) create(t *testing.T, c client.Client, ns, prefix string, n i
 	}
 }
 
+// resizeNamed gives the named objects of op's kind in ns a new size, with a patch
+// whatever changed in the meantime; it does nothing for a kind without a size.
+func (op *operator) resizeNamed(t *testing.T, c client.Client, ns string, names ...string) {
+	t.Helper()
+	if op.resize == nil {
+		return
+	}
+	for _, name := range names {
+		obj := op.empty()
+		if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
+			t.Fatal(err)
+		}
+		before := obj.DeepCopyObject().(client.Object)
+		op.resize(obj)
+		if err := c.Patch(t.Context(), obj, client.MergeFrom(before)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func memcachedsUnconverged(ctx context.Context, c client.Client, ns string) ([]string, error) {
 	var list memcachedv1alpha1.MemcachedList
 	if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {

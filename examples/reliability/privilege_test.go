@@ -104,10 +104,7 @@ func TestEveryPermissionOfEachGeneratedRoleIsNeeded(t *testing.T) {
 				// Creating is half the work: a new size makes the operator update what it
 				// made.
 				if op.resize != nil && len(refused.list()) == 0 {
-					for i := range 2 {
-						obj := op.empty()
-						edit(t, admin, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("%s-%d", op.name, i)}, obj, func() { op.resize(obj) })
-					}
+					op.resizeNamed(t, admin, ns, op.name+"-0", op.name+"-1")
 					await(t, s.limit, done)
 				}
 				switch why := op.unneeded(g); {

@@ -244,6 +244,32 @@ func TestCounterCountsRequestsExactly(t *testing.T) {
 	}
 }
 
+func TestAPIServerCPUGrowsWithTheRequestsItServes(t *testing.T) {
+	cp := cluster(t)
+	ns := cp.Namespace(t)
+	before, err := cp.APIServerCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before <= 0 {
+		t.Fatalf("APIServerCPU = %v for an API server that has started, want more than 0", before)
+	}
+	c := cp.Client(t, nil)
+	for i := range 200 {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprint("cpu-", i)}}
+		if err := c.Create(t.Context(), cm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after, err := cp.APIServerCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after <= before {
+		t.Errorf("APIServerCPU went from %v to %v over 200 creates, want it to grow", before, after)
+	}
+}
+
 func TestFaultsReachTheCaller(t *testing.T) {
 	cp := cluster(t)
 	ns := cp.Namespace(t)

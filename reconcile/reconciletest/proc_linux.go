@@ -2,10 +2,13 @@ package reconciletest
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // childAttr makes the kernel kill a process the moment the test binary dies, however it
@@ -41,12 +44,7 @@ func childrenMentioning(s string) []int {
 
 // parentOf returns the parent of a process, or -1 if it is gone.
 func parentOf(pid int) int {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return -1
-	}
-	// The command name, in parentheses, may hold anything; the fields after it don't.
-	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	fields := statFields(pid)
 	if len(fields) < 2 {
 		return -1
 	}
@@ -55,4 +53,30 @@ func parentOf(pid int) int {
 		return -1
 	}
 	return ppid
+}
+
+// cpuTime returns the CPU time a process has used, user and system, in clock ticks of
+// 10 ms (USER_HZ is 100 on Linux).
+func cpuTime(pid int) (time.Duration, error) {
+	fields := statFields(pid)
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("reconciletest: no CPU time for process %d", pid)
+	}
+	user, errUser := strconv.ParseInt(fields[11], 10, 64)
+	system, errSystem := strconv.ParseInt(fields[12], 10, 64)
+	if err := errors.Join(errUser, errSystem); err != nil {
+		return 0, err
+	}
+	return time.Duration(user+system) * 10 * time.Millisecond, nil
+}
+
+// statFields returns the fields of /proc/<pid>/stat after the command name (the state
+// first), or nil if the process is gone.
+func statFields(pid int) []string {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil
+	}
+	// The command name, in parentheses, may hold anything; the fields after it don't.
+	return strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
 }

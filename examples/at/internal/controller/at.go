@@ -15,7 +15,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
@@ -65,9 +64,7 @@ func Setup(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&cnatv1alpha1.At{}).
 		// A pod's burst of updates as it runs makes one reconcile.
-		Watches(&corev1.Pod{}, reconcile.Coalesce(
-			handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &cnatv1alpha1.At{}, handler.OnlyControllerOwner()),
-			reconcile.CoalesceDelay)).
+		Watches(&corev1.Pod{}, reconcile.EnqueueOwner(mgr, &cnatv1alpha1.At{})).
 		Complete(reconcile.New(mgr.GetClient(), machine,
 			reconcile.WithRecorder[*cnatv1alpha1.At](mgr.GetEventRecorder("at-controller"))))
 }

@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
@@ -41,9 +40,7 @@ func Setup(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&cachev1alpha1.Memcached{}).
 		// A rollout's burst of Deployment updates makes one reconcile.
-		Watches(&appsv1.Deployment{}, reconcile.Coalesce(
-			handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &cachev1alpha1.Memcached{}, handler.OnlyControllerOwner()),
-			reconcile.CoalesceDelay)).
+		Watches(&appsv1.Deployment{}, reconcile.EnqueueOwner(mgr, &cachev1alpha1.Memcached{})).
 		Complete(reconcile.New(mgr.GetClient(), logic,
 			reconcile.WithRecorder[*cachev1alpha1.Memcached](mgr.GetEventRecorder("memcached-controller"))))
 }

@@ -63,9 +63,7 @@ func Setup(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&appsv1alpha1.PodSet{}).
 		// A rollout's burst of Deployment and pod updates makes one reconcile.
-		Watches(&appsv1.Deployment{}, reconcile.Coalesce(
-			handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &appsv1alpha1.PodSet{}, handler.OnlyControllerOwner()),
-			reconcile.CoalesceDelay)).
+		Watches(&appsv1.Deployment{}, reconcile.EnqueueOwner(mgr, &appsv1alpha1.PodSet{})).
 		Watches(&corev1.Pod{}, reconcile.Coalesce(podSet, reconcile.CoalesceDelay)).
 		Complete(reconcile.New(mgr.GetClient(), logic,
 			reconcile.WithRecorder[*appsv1alpha1.PodSet](mgr.GetEventRecorder("podset-controller"))))
