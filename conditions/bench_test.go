@@ -11,7 +11,7 @@ import (
 func benchObject() *object {
 	obj := &object{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
 	for _, typ := range []string{conditions.Available, conditions.Progressing, conditions.Degraded, conditions.Ready} {
-		marker.True(obj, typ, "AsExpected", "")
+		conditions.MarkTrue(obj, typ, "AsExpected", "")
 	}
 	return obj
 }
@@ -20,7 +20,7 @@ func BenchmarkSetUnchanged(b *testing.B) {
 	obj := benchObject()
 	c := metav1.Condition{Type: conditions.Ready, Status: metav1.ConditionTrue, Reason: "AsExpected"}
 	for b.Loop() {
-		if marker.Set(obj, c) {
+		if conditions.Set(obj, c) {
 			b.Fatal("changed")
 		}
 	}
@@ -34,7 +34,7 @@ func BenchmarkSetStatusFlip(b *testing.B) {
 	}
 	i := 0
 	for b.Loop() {
-		marker.Set(obj, flip[i%2])
+		conditions.Set(obj, flip[i%2])
 		i++
 	}
 }
@@ -42,15 +42,15 @@ func BenchmarkSetStatusFlip(b *testing.B) {
 func BenchmarkMarkTrueUnchanged(b *testing.B) {
 	obj := benchObject()
 	for b.Loop() {
-		marker.True(obj, conditions.Ready, "AsExpected", "")
+		conditions.MarkTrue(obj, conditions.Ready, "AsExpected", "")
 	}
 }
 
 func BenchmarkSummarizeUnchanged(b *testing.B) {
 	obj := benchObject()
-	marker.False(obj, conditions.Degraded, "AsExpected", "")
+	conditions.MarkFalse(obj, conditions.Degraded, "AsExpected", "")
 	for b.Loop() {
-		marker.Summarize(obj, conditions.Ready, conditions.Available, conditions.Progressing, conditions.Degraded)
+		conditions.Summarize(obj, conditions.Ready, conditions.Available, conditions.Progressing, conditions.Degraded)
 	}
 }
 

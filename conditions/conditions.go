@@ -3,7 +3,7 @@
 // It works on any object that exposes its []metav1.Condition through Getter and
 // Setter, and on a bare slice through List. Setters report whether anything
 // changed, so that a reconciler writes status only when it must; transition times
-// come from an injected clock, truncated to whole seconds so that they survive a
+// come from the reconcile shell's clock (or the caller), truncated to whole seconds so that they survive a
 // round trip through the API server; and a bad reason shows up on the object
 // instead of failing the status write.
 package conditions
@@ -80,31 +80,17 @@ func (l *list) SetConditions(c []metav1.Condition) {
 
 func (l *list) GetGeneration() int64 { return l.generation }
 
-// Marker sets conditions with transition times read from its Clock. The zero
-// value uses the real clock; tests give it a fake one.
-type Marker struct {
-	// Clock gives the transition times; nil means the real clock.
-	Clock clock.PassiveClock
-}
-
-// now is the clock's time truncated to whole seconds, the precision that
-// metav1.Time keeps through an API round trip.
-func (m Marker) now() metav1.Time {
-	c := m.Clock
-	if c == nil {
-		c = clock.RealClock{}
-	}
-	return metav1.NewTime(c.Now().Truncate(time.Second))
-}
-
 // Set sets c on obj and reports whether anything changed, so that callers write
 // status only when it did. Setting an identical condition changes nothing and
 // allocates nothing. The rules:
 //
 //   - A condition of a new type is appended; an existing one keeps its position.
-//   - LastTransitionTime is set to the Marker's clock, truncated to whole seconds,
-//     when the condition is added or its Status changes. A new Reason, Message or
-//     ObservedGeneration alone keeps it. The LastTransitionTime of c is ignored.
+//   - LastTransitionTime moves when the condition is added or its Status changes,
+//     to c.LastTransitionTime when it is set and to the current time otherwise,
+//     truncated to whole seconds, the precision an API round trip keeps. A new
+//     Reason, Message or ObservedGeneration alone keeps it. Inside the reconcile
+//     shell the shell stamps every transition with its own clock, so logic never
+//     passes a time.
 //   - ObservedGeneration is set to obj's generation when obj has a
 //     GetGeneration() int64 method, as every metav1.Object and every List has;
 //     otherwise the ObservedGeneration of c is kept.
@@ -114,7 +100,7 @@ func (m Marker) now() metav1.Time {
 //     Status other than True, False or Unknown is stored as Unknown, likewise.
 //   - The Message is trimmed to 32768 bytes, the API limit, without splitting a
 //     UTF-8 character.
-func (m Marker) Set(obj Setter, c metav1.Condition) (changed bool) {
+func Set(obj Setter, c metav1.Condition) (changed bool) {
 	normalize(&c)
 	if g, ok := obj.(generationGetter); ok {
 		c.ObservedGeneration = g.GetGeneration()
@@ -123,7 +109,7 @@ func (m Marker) Set(obj Setter, c metav1.Condition) (changed bool) {
 	conds := obj.GetConditions()
 	i := index(conds, c.Type)
 	if i < 0 {
-		c.LastTransitionTime = m.now()
+		c.LastTransitionTime = transitionTime(c.LastTransitionTime)
 		obj.SetConditions(append(conds, c))
 		return true
 	}
@@ -136,55 +122,43 @@ func (m Marker) Set(obj Setter, c metav1.Condition) (changed bool) {
 	if old.Status == c.Status {
 		c.LastTransitionTime = old.LastTransitionTime
 	} else {
-		c.LastTransitionTime = m.now()
+		c.LastTransitionTime = transitionTime(c.LastTransitionTime)
 	}
 	*old = c
 	obj.SetConditions(conds)
 	return true
 }
 
-// True sets condition typ to True with reason and a message formatted from
+// transitionTime is t, or the current time when t is zero, in whole seconds.
+func transitionTime(t metav1.Time) metav1.Time {
+	if t.IsZero() {
+		t.Time = clock.RealClock{}.Now()
+	}
+	return metav1.NewTime(t.Truncate(time.Second))
+}
+
+// MarkTrue sets condition typ to True with reason and a message formatted from
 // format and args, and reports whether anything changed. See Set for the rules.
-func (m Marker) True(obj Setter, typ, reason, format string, args ...any) bool {
-	return m.mark(obj, typ, metav1.ConditionTrue, reason, format, args)
+func MarkTrue(obj Setter, typ, reason, format string, args ...any) bool {
+	return mark(obj, typ, metav1.ConditionTrue, reason, format, args)
 }
 
-// False sets condition typ to False, like True.
-func (m Marker) False(obj Setter, typ, reason, format string, args ...any) bool {
-	return m.mark(obj, typ, metav1.ConditionFalse, reason, format, args)
+// MarkFalse sets condition typ to False, like MarkTrue.
+func MarkFalse(obj Setter, typ, reason, format string, args ...any) bool {
+	return mark(obj, typ, metav1.ConditionFalse, reason, format, args)
 }
 
-// Unknown sets condition typ to Unknown, like True.
-func (m Marker) Unknown(obj Setter, typ, reason, format string, args ...any) bool {
-	return m.mark(obj, typ, metav1.ConditionUnknown, reason, format, args)
+// MarkUnknown sets condition typ to Unknown, like MarkTrue.
+func MarkUnknown(obj Setter, typ, reason, format string, args ...any) bool {
+	return mark(obj, typ, metav1.ConditionUnknown, reason, format, args)
 }
 
-func (m Marker) mark(obj Setter, typ string, status metav1.ConditionStatus, reason, format string, args []any) bool {
+func mark(obj Setter, typ string, status metav1.ConditionStatus, reason, format string, args []any) bool {
 	msg := format
 	if len(args) > 0 {
 		msg = fmt.Sprintf(format, args...)
 	}
-	return m.Set(obj, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg})
-}
-
-// Set sets c on obj with the real clock; see Marker.Set.
-func Set(obj Setter, c metav1.Condition) bool {
-	return Marker{}.Set(obj, c)
-}
-
-// MarkTrue sets condition typ to True with the real clock; see Marker.True.
-func MarkTrue(obj Setter, typ, reason, format string, args ...any) bool {
-	return Marker{}.mark(obj, typ, metav1.ConditionTrue, reason, format, args)
-}
-
-// MarkFalse sets condition typ to False with the real clock; see Marker.False.
-func MarkFalse(obj Setter, typ, reason, format string, args ...any) bool {
-	return Marker{}.mark(obj, typ, metav1.ConditionFalse, reason, format, args)
-}
-
-// MarkUnknown sets condition typ to Unknown with the real clock; see Marker.Unknown.
-func MarkUnknown(obj Setter, typ, reason, format string, args ...any) bool {
-	return Marker{}.mark(obj, typ, metav1.ConditionUnknown, reason, format, args)
+	return Set(obj, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg})
 }
 
 // Find returns obj's condition of type typ, or nil when it has none. The

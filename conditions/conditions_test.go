@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 )
@@ -31,7 +31,6 @@ var (
 	earlier = metav1.Date(2024, 5, 1, 9, 0, 0, 0, time.UTC)
 	now     = time.Date(2024, 5, 1, 10, 0, 0, 750_000_000, time.UTC)
 	nowSec  = metav1.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
-	marker  = conditions.Marker{Clock: clocktesting.NewFakePassiveClock(now)}
 )
 
 func cond(typ string, status metav1.ConditionStatus, reason, msg string, gen int64, at metav1.Time) metav1.Condition {
@@ -54,7 +53,7 @@ func TestSet(t *testing.T) {
 		want    []metav1.Condition
 		changed bool
 	}{{
-		name:    "appends a new condition at the clock's time truncated to whole seconds",
+		name:    "appends a new condition at the given time truncated to whole seconds",
 		before:  []metav1.Condition{avail},
 		set:     metav1.Condition{Type: conditions.Ready, Status: T, Reason: "Up", Message: "all good"},
 		want:    []metav1.Condition{avail, cond(conditions.Ready, T, "Up", "all good", 3, nowSec)},
@@ -84,10 +83,10 @@ func TestSet(t *testing.T) {
 		want:    []metav1.Condition{cond(conditions.Ready, F, "Down", "broken", 3, nowSec)},
 		changed: true,
 	}, {
-		name:    "ignores the lastTransitionTime given by the caller",
+		name:    "ignores the given lastTransitionTime when the status stays",
 		before:  []metav1.Condition{ready},
-		set:     cond(conditions.Ready, U, "Checking", "", 0, metav1.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)),
-		want:    []metav1.Condition{cond(conditions.Ready, U, "Checking", "", 3, nowSec)},
+		set:     cond(conditions.Ready, T, "Checking", "", 0, metav1.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)),
+		want:    []metav1.Condition{cond(conditions.Ready, T, "Checking", "", 3, earlier)},
 		changed: true,
 	}, {
 		name:    "keeps the position of an existing condition",
@@ -125,7 +124,10 @@ func TestSet(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			obj := &object{ObjectMeta: metav1.ObjectMeta{Generation: 3}, conditions: append([]metav1.Condition(nil), tt.before...)}
-			if got := marker.Set(obj, tt.set); got != tt.changed {
+			if tt.set.LastTransitionTime.IsZero() {
+				tt.set.LastTransitionTime = metav1.NewTime(now) // the time of the transition, if there is one
+			}
+			if got := conditions.Set(obj, tt.set); got != tt.changed {
 				t.Errorf("Set() = %v, want %v", got, tt.changed)
 			}
 			if diff := cmp.Diff(tt.want, obj.conditions); diff != "" {
@@ -137,7 +139,7 @@ func TestSet(t *testing.T) {
 
 func TestSetKeepsObservedGenerationOfObjectsWithoutOne(t *testing.T) {
 	obj := &bare{}
-	marker.Set(obj, cond(conditions.Ready, metav1.ConditionTrue, "Up", "", 7, metav1.Time{}))
+	conditions.Set(obj, cond(conditions.Ready, metav1.ConditionTrue, "Up", "", 7, metav1.Time{}))
 	if got := obj.conditions[0].ObservedGeneration; got != 7 {
 		t.Errorf("observedGeneration = %d, want 7", got)
 	}
@@ -158,7 +160,7 @@ func TestSetTrimsMessagesToTheAPILimit(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			obj := &object{}
-			marker.False(obj, conditions.Ready, "TooLong", "%s", tt.message)
+			conditions.MarkFalse(obj, conditions.Ready, "TooLong", "%s", tt.message)
 			if got := len(obj.conditions[0].Message); got != tt.want {
 				t.Errorf("message length = %d, want %d", got, tt.want)
 			}
@@ -166,7 +168,9 @@ func TestSetTrimsMessagesToTheAPILimit(t *testing.T) {
 	}
 }
 
-func TestMarkersSetStatusReasonAndFormattedMessage(t *testing.T) {
+var ignoreTime = cmpopts.IgnoreFields(metav1.Condition{}, "LastTransitionTime")
+
+func TestMarkSetsStatusReasonAndFormattedMessage(t *testing.T) {
 	tests := []struct {
 		name string
 		mark func(conditions.Setter) bool
@@ -174,16 +178,18 @@ func TestMarkersSetStatusReasonAndFormattedMessage(t *testing.T) {
 	}{{
 		name: "True",
 		mark: func(o conditions.Setter) bool {
-			return marker.True(o, conditions.Available, "Serving", "%d replicas", 3)
+			return conditions.MarkTrue(o, conditions.Available, "Serving", "%d replicas", 3)
 		},
 		want: cond(conditions.Available, metav1.ConditionTrue, "Serving", "3 replicas", 1, nowSec),
 	}, {
 		name: "False",
-		mark: func(o conditions.Setter) bool { return marker.False(o, conditions.Available, "Down", "100% broken") },
+		mark: func(o conditions.Setter) bool {
+			return conditions.MarkFalse(o, conditions.Available, "Down", "100% broken")
+		},
 		want: cond(conditions.Available, metav1.ConditionFalse, "Down", "100% broken", 1, nowSec),
 	}, {
 		name: "Unknown",
-		mark: func(o conditions.Setter) bool { return marker.Unknown(o, conditions.Available, "Starting", "") },
+		mark: func(o conditions.Setter) bool { return conditions.MarkUnknown(o, conditions.Available, "Starting", "") },
 		want: cond(conditions.Available, metav1.ConditionUnknown, "Starting", "", 1, nowSec),
 	}}
 	for _, tt := range tests {
@@ -195,7 +201,10 @@ func TestMarkersSetStatusReasonAndFormattedMessage(t *testing.T) {
 			if tt.mark(obj) {
 				t.Error("repeated mark reported a change")
 			}
-			if diff := cmp.Diff([]metav1.Condition{tt.want}, obj.conditions); diff != "" {
+			if ltt := obj.conditions[0].LastTransitionTime; ltt.IsZero() || ltt.Nanosecond() != 0 {
+				t.Errorf("lastTransitionTime = %v, want the current time in whole seconds", ltt)
+			}
+			if diff := cmp.Diff([]metav1.Condition{tt.want}, obj.conditions, ignoreTime); diff != "" {
 				t.Errorf("conditions (-want +got):\n%s", diff)
 			}
 		})
@@ -293,14 +302,14 @@ func TestRemove(t *testing.T) {
 func TestList(t *testing.T) {
 	t.Run("sets observedGeneration to the given generation", func(t *testing.T) {
 		var conds []metav1.Condition
-		marker.True(conditions.List(&conds, 5), conditions.Ready, "Up", "")
+		conditions.MarkTrue(conditions.List(&conds, 5), conditions.Ready, "Up", "")
 		if len(conds) != 1 || conds[0].ObservedGeneration != 5 {
 			t.Errorf("conditions = %v, want one with observedGeneration 5", conds)
 		}
 	})
 	t.Run("reads a nil pointer as empty and ignores writes", func(t *testing.T) {
 		l := conditions.List(nil, 1)
-		marker.True(l, conditions.Ready, "Up", "")
+		conditions.MarkTrue(l, conditions.Ready, "Up", "")
 		if got := l.GetConditions(); got != nil {
 			t.Errorf("GetConditions() = %v, want nil", got)
 		}

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 )
@@ -19,15 +18,18 @@ type Memcached struct {
 func (m *Memcached) GetConditions() []metav1.Condition  { return m.Status.Conditions }
 func (m *Memcached) SetConditions(c []metav1.Condition) { m.Status.Conditions = c }
 
-func ExampleMarker() {
-	clock := clocktesting.NewFakePassiveClock(time.Date(2024, 5, 1, 10, 0, 0, 300_000_000, time.UTC))
-	mark := conditions.Marker{Clock: clock}
+func ExampleSet() {
+	at := time.Date(2024, 5, 1, 10, 0, 0, 300_000_000, time.UTC)
 	m := &Memcached{ObjectMeta: metav1.ObjectMeta{Generation: 2}}
+	available := func(msg string) metav1.Condition {
+		return metav1.Condition{Type: conditions.Available, Status: metav1.ConditionFalse, Reason: "Deploying",
+			Message: msg, LastTransitionTime: metav1.NewTime(at)}
+	}
 
-	fmt.Println(mark.False(m, conditions.Available, "Deploying", "%d of %d replicas ready", 1, 3))
-	clock.SetTime(clock.Now().Add(time.Minute))
-	fmt.Println(mark.False(m, conditions.Available, "Deploying", "%d of %d replicas ready", 1, 3))
-	fmt.Println(mark.False(m, conditions.Available, "Deploying", "%d of %d replicas ready", 2, 3))
+	fmt.Println(conditions.Set(m, available("1 of 3 replicas ready")))
+	at = at.Add(time.Minute)
+	fmt.Println(conditions.Set(m, available("1 of 3 replicas ready")))
+	fmt.Println(conditions.Set(m, available("2 of 3 replicas ready")))
 
 	// Only a new status moves the transition time.
 	c := conditions.Find(m, conditions.Available)

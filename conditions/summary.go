@@ -28,7 +28,7 @@ func NegativePolarity(typ string) bool {
 //     nor bad (or NotReported for a missing positive one), when none is bad but
 //     not all are good;
 //   - True, with reason AllConditionsMet, when all are good.
-func (m Marker) Summarize(obj Setter, typ string, from ...string) bool {
+func Summarize(obj Setter, typ string, from ...string) bool {
 	summary := metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: AllConditionsMet}
 	undecided := func(c metav1.Condition) {
 		if summary.Status == metav1.ConditionTrue {
@@ -47,16 +47,10 @@ func (m Marker) Summarize(obj Setter, typ string, from ...string) bool {
 		case c == nil:
 			undecided(metav1.Condition{Reason: NotReported, Message: t + " is not reported yet"})
 		case c.Status == bad:
-			return m.Set(obj, metav1.Condition{Type: typ, Status: metav1.ConditionFalse, Reason: c.Reason, Message: c.Message})
+			return Set(obj, metav1.Condition{Type: typ, Status: metav1.ConditionFalse, Reason: c.Reason, Message: c.Message})
 		case c.Status != good:
 			undecided(*c)
 		}
 	}
-	return m.Set(obj, summary)
-}
-
-// Summarize sets condition typ from the conditions in from with the real clock;
-// see Marker.Summarize.
-func Summarize(obj Setter, typ string, from ...string) bool {
-	return Marker{}.Summarize(obj, typ, from...)
+	return Set(obj, summary)
 }

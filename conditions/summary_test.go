@@ -100,13 +100,13 @@ func TestSummarize(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			obj := &bare{conditions: append([]metav1.Condition(nil), tt.conds...)}
-			if !marker.Summarize(obj, conditions.Ready, tt.from...) {
+			if !conditions.Summarize(obj, conditions.Ready, tt.from...) {
 				t.Error("Summarize() reported no change for a new summary")
 			}
-			if diff := cmp.Diff(tt.want, *conditions.Find(obj, conditions.Ready)); diff != "" {
+			if diff := cmp.Diff(tt.want, *conditions.Find(obj, conditions.Ready), ignoreTime); diff != "" {
 				t.Errorf("summary (-want +got):\n%s", diff)
 			}
-			if marker.Summarize(obj, conditions.Ready, tt.from...) {
+			if conditions.Summarize(obj, conditions.Ready, tt.from...) {
 				t.Error("Summarize() reported a change for an unchanged summary")
 			}
 		})

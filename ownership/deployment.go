@@ -104,12 +104,12 @@ func DeploymentReadiness(d *appsv1.Deployment) Readiness {
 // Mark records r in obj's Available, Progressing and Degraded conditions: Available while the
 // rollout is complete, Progressing while it is in progress, Degraded once it has failed, each
 // with r's reason and message. It reports whether any condition changed.
-func (r Readiness) Mark(obj conditions.Setter, m conditions.Marker) bool {
+func (r Readiness) Mark(obj conditions.Setter) bool {
 	set := func(typ string, on bool) bool {
 		if on {
-			return m.True(obj, typ, r.Reason, "%s", r.Message)
+			return conditions.MarkTrue(obj, typ, r.Reason, "%s", r.Message)
 		}
-		return m.False(obj, typ, r.Reason, "%s", r.Message)
+		return conditions.MarkFalse(obj, typ, r.Reason, "%s", r.Message)
 	}
 	a := set(conditions.Available, r.Rollout == RolloutComplete)
 	p := set(conditions.Progressing, r.Rollout == RolloutInProgress)

@@ -85,7 +85,7 @@ func CreateOnly() Option { return func(o *options) { o.createOnly = true } }
 // Ensure makes no request at all, and creating an object takes one. desired itself is not
 // modified.
 func Ensure[T client.Object](ctx context.Context, c client.Client, owner client.Object, desired T, opts ...Option) (T, Result, error) {
-	o := options{fieldOwner: DefaultFieldOwner}
+	o := options{fieldOwner: fieldOwnerFrom(ctx)}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -155,7 +155,12 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, owner client.
 		}
 	}
 	updated, err := apply(ctx, c, want, gvk, intent, live.GetUID(), o)
-	return updated, Result{Action: Updated, Diff: strings.Join(diffs, "\n")}, err
+	result := Result{Action: Updated, Diff: strings.Join(diffs, "\n")}
+	if err == nil && !reshaped {
+		// The desired object is the one last applied, so someone else changed the live one.
+		recordDrift(ctx, owner, updated, gvk.Kind, result.Diff)
+	}
+	return updated, result, err
 }
 
 // readLive reads the object from the API server into live.

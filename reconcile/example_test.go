@@ -13,7 +13,8 @@ import (
 )
 
 // A Widget is PENDING until it is picked up, RUNNING until its work is finished, then DONE.
-// Each reconcile takes it as far as it can go, and its Ready condition follows the phase.
+// Each reconcile takes it as far as it can go, and says how far it is: Reconciling in a
+// phase with a handler, nothing (so Ready, for the shell) in a terminal one.
 func ExampleMachine_Reconcile() {
 	finished := false
 	machine, err := reconcile.NewMachine("PENDING", map[string]reconcile.Phase[*Widget]{
@@ -41,17 +42,17 @@ func ExampleMachine_Reconcile() {
 
 	w := &Widget{} // new, without a phase
 	show := func(outcome requeue.Outcome) {
-		c := conditions.Find(w, conditions.Ready)
-		fmt.Printf("%s: Ready=%s (%s), %s\n", w.Status.Phase, c.Status, c.Reason, outcome)
+		fmt.Printf("%s: Reconciling=%t, %s\n", w.Status.Phase, conditions.IsTrue(w, reconcile.Reconciling), outcome)
+		conditions.Remove(w, reconcile.Reconciling) // as the shell does before each reconcile
 	}
 	show(machine.Reconcile(context.Background(), w))
 	finished = true
 	show(machine.Reconcile(context.Background(), w))
 	show(machine.Reconcile(context.Background(), w))
 	// Output:
-	// RUNNING: Ready=False (Running), after 1m0s
-	// DONE: Ready=True (Done), done
-	// DONE: Ready=True (Done), done
+	// RUNNING: Reconciling=true, after 1m0s
+	// DONE: Reconciling=false, done
+	// DONE: Reconciling=false, done
 }
 
 // A definition that names a phase it does not declare is refused before anything runs.
@@ -70,8 +71,8 @@ func ExampleNewMachine() {
 }
 
 // An operator's controller: the logic sizes the Widget and records it in the status; the
-// shell reads the Widget, writes the status when it changed, and releases what the
-// Widget held before it is deleted.
+// shell reads the Widget, keeps Ready, Reconciling and Stalled, writes the status when it
+// changed, and releases what the Widget held before it is deleted.
 func ExampleNew() {
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
@@ -87,18 +88,19 @@ func ExampleNew() {
 	size := reconcile.LogicFunc[*Widget](func(ctx context.Context, w *Widget) requeue.Outcome {
 		// Bring the world to w.Spec.Size here.
 		w.Status.Phase = "Sized"
-		conditions.MarkTrue(w, conditions.Ready, "Sized", "%d of %d", w.Spec.Size, w.Spec.Size)
+		conditions.MarkTrue(w, "Sized", "AsDesired", "%d of %d", w.Spec.Size, w.Spec.Size)
 		return requeue.After(time.Hour) // check for drift now and then
 	})
-	release := reconcile.LogicFunc[*Widget](func(ctx context.Context, w *Widget) requeue.Outcome {
+	release := func(ctx context.Context, w *Widget) requeue.Outcome {
 		// Release what w holds outside the cluster here.
 		return requeue.Done()
-	})
+	}
 
 	err = ctrl.NewControllerManagedBy(mgr).
 		For(&Widget{}).
 		Complete(reconcile.New(mgr.GetClient(), size,
-			reconcile.WithRecorder[*Widget](mgr.GetEventRecorder("widget-controller")),
+			reconcile.WithRecorder(mgr.GetEventRecorder("widget-controller")),
+			reconcile.WithFieldOwner("widget-operator"),
 			reconcile.WithFinalizer("test.reconcilekit.io/release", release)))
 	if err != nil {
 		fmt.Println(err)

@@ -38,25 +38,23 @@ type Phase[T PhaseObject] struct {
 	Next []string
 }
 
-// Machine is a Logic that drives an object through declared phases. It mirrors the phase into
-// one condition (Ready unless Condition says otherwise): False with the phase as reason while
-// the object is in a non-terminal phase, True once it reaches a terminal one, so that kubectl
-// wait and kstatus understand the object without knowing its phases.
+// Machine is a Logic that drives an object through declared phases, and tells the shell how
+// far it is: in a phase with a handler the object is Reconciling, with the phase as reason;
+// in a terminal phase (no handler) it is Ready, unless a condition the handlers set says it
+// failed (a condition of positive polarity False, or of negative polarity True), in which
+// case it is Stalled with that condition's reason: the end was reached, and it is a failure.
+// kubectl wait and kstatus understand the object without knowing its phases.
 //
 // An object with an empty phase starts in the initial phase. After a transition the next
 // phase's handler runs at once, in the same reconcile, so one status write records the whole
-// step. An unknown phase or an undeclared transition is reported in the condition and is
-// not retried: retrying cannot fix it, a new spec or a fixed operator can.
+// step. An unknown phase or an undeclared transition is reported as Stalled and is not
+// retried: retrying cannot fix it, a new spec or a fixed operator can.
 type Machine[T PhaseObject] struct {
 	initial string
 	phases  map[string]Phase[T]
-	// mirrors holds each phase's condition without its type, made once so that a step
-	// allocates nothing.
-	mirrors map[string]metav1.Condition
-	// Condition is the condition type the phase is mirrored into.
-	Condition string
-	// Conditions sets the condition; give it a fake clock in tests.
-	Conditions conditions.Marker
+	// reasons holds each phase's condition reason, made once so that a step allocates
+	// nothing.
+	reasons map[string]string
 }
 
 // NewMachine returns a Machine with the given initial phase and phases. It refuses a
@@ -75,15 +73,11 @@ func NewMachine[T PhaseObject](initial string, phases map[string]Phase[T]) (*Mac
 			return nil, fmt.Errorf("terminal phase %q (no handler) cannot move to other phases", name)
 		}
 	}
-	mirrors := make(map[string]metav1.Condition, len(phases))
-	for name, p := range phases {
-		status := metav1.ConditionFalse
-		if p.Handle == nil {
-			status = metav1.ConditionTrue
-		}
-		mirrors[name] = metav1.Condition{Status: status, Reason: reason(name), Message: "phase " + name}
+	reasons := make(map[string]string, len(phases))
+	for name := range phases {
+		reasons[name] = reason(name)
 	}
-	return &Machine[T]{initial: initial, phases: phases, mirrors: mirrors, Condition: conditions.Ready}, nil
+	return &Machine[T]{initial: initial, phases: phases, reasons: reasons}, nil
 }
 
 // Reconcile implements Logic.
@@ -98,7 +92,7 @@ func (m *Machine[T]) Reconcile(ctx context.Context, obj T) requeue.Outcome {
 		phase := obj.GetPhase()
 		p, ok := m.phases[phase]
 		if !ok {
-			m.Conditions.False(obj, m.Condition, ReasonUnknownPhase, "phase %q is not one of %s", phase, m.names())
+			conditions.MarkTrue(obj, Stalled, ReasonUnknownPhase, "phase %q is not one of %s", phase, m.names())
 			return requeue.Done()
 		}
 		if p.Handle == nil {
@@ -111,7 +105,7 @@ func (m *Machine[T]) Reconcile(ctx context.Context, obj T) requeue.Outcome {
 		}
 		if !slices.Contains(p.Next, next) {
 			err := fmt.Errorf("phase %s cannot move to %s (allowed: %s)", phase, next, strings.Join(p.Next, ", "))
-			m.Conditions.False(obj, m.Condition, ReasonInvalidTransition, "%v", err)
+			conditions.MarkTrue(obj, Stalled, ReasonInvalidTransition, "%v", err)
 			return requeue.Terminal(err)
 		}
 		obj.SetPhase(next)
@@ -119,16 +113,27 @@ func (m *Machine[T]) Reconcile(ctx context.Context, obj T) requeue.Outcome {
 			break
 		}
 	}
-	m.mirror(obj)
+	m.report(obj)
 	return outcome
 }
 
-// mirror sets the condition from obj's phase, which is declared: True in a terminal phase,
-// False in any other.
-func (m *Machine[T]) mirror(obj T) {
-	c := m.mirrors[obj.GetPhase()]
-	c.Type = m.Condition
-	m.Conditions.Set(obj, c)
+// report tells the shell how far obj, in a declared phase, has come.
+func (m *Machine[T]) report(obj T) {
+	phase := obj.GetPhase()
+	if m.phases[phase].Handle != nil {
+		conditions.Set(obj, metav1.Condition{Type: Reconciling, Status: metav1.ConditionTrue, Reason: m.reasons[phase], Message: "phase " + phase})
+		return
+	}
+	failed := first(obj, func(c metav1.Condition) bool {
+		bad := metav1.ConditionFalse
+		if conditions.NegativePolarity(c.Type) {
+			bad = metav1.ConditionTrue
+		}
+		return c.Type != Reconciling && c.Type != conditions.Progressing && c.Status == bad
+	})
+	if failed != nil {
+		conditions.Set(obj, metav1.Condition{Type: Stalled, Status: metav1.ConditionTrue, Reason: failed.Reason, Message: failed.Message})
+	}
 }
 
 func (m *Machine[T]) names() string {

@@ -12,22 +12,19 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	"github.com/reconcilekit/reconcilekit/reconcile"
-	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 	"github.com/reconcilekit/reconcilekit/requeue"
 )
 
 // handler is what a Phase runs.
 type handler = func(context.Context, *Widget) (string, requeue.Outcome)
 
-// newMachine returns a Machine of phases that starts in PENDING and takes condition times
-// from a fake clock.
+// newMachine returns a Machine of phases that starts in PENDING.
 func newMachine(t testing.TB, phases map[string]reconcile.Phase[*Widget]) *reconcile.Machine[*Widget] {
 	t.Helper()
 	m, err := reconcile.NewMachine("PENDING", phases)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.Conditions = conditions.Marker{Clock: reconciletest.NewClock(now)}
 	return m
 }
 
@@ -47,13 +44,15 @@ func (tr *trace) moveTo(next string, outcome requeue.Outcome) handler {
 	}
 }
 
-// ready returns w's Ready condition as "Status Reason", or "absent".
-func ready(w *Widget) string {
-	c := conditions.Find(w, conditions.Ready)
-	if c == nil {
-		return "absent"
+// progress returns what the Machine told the shell of w: "Reconciling Reason",
+// "Stalled Reason" or "Ready" when it set neither.
+func progress(w *Widget) string {
+	for _, typ := range []string{reconcile.Stalled, reconcile.Reconciling} {
+		if c := conditions.Find(w, typ); c != nil && c.Status == "True" {
+			return typ + " " + c.Reason
+		}
 	}
-	return string(c.Status) + " " + c.Reason
+	return "Ready"
 }
 
 // reconcileAt runs m on a Widget in phase and returns the Widget and the outcome.
@@ -89,40 +88,36 @@ func TestMachineRunsTheNextPhaseInTheSameReconcile(t *testing.T) {
 	}
 }
 
-func TestMachineMirrorsThePhaseIntoReady(t *testing.T) {
+func TestMachineReportsThePhaseAsReconcilingReadyOrStalled(t *testing.T) {
 	stay := moveTo("", requeue.Done())
+	failWith := func(reason string) handler {
+		return func(_ context.Context, w *Widget) (string, requeue.Outcome) {
+			conditions.MarkFalse(w, "Succeeded", reason, "the command failed")
+			return "DONE", requeue.Done()
+		}
+	}
 	m := newMachine(t, map[string]reconcile.Phase[*Widget]{
 		"PENDING":          {Handle: stay},
 		"IN_PROGRESS":      {Handle: stay},
 		"waiting-for-pods": {Handle: stay},
 		"RUNNING":          {Handle: moveTo("DONE", requeue.Done()), Next: []string{"DONE"}},
-		"FAILING":          {Handle: moveTo("FAILED", requeue.Retry(errors.New("broken"))), Next: []string{"FAILED"}},
+		"FAILING":          {Handle: failWith("CommandFailed"), Next: []string{"DONE"}},
 		"DONE":             {},
-		"FAILED":           {},
 	})
 	tests := []struct {
 		phase, want string
 	}{
-		{"PENDING", "False Pending"},
-		{"IN_PROGRESS", "False InProgress"},
-		{"waiting-for-pods", "False WaitingForPods"},
-		{"RUNNING", "True Done"},
-		{"FAILING", "True Failed"},
-		{"DONE", "True Done"},
+		{"PENDING", "Reconciling Pending"},
+		{"IN_PROGRESS", "Reconciling InProgress"},
+		{"waiting-for-pods", "Reconciling WaitingForPods"},
+		{"RUNNING", "Ready"},
+		{"FAILING", "Stalled CommandFailed"},
+		{"DONE", "Ready"},
 	}
 	for _, tt := range tests {
-		if w, _ := reconcileAt(m, tt.phase); ready(w) != tt.want {
-			t.Errorf("Ready in %s = %s, want %s", tt.phase, ready(w), tt.want)
+		if w, _ := reconcileAt(m, tt.phase); progress(w) != tt.want {
+			t.Errorf("in %s: %s, want %s", tt.phase, progress(w), tt.want)
 		}
-	}
-}
-
-func TestMachineMirrorsThePhaseIntoTheConditionItIsGiven(t *testing.T) {
-	m := newMachine(t, map[string]reconcile.Phase[*Widget]{"PENDING": {Handle: moveTo("", requeue.Done())}})
-	m.Condition = "Scheduled"
-	w, _ := reconcileAt(m, "PENDING")
-	if !conditions.IsFalse(w, "Scheduled") || conditions.Find(w, conditions.Ready) != nil {
-		t.Errorf("conditions = %+v; want Scheduled False and no Ready", w.Status.Conditions)
 	}
 }
 
@@ -136,9 +131,9 @@ func TestMachineRefusesAnUndeclaredTransition(t *testing.T) {
 	if w.Status.Phase != "PENDING" {
 		t.Errorf("phase = %s; want PENDING, unchanged", w.Status.Phase)
 	}
-	c := conditions.Find(w, conditions.Ready)
+	c := conditions.Find(w, reconcile.Stalled)
 	if c == nil || c.Reason != reconcile.ReasonInvalidTransition || !strings.Contains(c.Message, "PENDING cannot move to DONE") {
-		t.Errorf("Ready = %+v; want reason %s naming the transition", c, reconcile.ReasonInvalidTransition)
+		t.Errorf("Stalled = %+v; want reason %s naming the transition", c, reconcile.ReasonInvalidTransition)
 	}
 	if _, err := outcome.Result(now); !errors.Is(err, crreconcile.TerminalError(nil)) {
 		t.Errorf("outcome = %s; want terminal, since only a new operator fixes it", outcome)
@@ -155,9 +150,9 @@ func TestMachineReportsAnUnknownPhaseWithoutRetrying(t *testing.T) {
 	if !outcome.IsDone() || len(ran) > 0 {
 		t.Errorf("outcome = %s after running %q; want done after running nothing", outcome, ran)
 	}
-	c := conditions.Find(w, conditions.Ready)
+	c := conditions.Find(w, reconcile.Stalled)
 	if c == nil || c.Reason != reconcile.ReasonUnknownPhase || !strings.Contains(c.Message, `"EXPLODED" is not one of DONE, PENDING`) {
-		t.Errorf("Ready = %+v; want reason %s naming the phase and the known ones", c, reconcile.ReasonUnknownPhase)
+		t.Errorf("Stalled = %+v; want reason %s naming the phase and the known ones", c, reconcile.ReasonUnknownPhase)
 	}
 	if w.Status.Phase != "EXPLODED" {
 		t.Errorf("phase = %s; want EXPLODED, left for a person to see", w.Status.Phase)
@@ -186,8 +181,8 @@ func TestMachineStopsAfterAnErrorWithoutRunningTheNextPhase(t *testing.T) {
 	if w.Status.Phase != "RUNNING" || !cmp.Equal(ran, trace{"PENDING"}) {
 		t.Errorf("phase %s after running %q; want RUNNING after running PENDING alone", w.Status.Phase, ran)
 	}
-	if outcome.Err() == nil || ready(w) != "False Running" {
-		t.Errorf("outcome %s, Ready %s; want the error and False Running", outcome, ready(w))
+	if outcome.Err() == nil || progress(w) != "Reconciling Running" {
+		t.Errorf("outcome %s, %s; want the error and Reconciling Running", outcome, progress(w))
 	}
 }
 
@@ -203,8 +198,8 @@ func TestMachineStopsACycleAfterOneStepPerPhase(t *testing.T) {
 		t.Errorf("ran %q; want one step per phase", ran)
 	}
 	// The condition tells where the cycle stopped, for the next reconcile goes on from there.
-	if w.Status.Phase != "RUNNING" || ready(w) != "False Running" {
-		t.Errorf("phase %s, Ready %s; want RUNNING, False Running", w.Status.Phase, ready(w))
+	if w.Status.Phase != "RUNNING" || progress(w) != "Reconciling Running" {
+		t.Errorf("phase %s, %s; want RUNNING, Reconciling Running", w.Status.Phase, progress(w))
 	}
 }
 
@@ -273,7 +268,7 @@ func BenchmarkMachineStep(b *testing.B) {
 			ctx := context.Background()
 			// The Widget starts each step in bm.phase, with the condition that phase has.
 			w := &Widget{Spec: WidgetSpec{Size: bm.size}, Status: WidgetStatus{Phase: bm.phase}}
-			m.Conditions.False(w, conditions.Ready, bm.reason, "phase %s", bm.phase)
+			conditions.MarkTrue(w, reconcile.Reconciling, bm.reason, "phase %s", bm.phase)
 			start := w.Status.Conditions[0]
 			b.ReportAllocs()
 			for b.Loop() {

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"time"
 
@@ -15,6 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/reconcilekit/reconcilekit/conditions"
+	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/requeue"
 )
 
@@ -47,41 +50,64 @@ type ObservedGenerationSetter interface {
 type Reconciler[T client.Object] struct {
 	client    client.Client
 	logic     Logic[T]
-	recorder  events.EventRecorder
-	clock     clock.PassiveClock
-	finalizer string
-	finalize  Logic[T]
+	options   options
+	cleanup   Logic[T]
 	newObject func() T
 }
 
 // Option configures a Reconciler.
-type Option[T client.Object] func(*Reconciler[T])
+type Option func(*options)
 
-// WithRecorder makes the shell record an event when the logic fails. The manager's
-// GetEventRecorder gives one.
-func WithRecorder[T client.Object](r events.EventRecorder) Option[T] {
-	return func(rec *Reconciler[T]) { rec.recorder = r }
+type options struct {
+	recorder   events.EventRecorder
+	clock      clock.PassiveClock
+	fieldOwner string
+	finalizer  string
+	cleanup    any // a func(context.Context, T) requeue.Outcome
 }
 
-// WithClock sets the clock that turns requeue.At outcomes into delays; tests pass a fake one.
-func WithClock[T client.Object](c clock.PassiveClock) Option[T] {
-	return func(rec *Reconciler[T]) { rec.clock = c }
+// WithRecorder makes the shell record events on the object it reconciles: Normal when the
+// object becomes Ready, Warning when it stalls or the logic fails, and Normal when
+// ownership.Ensure reverts drift. The manager's GetEventRecorder gives one; it aggregates
+// repeated events into a series, so a flapping object costs a bounded number of writes.
+func WithRecorder(r events.EventRecorder) Option {
+	return func(o *options) { o.recorder = r }
+}
+
+// WithClock sets the clock that stamps the conditions' transition times and turns
+// requeue.At outcomes into delays; tests pass a fake one.
+func WithClock(c clock.PassiveClock) Option {
+	return func(o *options) { o.clock = c }
+}
+
+// WithFieldOwner names the field manager of the shell's writes and of ownership.Ensure
+// inside the logic, so that a conflict message names the operator. The default is
+// ownership.DefaultFieldOwner.
+func WithFieldOwner(name string) Option {
+	return func(o *options) { o.fieldOwner = name }
 }
 
 // WithFinalizer makes the shell add finalizer to every object before the logic first runs,
 // and, once the object is being deleted, run cleanup until it returns a done outcome, then
 // remove the finalizer so the deletion completes. The logic is not run for an object being
-// deleted.
-func WithFinalizer[T client.Object](finalizer string, cleanup Logic[T]) Option[T] {
-	return func(rec *Reconciler[T]) { rec.finalizer, rec.finalize = finalizer, cleanup }
+// deleted. cleanup's T must be the Reconciler's; New panics otherwise, at start-up.
+func WithFinalizer[T client.Object](finalizer string, cleanup func(ctx context.Context, obj T) requeue.Outcome) Option {
+	return func(o *options) { o.finalizer, o.cleanup = finalizer, cleanup }
 }
 
 // New returns a Reconciler that runs logic for objects of type T, reading and writing them
 // through c (normally the manager's client).
-func New[T client.Object](c client.Client, logic Logic[T], opts ...Option[T]) *Reconciler[T] {
-	r := &Reconciler[T]{client: c, logic: logic, clock: clock.RealClock{}}
+func New[T client.Object](c client.Client, logic Logic[T], opts ...Option) *Reconciler[T] {
+	r := &Reconciler[T]{client: c, logic: logic, options: options{clock: clock.RealClock{}, fieldOwner: ownership.DefaultFieldOwner}}
 	for _, opt := range opts {
-		opt(r)
+		opt(&r.options)
+	}
+	if r.options.cleanup != nil {
+		cleanup, ok := r.options.cleanup.(func(context.Context, T) requeue.Outcome)
+		if !ok {
+			panic(fmt.Sprintf("reconcile.New: the cleanup of WithFinalizer is a %T, want a func(context.Context, %v) requeue.Outcome", r.options.cleanup, reflect.TypeFor[T]()))
+		}
+		r.cleanup = LogicFunc[T](cleanup)
 	}
 	elem := reflect.TypeFor[T]().Elem()
 	r.newObject = func() T { return reflect.New(elem).Interface().(T) }
@@ -94,16 +120,20 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	ctx = ownership.WithFieldOwner(ctx, r.options.fieldOwner)
+	if r.options.recorder != nil {
+		ctx = ownership.WithRecorder(ctx, r.options.recorder)
+	}
 	return r.finish(ctx, obj, r.run(ctx, obj))
 }
 
 func (r *Reconciler[T]) run(ctx context.Context, obj T) requeue.Outcome {
-	if r.finalizer != "" {
+	if r.options.finalizer != "" {
 		if !obj.GetDeletionTimestamp().IsZero() {
-			return r.cleanup(ctx, obj)
+			return r.cleanupDeleted(ctx, obj)
 		}
-		if !controllerutil.ContainsFinalizer(obj, r.finalizer) {
-			if err := r.patch(ctx, obj, func() { controllerutil.AddFinalizer(obj, r.finalizer) }); err != nil {
+		if !controllerutil.ContainsFinalizer(obj, r.options.finalizer) {
+			if err := r.patch(ctx, obj, func() { controllerutil.AddFinalizer(obj, r.options.finalizer) }); err != nil {
 				return requeue.Retry(err)
 			}
 		}
@@ -112,35 +142,56 @@ func (r *Reconciler[T]) run(ctx context.Context, obj T) requeue.Outcome {
 	}
 
 	before := obj.DeepCopyObject().(T)
+	conds, hasConditions := any(obj).(conditions.Setter)
+	if hasConditions {
+		strip(conds) // last reconcile's: the logic starts from its own conditions
+	}
 	outcome := r.logic.Reconcile(ctx, obj)
-	if s, ok := any(obj).(ObservedGenerationSetter); ok && outcome.Err() == nil {
+	if refused := revertUnwritable(before, obj); refused != nil {
+		outcome = requeue.Merge(outcome, requeue.Terminal(refused))
+	}
+	quiet := isQuiet(outcome.Err())
+	if s, ok := any(obj).(ObservedGenerationSetter); ok && (outcome.Err() == nil || outcome.IsTerminal()) {
 		s.SetObservedGeneration(obj.GetGeneration())
 	}
-	if equality.Semantic.DeepEqual(before, obj) {
-		return outcome
+	var news []shellEvent
+	if hasConditions {
+		old := any(before).(conditions.Setter)
+		logicSet := strip(conds)
+		if quiet {
+			restore(conds, old)
+		} else {
+			markStandard(conds, logicSet, outcome)
+		}
+		stamp(conds, old, r.options.clock.Now())
+		news = transitions(conds, old)
 	}
-	err := r.client.Status().Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
-	switch {
-	case apierrors.IsNotFound(err):
-		return requeue.Done()
-	case err != nil && outcome.Err() != nil:
-		return outcome // the logic's error says more; its retry writes the status again
-	case err != nil:
-		return requeue.Retry(err)
+	if !equality.Semantic.DeepEqual(before, obj) {
+		err := r.write(ctx, before, obj)
+		switch {
+		case apierrors.IsNotFound(err):
+			return requeue.Done()
+		case err != nil && outcome.Err() != nil:
+			return outcome // the logic's error says more; its retry writes the status again
+		case err != nil:
+			return requeue.Retry(err)
+		}
 	}
-	log.FromContext(ctx).V(1).Info("status written")
+	for _, e := range news {
+		r.event(obj, e.kind, e.reason, e.note)
+	}
 	return outcome
 }
 
-func (r *Reconciler[T]) cleanup(ctx context.Context, obj T) requeue.Outcome {
-	if !controllerutil.ContainsFinalizer(obj, r.finalizer) {
+func (r *Reconciler[T]) cleanupDeleted(ctx context.Context, obj T) requeue.Outcome {
+	if !controllerutil.ContainsFinalizer(obj, r.options.finalizer) {
 		return requeue.Done()
 	}
-	outcome := r.finalize.Reconcile(ctx, obj)
+	outcome := r.cleanup.Reconcile(ctx, obj)
 	if !outcome.IsDone() {
 		return outcome
 	}
-	if err := r.patch(ctx, obj, func() { controllerutil.RemoveFinalizer(obj, r.finalizer) }); err != nil && !apierrors.IsNotFound(err) {
+	if err := r.patch(ctx, obj, func() { controllerutil.RemoveFinalizer(obj, r.options.finalizer) }); err != nil && !apierrors.IsNotFound(err) {
 		return requeue.Retry(err)
 	}
 	return requeue.Done()
@@ -150,23 +201,39 @@ func (r *Reconciler[T]) cleanup(ctx context.Context, obj T) requeue.Outcome {
 func (r *Reconciler[T]) patch(ctx context.Context, obj T, change func()) error {
 	before := obj.DeepCopyObject().(T)
 	change()
-	return r.client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+	return r.client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(r.options.fieldOwner))
+}
+
+// event records an event on obj when the shell has a recorder. The event names obj without
+// its resourceVersion, so that the recorder folds repeats of a reason into one series
+// instead of writing an event for every version of a flapping object.
+func (r *Reconciler[T]) event(obj T, kind, reason, note string) {
+	if r.options.recorder == nil {
+		return
+	}
+	regarding := obj.DeepCopyObject().(T)
+	regarding.SetResourceVersion("")
+	r.options.recorder.Eventf(regarding, nil, kind, reason, "Reconcile", "%s", note)
+}
+
+// isQuiet reports whether err only says that the object or a child changed since the cache
+// saw it: the write that won will trigger another reconcile anyway.
+func isQuiet(err error) bool {
+	return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)
 }
 
 // finish turns the outcome into controller-runtime's result. Conflicts and stale-cache
-// answers are quiet requeues: the write that won will trigger another reconcile anyway.
+// answers are quiet requeues.
 func (r *Reconciler[T]) finish(ctx context.Context, obj T, outcome requeue.Outcome) (ctrl.Result, error) {
 	logger := log.FromContext(ctx)
 	if err := outcome.Err(); err != nil {
-		if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
+		if isQuiet(err) {
 			logger.V(1).Info("requeued after a conflict", "reason", err.Error())
 			return ctrl.Result{RequeueAfter: conflictDelay}, nil
 		}
-		if r.recorder != nil {
-			r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, "ReconcileError", "Reconcile", "%s", err.Error())
-		}
+		r.event(obj, corev1.EventTypeWarning, "ReconcileError", err.Error())
 	}
-	result, err := outcome.Result(r.clock.Now())
+	result, err := outcome.Result(r.options.clock.Now())
 	if err == nil && outcome.Err() != nil {
 		// The outcome keeps a delay, so the error is not returned; log it here instead.
 		logger.Error(outcome.Err(), "reconcile failed", "retryAfter", result.RequeueAfter)

@@ -79,8 +79,8 @@ func newFixture(t *testing.T) *fixture {
 }
 
 // reconciler returns a Reconciler of the fixture's client, clock and event recorder.
-func (f *fixture) reconciler(logic reconcile.LogicFunc[*Widget], opts ...reconcile.Option[*Widget]) *reconcile.Reconciler[*Widget] {
-	opts = append(opts, reconcile.WithClock[*Widget](f.clock), reconcile.WithRecorder[*Widget](f.events))
+func (f *fixture) reconciler(logic reconcile.LogicFunc[*Widget], opts ...reconcile.Option) *reconcile.Reconciler[*Widget] {
+	opts = append(opts, reconcile.WithClock(f.clock), reconcile.WithRecorder(f.events))
 	return reconcile.New(f.client, logic, opts...)
 }
 
@@ -132,6 +132,9 @@ func (s *logSink) Error(err error, msg string, _ ...any) {
 	s.errors = append(s.errors, msg+": "+err.Error())
 }
 
+// readyEvent is the event of an object that became Ready, as the fake recorder shows it.
+const readyEvent = "Normal Ready the object is ready"
+
 // mustNotRun returns logic that fails the test if it runs.
 func mustNotRun(t *testing.T, why string) reconcile.LogicFunc[*Widget] {
 	return func(context.Context, *Widget) requeue.Outcome {
@@ -155,10 +158,9 @@ func TestReconcileOfAMissingObjectIsNotAnError(t *testing.T) {
 
 func TestReconcileWritesAChangedStatusOnceAndAConvergedOneNever(t *testing.T) {
 	f := newFixture(t)
-	marker := conditions.Marker{Clock: f.clock}
 	r := f.reconciler(func(_ context.Context, w *Widget) requeue.Outcome {
 		w.Status.Phase = "Sized"
-		marker.True(w, conditions.Ready, "Sized", "size %d", w.Spec.Size)
+		conditions.MarkTrue(w, "Sized", "Sized", "size %d", w.Spec.Size)
 		return requeue.Done()
 	})
 
@@ -193,16 +195,19 @@ func TestReconcileTurnsTheOutcomeIntoAResult(t *testing.T) {
 		wantEvents   []string
 		wantErrorLog bool
 	}{{
-		name:    "done waits for a change",
-		outcome: requeue.Done(),
+		name:       "done waits for a change",
+		outcome:    requeue.Done(),
+		wantEvents: []string{readyEvent},
 	}, {
-		name:    "a delay is kept",
-		outcome: requeue.After(time.Minute),
-		want:    ctrl.Result{RequeueAfter: time.Minute},
+		name:       "a delay is kept",
+		outcome:    requeue.After(time.Minute),
+		want:       ctrl.Result{RequeueAfter: time.Minute},
+		wantEvents: []string{readyEvent},
 	}, {
-		name:    "a time is measured on the injected clock",
-		outcome: requeue.At(now.Add(90 * time.Second)),
-		want:    ctrl.Result{RequeueAfter: 90 * time.Second},
+		name:       "a time is measured on the injected clock",
+		outcome:    requeue.At(now.Add(90 * time.Second)),
+		want:       ctrl.Result{RequeueAfter: 90 * time.Second},
+		wantEvents: []string{readyEvent},
 	}, {
 		name:       "a retry returns the error for backoff and records a warning",
 		outcome:    requeue.Retry(errBroken),
@@ -357,10 +362,10 @@ func TestReconcileCleansUpADeletedObjectUntilCleanupIsDone(t *testing.T) {
 	r := f.reconciler(func(context.Context, *Widget) requeue.Outcome {
 		logicRuns++
 		return requeue.Done()
-	}, reconcile.WithFinalizer(finalizer, reconcile.LogicFunc[*Widget](func(context.Context, *Widget) requeue.Outcome {
+	}, reconcile.WithFinalizer(finalizer, func(context.Context, *Widget) requeue.Outcome {
 		cleanups++
 		return cleanup
-	})))
+	}))
 	if _, err := f.reconcile(t, r); err != nil {
 		t.Fatal(err)
 	}
@@ -394,10 +399,10 @@ func TestReconcileCleansUpADeletedObjectUntilCleanupIsDone(t *testing.T) {
 func TestReconcileRunsNothingForAnObjectBeingDeletedWithoutItsFinalizer(t *testing.T) {
 	tests := []struct {
 		name string
-		opts []reconcile.Option[*Widget]
+		opts []reconcile.Option
 	}{
 		{name: "a reconciler without a finalizer"},
-		{name: "a reconciler whose finalizer the object no longer has", opts: []reconcile.Option[*Widget]{
+		{name: "a reconciler whose finalizer the object no longer has", opts: []reconcile.Option{
 			reconcile.WithFinalizer(finalizer, mustNotRun(t, "cleanup ran without the finalizer")),
 		}},
 	}
@@ -440,8 +445,8 @@ func TestMachineThroughTheShellWritesNothingOnceConverged(t *testing.T) {
 		t.Fatal(err)
 	}
 	live := f.live(t)
-	if got := ready(live); live.Status.Phase != "RUNNING" || got != "False Running" {
-		t.Errorf("phase %s, Ready %s; want RUNNING, False Running", live.Status.Phase, got)
+	if got := progress(live); live.Status.Phase != "RUNNING" || got != "Reconciling Running" || conditions.IsTrue(live, reconcile.Ready) {
+		t.Errorf("phase %s, %s; want RUNNING, Reconciling Running and not Ready", live.Status.Phase, got)
 	}
 
 	reconciletest.ExpectNoWrites(t, f.counter, func() {

@@ -137,6 +137,10 @@ func (o Outcome) Err() error { return o.err }
 // IsDone reports whether nothing more is to be done.
 func (o Outcome) IsDone() bool { return o.kind == done }
 
+// IsTerminal reports whether the outcome is a terminal error: retrying cannot help until
+// the object changes.
+func (o Outcome) IsTerminal() bool { return o.kind == terminal }
+
 // Delay returns how long after now the reconcile should run again, and whether
 // it is scheduled at all. A time already past gives the smallest positive delay.
 func (o Outcome) Delay(now time.Time) (time.Duration, bool) {

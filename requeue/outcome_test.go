@@ -63,6 +63,9 @@ func TestResult(t *testing.T) {
 			if got := tt.outcome.IsDone(); got != (tt.after == 0 && tt.err == nil) {
 				t.Errorf("IsDone() = %v", got)
 			}
+			if got := tt.outcome.IsTerminal(); got != tt.terminal {
+				t.Errorf("IsTerminal() = %v, want %v", got, tt.terminal)
+			}
 		})
 	}
 }

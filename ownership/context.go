@@ -1,0 +1,46 @@
+package ownership
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+type fieldOwnerKey struct{}
+
+type recorderKey struct{}
+
+// WithFieldOwner returns a copy of ctx in which Ensure applies as field manager name unless
+// a FieldOwner option says otherwise. The reconcile shell sets it from its own field owner,
+// so that an operator's writes carry one name.
+func WithFieldOwner(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, fieldOwnerKey{}, name)
+}
+
+// WithRecorder returns a copy of ctx in which Ensure records a Normal DriftReverted event on
+// the owner, naming the fields, whenever it reverts drift. The reconcile shell sets it from
+// its recorder.
+func WithRecorder(ctx context.Context, r events.EventRecorder) context.Context {
+	return context.WithValue(ctx, recorderKey{}, r)
+}
+
+// fieldOwnerFrom returns the field manager ctx carries, or DefaultFieldOwner.
+func fieldOwnerFrom(ctx context.Context) string {
+	if name, ok := ctx.Value(fieldOwnerKey{}).(string); ok && name != "" {
+		return name
+	}
+	return DefaultFieldOwner
+}
+
+// recordDrift records on owner that the object it owns was reverted, when ctx carries a
+// recorder.
+func recordDrift(ctx context.Context, owner, obj client.Object, kind, diff string) {
+	if r, ok := ctx.Value(recorderKey{}).(events.EventRecorder); ok {
+		// Without its resourceVersion, so that repeated reverts fold into one series.
+		regarding := owner.DeepCopyObject().(client.Object)
+		regarding.SetResourceVersion("")
+		r.Eventf(regarding, nil, corev1.EventTypeNormal, "DriftReverted", "Ensure", "reverted %s %s: %s", kind, obj.GetName(), diff)
+	}
+}

@@ -1,0 +1,159 @@
+package reconcile
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/reconcilekit/reconcilekit/conditions"
+	"github.com/reconcilekit/reconcilekit/requeue"
+)
+
+// The standard conditions the shell keeps on every object with conditions, the ones kstatus
+// (and so Flux, Argo CD and kubectl wait users) reads.
+const (
+	// Reconciling is True while the object is on its way to its desired state, and absent
+	// otherwise (kstatus' abnormal-true convention).
+	Reconciling = "Reconciling"
+	// Stalled is True when the object cannot progress until something changes, such as its
+	// spec or a foreign object in its way, and absent otherwise.
+	Stalled = conditions.Stalled
+	// Ready is True when the object is where its spec says, False with the reason of
+	// Stalled or Reconciling otherwise.
+	Ready = conditions.Ready
+)
+
+// Reasons the shell gives the standard conditions when it does not copy one.
+const (
+	// ReasonReconciled is Ready's reason when nothing is in progress and nothing is wrong.
+	ReasonReconciled = "Reconciled"
+	// ReasonRetrying is Reconciling's reason while the logic's error is retried.
+	ReasonRetrying = "Retrying"
+	// ReasonTerminalError is Stalled's reason when the logic returned a terminal error.
+	ReasonTerminalError = "TerminalError"
+)
+
+// standard holds the standard conditions the logic set, and takes them off the object so
+// that the shell can set them in a fixed order after the others.
+type standard struct {
+	reconciling, stalled *metav1.Condition
+}
+
+// strip removes the standard conditions from obj and returns those set to True: the logic
+// may set Reconciling or Stalled itself, and Ready is the shell's alone.
+func strip(obj conditions.Setter) standard {
+	var s standard
+	kept := obj.GetConditions()[:0]
+	for _, c := range obj.GetConditions() {
+		switch {
+		case c.Type == Reconciling && c.Status == metav1.ConditionTrue:
+			s.reconciling = &c
+		case c.Type == Stalled && c.Status == metav1.ConditionTrue:
+			s.stalled = &c
+		case c.Type == Reconciling, c.Type == Stalled, c.Type == Ready:
+		default:
+			kept = append(kept, c)
+		}
+	}
+	obj.SetConditions(kept)
+	return s
+}
+
+// markStandard sets Ready, Reconciling and Stalled on obj from the logic's outcome and the
+// conditions it set. The rules, in order:
+//
+//   - Stalled is True when the logic set it, else with the reason and message of the first
+//     condition of negative polarity that is True (Degraded, see conditions.NegativePolarity),
+//     else when the outcome is terminal.
+//   - Otherwise Reconciling is True when the logic set it, else while the logic's error is
+//     retried, else with the reason and message of a Progressing condition that is True,
+//     else of the first other condition that is not True.
+//   - Ready is False with the reason and message of Stalled or Reconciling, whichever is
+//     True; True otherwise. Reconciling and Stalled are removed when they are not True.
+func markStandard(obj conditions.Setter, s standard, outcome requeue.Outcome) {
+	stalled, reconciling := s.stalled, s.reconciling
+	if stalled == nil {
+		stalled = first(obj, func(c metav1.Condition) bool {
+			return conditions.NegativePolarity(c.Type) && c.Status == metav1.ConditionTrue
+		})
+	}
+	if stalled == nil && outcome.IsTerminal() {
+		stalled = &metav1.Condition{Reason: ReasonTerminalError, Message: outcome.Err().Error()}
+	}
+	if stalled == nil && reconciling == nil {
+		if err := outcome.Err(); err != nil {
+			reconciling = &metav1.Condition{Reason: ReasonRetrying, Message: err.Error()}
+		} else if p := conditions.Find(obj, conditions.Progressing); p != nil && p.Status == metav1.ConditionTrue {
+			reconciling = p
+		} else {
+			reconciling = first(obj, func(c metav1.Condition) bool {
+				return c.Type != conditions.Progressing && !conditions.NegativePolarity(c.Type) && c.Status != metav1.ConditionTrue
+			})
+		}
+	}
+
+	ready := metav1.Condition{Type: Ready, Status: metav1.ConditionTrue, Reason: ReasonReconciled}
+	switch {
+	case stalled != nil:
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, stalled.Reason, stalled.Message
+		conditions.Set(obj, metav1.Condition{Type: Stalled, Status: metav1.ConditionTrue, Reason: stalled.Reason, Message: stalled.Message})
+	case reconciling != nil:
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, reconciling.Reason, reconciling.Message
+		conditions.Set(obj, metav1.Condition{Type: Reconciling, Status: metav1.ConditionTrue, Reason: reconciling.Reason, Message: reconciling.Message})
+	}
+	conditions.Set(obj, ready)
+}
+
+// first returns a copy of obj's first condition that matches, or nil.
+func first(obj conditions.Getter, match func(metav1.Condition) bool) *metav1.Condition {
+	for _, c := range obj.GetConditions() {
+		if match(c) {
+			return &c
+		}
+	}
+	return nil
+}
+
+// restore puts back the standard conditions of before, for a reconcile that learnt nothing
+// (a conflict): its conditions would say nothing new.
+func restore(obj, before conditions.Setter) {
+	for _, typ := range []string{Ready, Reconciling, Stalled} {
+		if c := conditions.Find(before, typ); c != nil {
+			conditions.Set(obj, *c)
+		}
+	}
+}
+
+// stamp gives every condition that is new or whose status changed since before the time
+// now, and every other its old transition time: one clock for everything the logic set.
+func stamp(obj, before conditions.Setter, now time.Time) {
+	at := metav1.NewTime(now.Truncate(time.Second))
+	conds := obj.GetConditions()
+	for i := range conds {
+		if old := conditions.Find(before, conds[i].Type); old != nil && old.Status == conds[i].Status {
+			conds[i].LastTransitionTime = old.LastTransitionTime
+		} else {
+			conds[i].LastTransitionTime = at
+		}
+	}
+}
+
+// transitions returns the events the standard conditions' changes call for: Normal when the
+// object became Ready, Warning when it stalled (or stalled for a new reason).
+func transitions(obj, before conditions.Getter) []shellEvent {
+	var out []shellEvent
+	// A terminal error has its own event, ReconcileError.
+	if now := conditions.Find(obj, Stalled); now != nil && now.Reason != ReasonTerminalError {
+		if old := conditions.Find(before, Stalled); old == nil || old.Status != now.Status || old.Reason != now.Reason {
+			out = append(out, shellEvent{corev1.EventTypeWarning, now.Reason, now.Message})
+		}
+	}
+	if conditions.IsTrue(obj, Ready) && !conditions.IsTrue(before, Ready) {
+		out = append(out, shellEvent{corev1.EventTypeNormal, "Ready", "the object is ready"})
+	}
+	return out
+}
+
+// shellEvent is an event the shell records on the object it reconciles.
+type shellEvent struct{ kind, reason, note string }
