@@ -92,15 +92,15 @@ need-kubectl:
 
 .PHONY: bench
 bench: controlplane ## Compare library-built operators with seed-style ones and the bare pipeline (N=200 by default).
-	$(GO) run ./examples/bench $(if $(N),-n $(N))
+	$(GO) run ./test/benchmark $(if $(N),-n $(N))
 
 # How long each fuzz target of the reliability suite runs, after its committed corpus.
 FUZZTIME ?= 20s
 
 .PHONY: test-reliability
 test-reliability: controlplane ## Run the reliability scenarios at full size and the fuzzers briefly; end with "N scenarios, N passed, N failed".
-	@$(GO) build -o bin/reliability-report ./examples/reliability/report
-	@{ $(GO) test -race -json -timeout 30m ./examples/reliability -args -full || true; \
+	@$(GO) build -o bin/reliability-report ./test/reliability/report
+	@{ $(GO) test -race -json -timeout 30m ./test/reliability -args -full || true; \
 	   for target in conditions:FuzzSet requeue:FuzzParseTime requeue:FuzzCronNext; do \
 	     $(GO) test -json -run '^$$' -fuzz "^$${target#*:}$$" -fuzztime $(FUZZTIME) ./$${target%%:*} || true; \
 	   done; } | bin/reliability-report

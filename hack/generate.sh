@@ -13,7 +13,7 @@ for example in memcached podset at; do
 		object \
 		crd \
 		rbac:roleName=manager-role \
-		paths="{./$dir/api/...,./$dir/internal/controller/...}" \
+		paths="{./$dir/api/...,./$dir/controller/...}" \
 		output:crd:artifacts:config="$dir/config/crd/bases" \
 		output:rbac:artifacts:config="$dir/config/rbac"
 done

@@ -19,12 +19,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
-	at "github.com/reconcilekit/reconcilekit/examples/at"
 	atv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
-	memcached "github.com/reconcilekit/reconcilekit/examples/memcached"
+	at "github.com/reconcilekit/reconcilekit/examples/at/controller"
 	memcachedv1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
-	podset "github.com/reconcilekit/reconcilekit/examples/podset"
+	memcached "github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	podsetv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
+	podset "github.com/reconcilekit/reconcilekit/examples/podset/controller"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
@@ -122,7 +122,7 @@ func newAt(ns, name string, when time.Time) *atv1alpha1.At {
 // install reads the operator's generated role and creates it under a name of its own:
 // controller-gen names every operator's role manager-role.
 func (op *operator) install(ctx context.Context) error {
-	path := filepath.Join("..", op.name, "config", "rbac", "role.yaml")
+	path := filepath.Join("..", "..", "examples", op.name, "config", "rbac", "role.yaml")
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err

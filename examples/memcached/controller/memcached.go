@@ -36,13 +36,18 @@ const foreignRecheck = time.Minute
 
 // Setup registers the Memcached controller with mgr.
 func Setup(mgr ctrl.Manager) error {
-	logic := &memcached{client: mgr.GetClient()}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&cachev1alpha1.Memcached{}).
 		// A rollout's burst of Deployment updates makes one reconcile.
 		Watches(&appsv1.Deployment{}, reconcile.EnqueueOwner(mgr, &cachev1alpha1.Memcached{})).
-		Complete(reconcile.New(mgr.GetClient(), logic,
+		Complete(reconcile.New(mgr.GetClient(), NewLogic(mgr.GetClient()),
 			reconcile.WithRecorder[*cachev1alpha1.Memcached](mgr.GetEventRecorder("memcached-controller"))))
+}
+
+// NewLogic returns the Memcached controller's logic, which reconcile.New runs: what Setup
+// registers, for programs that drive a reconciler without a manager (a benchmark, say).
+func NewLogic(c client.Client) reconcile.Logic[*cachev1alpha1.Memcached] {
+	return &memcached{client: c}
 }
 
 type memcached struct {
@@ -51,7 +56,7 @@ type memcached struct {
 }
 
 func (r *memcached) Reconcile(ctx context.Context, mc *cachev1alpha1.Memcached) requeue.Outcome {
-	dep, result, err := ownership.Ensure(ctx, r.client, mc, deployment(mc))
+	dep, result, err := ownership.Ensure(ctx, r.client, mc, Deployment(mc))
 	switch {
 	case ownership.IsNotControlled(err):
 		ownership.Readiness{Rollout: ownership.RolloutFailed, Reason: "DeploymentNotOwned",
@@ -67,8 +72,8 @@ func (r *memcached) Reconcile(ctx context.Context, mc *cachev1alpha1.Memcached) 
 	return requeue.Done()
 }
 
-// deployment is the Deployment a Memcached wants.
-func deployment(mc *cachev1alpha1.Memcached) *appsv1.Deployment {
+// Deployment is the Deployment a Memcached wants.
+func Deployment(mc *cachev1alpha1.Memcached) *appsv1.Deployment {
 	labels := map[string]string{
 		"app.kubernetes.io/name":       "memcached",
 		"app.kubernetes.io/instance":   mc.Name,

@@ -1,20 +1,16 @@
-package controller
+package main
 
 import (
 	"context"
-	"reflect"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -23,44 +19,16 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
-	"github.com/reconcilekit/reconcilekit/reconcile"
+	atcontroller "github.com/reconcilekit/reconcilekit/examples/at/controller"
 )
 
-// BenchmarkNoOpReconcile reconciles a RUNNING At whose pod is still running, through a
-// client that reads from memory as the manager's cache does: the cost of every event of
-// the pod that does not end it, and of every resync. The library-built reconciler runs
-// next to the same logic written by hand with controllerutil.CreateOrUpdate.
-func BenchmarkNoOpReconcile(b *testing.B) {
-	for _, bc := range []struct {
-		name       string
-		reconciler func(client.Client) rtreconcile.Reconciler
-	}{
-		{"reconcilekit", func(c client.Client) rtreconcile.Reconciler {
-			machine, err := newMachine(c, c, clock.RealClock{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			return reconcile.New(c, machine)
-		}},
-		{"CreateOrUpdate", func(c client.Client) rtreconcile.Reconciler { return createOrUpdate{client: c} }},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			c := running(b, bc.reconciler)
-			r := bc.reconciler(c)
-			req := ctrl.Request{NamespacedName: client.ObjectKey{Namespace: "bench", Name: "job"}}
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := r.Reconcile(b.Context(), req); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
+// atTolerance is how early a schedule counts as due: the At controller's, as in the
+// original cnat operator.
+const atTolerance = 2 * time.Second
 
-// running runs a reconciler until its At is RUNNING, with its pod started, on a fake API
+// runningAt runs a reconciler until its At is RUNNING, with its pod started, on a fake API
 // server and returns a client that serves the objects from memory and refuses writes.
-func running(b *testing.B, reconciler func(client.Client) rtreconcile.Reconciler) client.Client {
+func runningAt(b *testing.B, reconciler func(client.Client) rtreconcile.Reconciler) client.Client {
 	b.Helper()
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -104,60 +72,12 @@ func running(b *testing.B, reconciler func(client.Client) rtreconcile.Reconciler
 	return cached{Client: server, objects: []client.Object{at, pod}}
 }
 
-// cached reads like the manager's client, a deep copy of an object held in memory, where
-// the fake client would encode and decode JSON. Any write fails the benchmark: a
-// reconcile that changes nothing must make none.
-type cached struct {
-	client.Client
-	objects []client.Object
-}
-
-func (c cached) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
-	for _, o := range c.objects {
-		if reflect.TypeOf(o) == reflect.TypeOf(obj) && client.ObjectKeyFromObject(o) == key {
-			reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(o.DeepCopyObject()).Elem())
-			return nil
-		}
-	}
-	return apierrors.NewNotFound(schema.GroupResource{}, key.Name)
-}
-
-func (c cached) Create(context.Context, client.Object, ...client.CreateOption) error {
-	return errWrite
-}
-
-func (c cached) Update(context.Context, client.Object, ...client.UpdateOption) error {
-	return errWrite
-}
-
-func (c cached) Patch(context.Context, client.Object, client.Patch, ...client.PatchOption) error {
-	return errWrite
-}
-
-func (c cached) Apply(context.Context, runtime.ApplyConfiguration, ...client.ApplyOption) error {
-	return errWrite
-}
-
-func (c cached) Status() client.SubResourceWriter { return cachedStatus{} }
-
-type cachedStatus struct{ client.SubResourceWriter }
-
-func (cachedStatus) Update(context.Context, client.Object, ...client.SubResourceUpdateOption) error {
-	return errWrite
-}
-
-func (cachedStatus) Patch(context.Context, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
-	return errWrite
-}
-
-var errWrite = apierrors.NewBadRequest("a reconcile that changes nothing wrote")
-
-// createOrUpdate is the At reconcile as it is often written by hand: the phases in a
+// atByHand is the At reconcile as it is often written by hand: the phases in a
 // switch, the pod through controllerutil.CreateOrUpdate, the same conditions through
 // meta.SetStatusCondition, and a status update only when the status changed.
-type createOrUpdate struct{ client client.Client }
+type atByHand struct{ client client.Client }
 
-func (r createOrUpdate) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r atByHand) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	at := &cnatv1alpha1.At{}
 	if err := r.client.Get(ctx, req.NamespacedName, at); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -172,17 +92,17 @@ func (r createOrUpdate) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	case "", cnatv1alpha1.PhasePending:
 		when, err := time.Parse(time.RFC3339, at.Spec.Schedule)
 		if err != nil {
-			set(Succeeded, metav1.ConditionFalse, "InvalidSchedule", err.Error())
+			set(atcontroller.Succeeded, metav1.ConditionFalse, "InvalidSchedule", err.Error())
 			break
 		}
-		if wait := time.Until(when); wait > tolerance {
+		if wait := time.Until(when); wait > atTolerance {
 			at.Status.Phase, result = cnatv1alpha1.PhasePending, ctrl.Result{RequeueAfter: wait}
 			break
 		}
 		at.Status.Phase = cnatv1alpha1.PhaseRunning
 		fallthrough
 	case cnatv1alpha1.PhaseRunning:
-		want := commandPod(at)
+		want := atcontroller.CommandPod(at)
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: want.Namespace, Name: want.Name}}
 		if _, err := controllerutil.CreateOrUpdate(ctx, r.client, pod, func() error {
 			if pod.CreationTimestamp.IsZero() {
@@ -196,10 +116,10 @@ func (r createOrUpdate) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		switch pod.Status.Phase {
 		case corev1.PodSucceeded:
 			at.Status.Phase = cnatv1alpha1.PhaseDone
-			set(Succeeded, metav1.ConditionTrue, "CommandSucceeded", "the command succeeded")
+			set(atcontroller.Succeeded, metav1.ConditionTrue, "CommandSucceeded", "the command succeeded")
 		case corev1.PodFailed:
 			at.Status.Phase = cnatv1alpha1.PhaseDone
-			set(Succeeded, metav1.ConditionFalse, "CommandFailed", "the command failed")
+			set(atcontroller.Succeeded, metav1.ConditionFalse, "CommandFailed", "the command failed")
 		}
 	}
 	ready, reason := metav1.ConditionFalse, "Running"

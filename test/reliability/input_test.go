@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
-	at "github.com/reconcilekit/reconcilekit/examples/at"
+	at "github.com/reconcilekit/reconcilekit/examples/at/controller"
 	"github.com/reconcilekit/reconcilekit/requeue"
 )
 

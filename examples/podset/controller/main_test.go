@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
-	"github.com/reconcilekit/reconcilekit/examples/memcached/internal/controller"
+	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
+	"github.com/reconcilekit/reconcilekit/examples/podset/controller"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
@@ -38,7 +38,7 @@ func run(m *testing.M) int {
 	ctx := context.Background()
 	// The operators' logs, shown when a test fails.
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, cachev1alpha1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, appsv1alpha1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -46,7 +46,7 @@ func run(m *testing.M) int {
 	}
 	var err error
 	cp, err = reconciletest.Start(ctx, reconciletest.Options{
-		CRDDirectories: []string{filepath.Join("..", "..", "config", "crd", "bases")},
+		CRDDirectories: []string{filepath.Join("..", "config", "crd", "bases")},
 		Nodes:          2,
 	})
 	if err != nil {
@@ -58,7 +58,7 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, err)
 		}
 	}()
-	if role, err = cp.CreateClusterRole(ctx, filepath.Join("..", "..", "config", "rbac", "role.yaml")); err != nil {
+	if role, err = cp.CreateClusterRole(ctx, filepath.Join("..", "config", "rbac", "role.yaml")); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -81,17 +81,16 @@ func newEnv(t *testing.T) *env {
 	return &env{
 		Client: cp.Client(t, scheme),
 		ns:     cp.RestrictedNamespace(t),
-		config: cp.ConfigFor(t, "memcached-operator", role),
+		config: cp.ConfigFor(t, "podset-operator", role),
 	}
 }
 
 // run starts the operator as cmd/main.go does, but watching the test's namespace alone.
 func (e *env) run(t *testing.T) *reconciletest.Manager {
-	return reconciletest.StartManager(t, e.requests.Wrap(e.config), ctrl.Options{
-		Scheme: scheme,
-		Cache: cache.Options{
-			DefaultNamespaces: map[string]cache.Config{e.ns: {}},
-			DefaultTransform:  ownership.TransformCompact(),
-		},
-	}, controller.Setup)
+	opts := cache.Options{
+		DefaultNamespaces: map[string]cache.Config{e.ns: {}},
+		DefaultTransform:  ownership.TransformCompact(),
+	}
+	controller.CacheOptions(&opts)
+	return reconciletest.StartManager(t, e.requests.Wrap(e.config), ctrl.Options{Scheme: scheme, Cache: opts}, controller.Setup)
 }

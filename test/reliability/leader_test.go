@@ -128,7 +128,7 @@ func awaitLeader(t *testing.T, limit time.Duration, candidates ...*candidate) (l
 // leader election.
 func grantLeaderElection(t *testing.T, c client.Client, ns string, op *operator) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", op.name, "config", "rbac", "leader_election_role.yaml"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "examples", op.name, "config", "rbac", "leader_election_role.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,6 @@ func CacheOptions(o *cache.Options) {
 
 // Setup registers the PodSet controller with mgr, whose cache must use CacheOptions.
 func Setup(mgr ctrl.Manager) error {
-	logic := &podset{client: mgr.GetClient()}
 	// A pod's changes (a new name, readiness) reach its PodSet through the instance label.
 	podSet := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, pod client.Object) []rtreconcile.Request {
 		return []rtreconcile.Request{{NamespacedName: client.ObjectKey{Namespace: pod.GetNamespace(), Name: pod.GetLabels()[instance]}}}
@@ -65,8 +64,14 @@ func Setup(mgr ctrl.Manager) error {
 		// A rollout's burst of Deployment and pod updates makes one reconcile.
 		Watches(&appsv1.Deployment{}, reconcile.EnqueueOwner(mgr, &appsv1alpha1.PodSet{})).
 		Watches(&corev1.Pod{}, reconcile.Coalesce(podSet, reconcile.CoalesceDelay)).
-		Complete(reconcile.New(mgr.GetClient(), logic,
+		Complete(reconcile.New(mgr.GetClient(), NewLogic(mgr.GetClient()),
 			reconcile.WithRecorder[*appsv1alpha1.PodSet](mgr.GetEventRecorder("podset-controller"))))
+}
+
+// NewLogic returns the PodSet controller's logic, which reconcile.New runs: what Setup
+// registers, for programs that drive a reconciler without a manager (a benchmark, say).
+func NewLogic(c client.Client) reconcile.Logic[*appsv1alpha1.PodSet] {
+	return &podset{client: c}
 }
 
 type podset struct {
@@ -75,7 +80,7 @@ type podset struct {
 }
 
 func (r *podset) Reconcile(ctx context.Context, ps *appsv1alpha1.PodSet) requeue.Outcome {
-	dep, _, err := ownership.Ensure(ctx, r.client, ps, deployment(ps))
+	dep, _, err := ownership.Ensure(ctx, r.client, ps, Deployment(ps))
 	switch {
 	case ownership.IsNotControlled(err):
 		ownership.Readiness{Rollout: ownership.RolloutFailed, Reason: "DeploymentNotOwned",
@@ -102,8 +107,8 @@ func (r *podset) Reconcile(ctx context.Context, ps *appsv1alpha1.PodSet) requeue
 	return requeue.Done()
 }
 
-// deployment is the Deployment a PodSet wants.
-func deployment(ps *appsv1alpha1.PodSet) *appsv1.Deployment {
+// Deployment is the Deployment a PodSet wants.
+func Deployment(ps *appsv1alpha1.PodSet) *appsv1.Deployment {
 	labels := map[string]string{
 		"app.kubernetes.io/name":       "podset",
 		instance:                       ps.Name,

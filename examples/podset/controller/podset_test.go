@@ -16,7 +16,7 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
-	"github.com/reconcilekit/reconcilekit/examples/podset/internal/controller"
+	"github.com/reconcilekit/reconcilekit/examples/podset/controller"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )

@@ -1,20 +1,16 @@
-package controller
+package main
 
 import (
 	"context"
-	"reflect"
 	"slices"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,39 +20,13 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
+	podset "github.com/reconcilekit/reconcilekit/examples/podset/controller"
 	"github.com/reconcilekit/reconcilekit/ownership"
-	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
-// BenchmarkNoOpReconcile reconciles a converged PodSet, whose Deployment is available with
-// its one pod ready, through a client that reads from memory as the manager's cache does:
-// the cost of every resync and of every event that changes nothing. The library-built
-// reconciler runs next to the same logic written by hand with controllerutil.CreateOrUpdate.
-func BenchmarkNoOpReconcile(b *testing.B) {
-	for _, bc := range []struct {
-		name       string
-		reconciler func(client.Client) rtreconcile.Reconciler
-	}{
-		{"reconcilekit", func(c client.Client) rtreconcile.Reconciler { return reconcile.New(c, &podset{client: c}) }},
-		{"CreateOrUpdate", func(c client.Client) rtreconcile.Reconciler { return createOrUpdate{client: c} }},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			c := converged(b, bc.reconciler)
-			r := bc.reconciler(c)
-			req := ctrl.Request{NamespacedName: client.ObjectKey{Namespace: "bench", Name: "set"}}
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := r.Reconcile(b.Context(), req); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-// converged runs a reconciler until its PodSet has converged on a fake API server and
+// convergedPodSet runs a reconciler until its PodSet has converged on a fake API server and
 // returns a client that serves the converged objects from memory and refuses writes.
-func converged(b *testing.B, reconciler func(client.Client) rtreconcile.Reconciler) client.Client {
+func convergedPodSet(b *testing.B, reconciler func(client.Client) rtreconcile.Reconciler) client.Client {
 	b.Helper()
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -106,79 +76,17 @@ func converged(b *testing.B, reconciler func(client.Client) rtreconcile.Reconcil
 	return cached{Client: server, objects: []client.Object{ps, dep, pod}}
 }
 
-// cached reads like the manager's client, a deep copy of an object held in memory, where
-// the fake client would encode and decode JSON. Any write fails the benchmark: a
-// reconcile of a converged object must make none.
-type cached struct {
-	client.Client
-	objects []client.Object
-}
-
-func (c cached) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
-	for _, o := range c.objects {
-		if reflect.TypeOf(o) == reflect.TypeOf(obj) && client.ObjectKeyFromObject(o) == key {
-			reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(o.DeepCopyObject()).Elem())
-			return nil
-		}
-	}
-	return apierrors.NewNotFound(schema.GroupResource{}, key.Name)
-}
-
-// List lists pods, the only objects the PodSet controller lists.
-func (c cached) List(_ context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	o := (&client.ListOptions{}).ApplyOptions(opts)
-	pods := list.(*corev1.PodList)
-	pods.Items = nil
-	for _, obj := range c.objects {
-		pod, ok := obj.(*corev1.Pod)
-		if ok && pod.Namespace == o.Namespace && (o.LabelSelector == nil || o.LabelSelector.Matches(labels.Set(pod.Labels))) {
-			pods.Items = append(pods.Items, *pod.DeepCopy())
-		}
-	}
-	return nil
-}
-
-func (c cached) Create(context.Context, client.Object, ...client.CreateOption) error {
-	return errWrite
-}
-
-func (c cached) Update(context.Context, client.Object, ...client.UpdateOption) error {
-	return errWrite
-}
-
-func (c cached) Patch(context.Context, client.Object, client.Patch, ...client.PatchOption) error {
-	return errWrite
-}
-
-func (c cached) Apply(context.Context, runtime.ApplyConfiguration, ...client.ApplyOption) error {
-	return errWrite
-}
-
-func (c cached) Status() client.SubResourceWriter { return cachedStatus{} }
-
-type cachedStatus struct{ client.SubResourceWriter }
-
-func (cachedStatus) Update(context.Context, client.Object, ...client.SubResourceUpdateOption) error {
-	return errWrite
-}
-
-func (cachedStatus) Patch(context.Context, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
-	return errWrite
-}
-
-var errWrite = apierrors.NewBadRequest("a reconcile of a converged object wrote")
-
-// createOrUpdate is the PodSet reconcile as it is often written by hand: the same
+// podSetByHand is the PodSet reconcile as it is often written by hand: the same
 // Deployment through controllerutil.CreateOrUpdate, the same sorted pod names and
 // conditions, and a status update only when the status changed.
-type createOrUpdate struct{ client client.Client }
+type podSetByHand struct{ client client.Client }
 
-func (r createOrUpdate) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r podSetByHand) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	ps := &appsv1alpha1.PodSet{}
 	if err := r.client.Get(ctx, req.NamespacedName, ps); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	want := deployment(ps)
+	want := podset.Deployment(ps)
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: want.Namespace, Name: want.Name}}
 	if _, err := controllerutil.CreateOrUpdate(ctx, r.client, dep, func() error {
 		dep.Labels = want.Labels

@@ -14,14 +14,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
-	at "github.com/reconcilekit/reconcilekit/examples/at"
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
-	"github.com/reconcilekit/reconcilekit/examples/bench/internal/seed"
-	memcached "github.com/reconcilekit/reconcilekit/examples/memcached"
+	at "github.com/reconcilekit/reconcilekit/examples/at/controller"
 	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
-	podset "github.com/reconcilekit/reconcilekit/examples/podset"
+	memcached "github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
+	podset "github.com/reconcilekit/reconcilekit/examples/podset/controller"
 	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/test/benchmark/internal/seed"
 )
 
 // A kind is one example operator's resource: what the benchmark creates, what the bare

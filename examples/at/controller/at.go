@@ -57,7 +57,7 @@ func CacheOptions(o *cache.Options) {
 
 // Setup registers the At controller with mgr.
 func Setup(mgr ctrl.Manager) error {
-	machine, err := newMachine(mgr.GetClient(), mgr.GetAPIReader(), clock.RealClock{})
+	machine, err := NewMachine(mgr.GetClient(), mgr.GetAPIReader(), clock.RealClock{})
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,10 @@ func Setup(mgr ctrl.Manager) error {
 			reconcile.WithRecorder[*cnatv1alpha1.At](mgr.GetEventRecorder("at-controller"))))
 }
 
-func newMachine(c client.Client, live client.Reader, clk clock.PassiveClock) (*reconcile.Machine[*cnatv1alpha1.At], error) {
+// NewMachine returns the At controller's logic, the phase machine that reconcile.New runs:
+// c reads through the cache and writes, live reads the API server uncached, clk is the time.
+// Setup registers it; programs that drive a reconciler without a manager call it directly.
+func NewMachine(c client.Client, live client.Reader, clk clock.PassiveClock) (*reconcile.Machine[*cnatv1alpha1.At], error) {
 	r := &at{client: c, live: live, clock: clk, conditions: conditions.Marker{Clock: clk}}
 	return reconcile.NewMachine(cnatv1alpha1.PhasePending, map[string]reconcile.Phase[*cnatv1alpha1.At]{
 		cnatv1alpha1.PhasePending: {Handle: r.pending, Next: []string{cnatv1alpha1.PhaseRunning}},
@@ -113,7 +116,7 @@ func (r *at) pending(_ context.Context, at *cnatv1alpha1.At) (string, requeue.Ou
 func (r *at) running(ctx context.Context, at *cnatv1alpha1.At) (string, requeue.Outcome) {
 	pod := &corev1.Pod{}
 	if at.Status.PodName == "" {
-		created, _, err := ownership.Ensure(ctx, r.client, at, commandPod(at), ownership.CreateOnly())
+		created, _, err := ownership.Ensure(ctx, r.client, at, CommandPod(at), ownership.CreateOnly())
 		switch {
 		case ownership.IsNotControlled(err):
 			r.conditions.False(at, Succeeded, "PodNameTaken", "%v: delete it or rename this At", err)
@@ -167,8 +170,8 @@ func message(ended *corev1.ContainerStateTerminated, fallback string) string {
 	return fallback
 }
 
-// commandPod is the pod that runs an At's command, once.
-func commandPod(at *cnatv1alpha1.At) *corev1.Pod {
+// CommandPod is the pod that runs an At's command, once.
+func CommandPod(at *cnatv1alpha1.At) *corev1.Pod {
 	spec := corev1.PodSpec{
 		RestartPolicy: corev1.RestartPolicyNever,
 		Containers: []corev1.Container{{

@@ -15,7 +15,7 @@
 // The last line printed is a machine-readable summary. The medians are also recorded, by
 // N, in results.json next to this file, and docs/performance.svg is drawn from them.
 //
-//	go run ./examples/bench -n 200 -rounds 3
+//	go run ./test/benchmark -n 200 -rounds 3
 package main
 
 import (
@@ -37,7 +37,7 @@ func main() {
 	n := flag.Int("n", 200, "objects per kind and implementation, 1 to 2000")
 	rounds := flag.Int("rounds", 3, "rounds; the table shows the median of each figure")
 	only := flag.String("kinds", "memcached,podset,at", "the kinds to measure, separated by commas")
-	record := flag.Bool("record", true, "record the medians in examples/bench/results.json and redraw docs/performance.svg (not with -workers)")
+	record := flag.Bool("record", true, "record the medians in test/benchmark/results.json and redraw docs/performance.svg (not with -workers)")
 	workers := flag.Int("workers", 0, "reconciles at a time for the library-built operators; 0 keeps what the examples ship with")
 	flag.Parse()
 	// The operators under test log nothing, so that neither implementation pays for its
@@ -103,7 +103,7 @@ func bench(ctx context.Context, n, rounds, workers int, only string, record bool
 
 	report := newReport(n, rounds, nodes, workers, selected, measured)
 	if record && workers == 0 {
-		results := filepath.Join(root, "examples", "bench", "results.json")
+		results := filepath.Join(root, "test", "benchmark", "results.json")
 		chart := filepath.Join(root, "docs", "performance.svg")
 		if err := report.record(results, chart); err != nil {
 			return err

@@ -77,7 +77,7 @@ func run(m *testing.M) int {
 	ctx := context.Background()
 	var crds []string
 	for _, op := range operators {
-		crds = append(crds, filepath.Join("..", op.name, "config", "crd", "bases"))
+		crds = append(crds, filepath.Join("..", "..", "examples", op.name, "config", "crd", "bases"))
 	}
 	var err error
 	if cp, err = reconciletest.Start(ctx, reconciletest.Options{CRDDirectories: crds, Nodes: 2}); err != nil {
