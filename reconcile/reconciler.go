@@ -87,6 +87,18 @@ func WithFieldOwner(name string) Option {
 	return func(o *options) { o.fieldOwner = name }
 }
 
+type nowKey struct{}
+
+// Now returns the time the shell's clock gave when the reconcile in ctx started: one now for
+// everything the logic decides and the conditions it sets, from the clock WithClock gives.
+// Outside the shell it returns the real clock's time.
+func Now(ctx context.Context) time.Time {
+	if now, ok := ctx.Value(nowKey{}).(time.Time); ok {
+		return now
+	}
+	return clock.RealClock{}.Now()
+}
+
 // WithFinalizer makes the shell add finalizer to every object before the logic first runs,
 // and, once the object is being deleted, run cleanup until it returns a done outcome, then
 // remove the finalizer so the deletion completes. The logic is not run for an object being
@@ -120,6 +132,7 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	ctx = context.WithValue(ctx, nowKey{}, r.options.clock.Now())
 	ctx = ownership.WithFieldOwner(ctx, r.options.fieldOwner)
 	if r.options.recorder != nil {
 		ctx = ownership.WithRecorder(ctx, r.options.recorder)
@@ -163,7 +176,7 @@ func (r *Reconciler[T]) run(ctx context.Context, obj T) requeue.Outcome {
 		} else {
 			markStandard(conds, logicSet, outcome)
 		}
-		stamp(conds, old, r.options.clock.Now())
+		stamp(conds, old, Now(ctx))
 		news = transitions(conds, old)
 	}
 	if !equality.Semantic.DeepEqual(before, obj) {

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -47,7 +46,7 @@ func BenchmarkNoOpReconcile(b *testing.B) {
 			func(c client.Client) rtreconcile.Reconciler { return podSetByHand{client: c} }},
 		{"At", "reconcilekit", client.ObjectKey{Namespace: "bench", Name: "job"}, runningAt,
 			func(c client.Client) rtreconcile.Reconciler {
-				machine, err := atcontroller.NewMachine(c, c, clock.RealClock{})
+				machine, err := atcontroller.NewMachine(c, c)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -11,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -57,7 +56,7 @@ func CacheOptions(o *cache.Options) {
 
 // Setup registers the At controller with mgr.
 func Setup(mgr ctrl.Manager) error {
-	machine, err := NewMachine(mgr.GetClient(), mgr.GetAPIReader(), clock.RealClock{})
+	machine, err := NewMachine(mgr.GetClient(), mgr.GetAPIReader())
 	if err != nil {
 		return err
 	}
@@ -66,14 +65,16 @@ func Setup(mgr ctrl.Manager) error {
 		// A pod's burst of updates as it runs makes one reconcile.
 		Watches(&corev1.Pod{}, reconcile.EnqueueOwner(mgr, &cnatv1alpha1.At{})).
 		Complete(reconcile.New(mgr.GetClient(), machine,
-			reconcile.WithRecorder[*cnatv1alpha1.At](mgr.GetEventRecorder("at-controller"))))
+			reconcile.WithRecorder(mgr.GetEventRecorder("at-controller")),
+			reconcile.WithFieldOwner(managedBy)))
 }
 
 // NewMachine returns the At controller's logic, the phase machine that reconcile.New runs:
-// c reads through the cache and writes, live reads the API server uncached, clk is the time.
-// Setup registers it; programs that drive a reconciler without a manager call it directly.
-func NewMachine(c client.Client, live client.Reader, clk clock.PassiveClock) (*reconcile.Machine[*cnatv1alpha1.At], error) {
-	r := &at{client: c, live: live, clock: clk, conditions: conditions.Marker{Clock: clk}}
+// c reads through the cache and writes, live reads the API server uncached. The time is the
+// shell's (reconcile.Now). Setup registers it; programs that drive a reconciler without a
+// manager call it directly.
+func NewMachine(c client.Client, live client.Reader) (*reconcile.Machine[*cnatv1alpha1.At], error) {
+	r := &at{client: c, live: live}
 	return reconcile.NewMachine(cnatv1alpha1.PhasePending, map[string]reconcile.Phase[*cnatv1alpha1.At]{
 		cnatv1alpha1.PhasePending: {Handle: r.pending, Next: []string{cnatv1alpha1.PhaseRunning}},
 		cnatv1alpha1.PhaseRunning: {Handle: r.running, Next: []string{cnatv1alpha1.PhaseDone}},
@@ -82,28 +83,33 @@ func NewMachine(c client.Client, live client.Reader, clk clock.PassiveClock) (*r
 }
 
 type at struct {
-	client     client.Client
-	live       client.Reader // the API server, uncached
-	clock      clock.PassiveClock
-	conditions conditions.Marker
+	client client.Client
+	live   client.Reader // the API server, uncached
+}
+
+// stall records that the At cannot go on until its spec or the cluster changes: Succeeded
+// False and Stalled, both with reason and message, so that kstatus reports it Failed.
+func stall(at *cnatv1alpha1.At, reason, format string, args ...any) {
+	conditions.MarkFalse(at, Succeeded, reason, format, args...)
+	conditions.MarkTrue(at, reconcile.Stalled, reason, format, args...)
 }
 
 // pending waits for the schedule. The schema already refuses a malformed one; should one
 // get through, it is reported and waits for a new spec instead of retrying.
-func (r *at) pending(_ context.Context, at *cnatv1alpha1.At) (string, requeue.Outcome) {
+func (r *at) pending(ctx context.Context, at *cnatv1alpha1.At) (string, requeue.Outcome) {
 	when, err := requeue.ParseTime(at.Spec.Schedule)
 	if err != nil {
-		r.conditions.False(at, Succeeded, "InvalidSchedule", "%v", err)
+		stall(at, "InvalidSchedule", "%v", err)
 		return "", requeue.Done()
 	}
-	now := r.clock.Now()
+	now := reconcile.Now(ctx)
 	if wait, due := requeue.Until(when, now, tolerance); !due {
 		return "", requeue.After(wait)
 	}
 	if late := now.Sub(when); late > startingDeadline {
 		// A command a day late is more likely to do harm than good. A new schedule (a new
 		// generation) brings the At back here.
-		r.conditions.False(at, Succeeded, "ScheduleMissed", "the schedule %s passed %s ago, more than the %s an At may start late; set a new schedule to run the command",
+		stall(at, "ScheduleMissed", "the schedule %s passed %s ago, more than the %s an At may start late; set a new schedule to run the command",
 			at.Spec.Schedule, late.Truncate(time.Second), startingDeadline)
 		return "", requeue.Done()
 	}
@@ -119,17 +125,17 @@ func (r *at) running(ctx context.Context, at *cnatv1alpha1.At) (string, requeue.
 		created, _, err := ownership.Ensure(ctx, r.client, at, CommandPod(at), ownership.CreateOnly())
 		switch {
 		case ownership.IsNotControlled(err):
-			r.conditions.False(at, Succeeded, "PodNameTaken", "%v: delete it or rename this At", err)
+			stall(at, "PodNameTaken", "%v: delete it or rename this At", err)
 			return "", requeue.After(foreignRecheck)
 		case err != nil:
 			// Said on the At too: a pod the cluster refuses (a quota, an admission policy)
 			// is retried, but only a person can fix what refuses it.
-			r.conditions.Unknown(at, Succeeded, "PodNotCreated", "creating pod %s: %v", at.Name, err)
+			conditions.MarkUnknown(at, Succeeded, "PodNotCreated", "creating pod %s: %v", at.Name, err)
 			return "", requeue.Retry(err)
 		}
 		at.Status.PodName, pod = created.Name, created
 	} else if err := r.getPod(ctx, client.ObjectKey{Namespace: at.Namespace, Name: at.Status.PodName}, pod); apierrors.IsNotFound(err) {
-		r.conditions.False(at, Succeeded, "PodLost", "pod %s was deleted before the command ended; it is not run again", at.Status.PodName)
+		conditions.MarkFalse(at, Succeeded, "PodLost", "pod %s was deleted before the command ended; it is not run again", at.Status.PodName)
 		return cnatv1alpha1.PhaseDone, requeue.Done()
 	} else if err != nil {
 		return "", requeue.Retry(err)
@@ -141,9 +147,9 @@ func (r *at) running(ctx context.Context, at *cnatv1alpha1.At) (string, requeue.
 	}
 	switch {
 	case pod.Status.Phase == corev1.PodSucceeded:
-		r.conditions.True(at, Succeeded, "CommandSucceeded", "%s", message(ended, "the command succeeded"))
+		conditions.MarkTrue(at, Succeeded, "CommandSucceeded", "%s", message(ended, "the command succeeded"))
 	case pod.Status.Phase == corev1.PodFailed:
-		r.conditions.False(at, Succeeded, "CommandFailed", "%s", message(ended, "the command failed"))
+		conditions.MarkFalse(at, Succeeded, "CommandFailed", "%s", message(ended, "the command failed"))
 	default:
 		return "", requeue.Done() // the pod's changes bring the At back
 	}

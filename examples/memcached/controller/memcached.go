@@ -14,7 +14,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/reconcilekit/reconcilekit/conditions"
 	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile"
@@ -41,7 +40,8 @@ func Setup(mgr ctrl.Manager) error {
 		// A rollout's burst of Deployment updates makes one reconcile.
 		Watches(&appsv1.Deployment{}, reconcile.EnqueueOwner(mgr, &cachev1alpha1.Memcached{})).
 		Complete(reconcile.New(mgr.GetClient(), NewLogic(mgr.GetClient()),
-			reconcile.WithRecorder[*cachev1alpha1.Memcached](mgr.GetEventRecorder("memcached-controller"))))
+			reconcile.WithRecorder(mgr.GetEventRecorder("memcached-controller")),
+			reconcile.WithFieldOwner("memcached-operator")))
 }
 
 // NewLogic returns the Memcached controller's logic, which reconcile.New runs: what Setup
@@ -52,7 +52,6 @@ func NewLogic(c client.Client) reconcile.Logic[*cachev1alpha1.Memcached] {
 
 type memcached struct {
 	client     client.Client
-	conditions conditions.Marker
 }
 
 func (r *memcached) Reconcile(ctx context.Context, mc *cachev1alpha1.Memcached) requeue.Outcome {
@@ -60,7 +59,7 @@ func (r *memcached) Reconcile(ctx context.Context, mc *cachev1alpha1.Memcached) 
 	switch {
 	case ownership.IsNotControlled(err):
 		ownership.Readiness{Rollout: ownership.RolloutFailed, Reason: "DeploymentNotOwned",
-			Message: fmt.Sprintf("%v: delete it or rename this Memcached", err)}.Mark(mc, r.conditions)
+			Message: fmt.Sprintf("%v: delete it or rename this Memcached", err)}.Mark(mc)
 		return requeue.After(foreignRecheck)
 	case err != nil:
 		return requeue.Retry(err)
@@ -68,7 +67,7 @@ func (r *memcached) Reconcile(ctx context.Context, mc *cachev1alpha1.Memcached) 
 	if result.Action == ownership.Updated {
 		ctrl.LoggerFrom(ctx).Info("reverted the deployment", "diff", result.Diff)
 	}
-	ownership.DeploymentReadiness(dep).Mark(mc, r.conditions)
+	ownership.DeploymentReadiness(dep).Mark(mc)
 	return requeue.Done()
 }
 

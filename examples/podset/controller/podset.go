@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/reconcilekit/reconcilekit/conditions"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile"
@@ -65,7 +64,8 @@ func Setup(mgr ctrl.Manager) error {
 		Watches(&appsv1.Deployment{}, reconcile.EnqueueOwner(mgr, &appsv1alpha1.PodSet{})).
 		Watches(&corev1.Pod{}, reconcile.Coalesce(podSet, reconcile.CoalesceDelay)).
 		Complete(reconcile.New(mgr.GetClient(), NewLogic(mgr.GetClient()),
-			reconcile.WithRecorder[*appsv1alpha1.PodSet](mgr.GetEventRecorder("podset-controller"))))
+			reconcile.WithRecorder(mgr.GetEventRecorder("podset-controller")),
+			reconcile.WithFieldOwner("podset-operator")))
 }
 
 // NewLogic returns the PodSet controller's logic, which reconcile.New runs: what Setup
@@ -76,7 +76,6 @@ func NewLogic(c client.Client) reconcile.Logic[*appsv1alpha1.PodSet] {
 
 type podset struct {
 	client     client.Client
-	conditions conditions.Marker
 }
 
 func (r *podset) Reconcile(ctx context.Context, ps *appsv1alpha1.PodSet) requeue.Outcome {
@@ -84,7 +83,7 @@ func (r *podset) Reconcile(ctx context.Context, ps *appsv1alpha1.PodSet) requeue
 	switch {
 	case ownership.IsNotControlled(err):
 		ownership.Readiness{Rollout: ownership.RolloutFailed, Reason: "DeploymentNotOwned",
-			Message: fmt.Sprintf("%v: delete it or rename this PodSet", err)}.Mark(ps, r.conditions)
+			Message: fmt.Sprintf("%v: delete it or rename this PodSet", err)}.Mark(ps)
 		return requeue.After(foreignRecheck)
 	case err != nil:
 		return requeue.Retry(err)
@@ -103,7 +102,7 @@ func (r *podset) Reconcile(ctx context.Context, ps *appsv1alpha1.PodSet) requeue
 	slices.Sort(names)
 	ps.Status.PodNames = names
 	ps.Status.ReadyReplicas = dep.Status.ReadyReplicas
-	ownership.DeploymentReadiness(dep).Mark(ps, r.conditions)
+	ownership.DeploymentReadiness(dep).Mark(ps)
 	return requeue.Done()
 }
 
