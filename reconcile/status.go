@@ -94,15 +94,17 @@ func markStandard(obj conditions.Setter, s standard, outcome requeue.Outcome) {
 	}
 
 	ready := metav1.Condition{Type: Ready, Status: metav1.ConditionTrue, Reason: ReasonReconciled}
-	switch {
-	case stalled != nil:
-		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, stalled.Reason, stalled.Message
-		conditions.Set(obj, metav1.Condition{Type: Stalled, Status: metav1.ConditionTrue, Reason: stalled.Reason, Message: stalled.Message})
-	case reconciling != nil:
-		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, reconciling.Reason, reconciling.Message
-		conditions.Set(obj, metav1.Condition{Type: Reconciling, Status: metav1.ConditionTrue, Reason: reconciling.Reason, Message: reconciling.Message})
+	why, typ := stalled, Stalled
+	if why == nil {
+		why, typ = reconciling, Reconciling
+	}
+	if why != nil {
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, why.Reason, why.Message
 	}
 	conditions.Set(obj, ready)
+	if why != nil {
+		conditions.Set(obj, metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: why.Reason, Message: why.Message})
+	}
 }
 
 // first returns a copy of obj's first condition that matches, or nil.

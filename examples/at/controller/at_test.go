@@ -30,10 +30,12 @@ func TestAtWithAPastScheduleRunsItsCommandAtOnceAndRecordsHowItEnded(t *testing.
 		status   metav1.ConditionStatus
 		reason   string
 		exitCode int32
+		// ready is the At's Ready: a failed command is a failed end, Stalled (kstatus Failed).
+		ready metav1.ConditionStatus
 	}{
-		{"a command that succeeds", "echo done", metav1.ConditionTrue, "CommandSucceeded", 0},
+		{"a command that succeeds", "echo done", metav1.ConditionTrue, "CommandSucceeded", 0, metav1.ConditionTrue},
 		// The simulated node fails a command whose last word is "exit 1", as a shell would.
-		{"a command that fails", "exit 1", metav1.ConditionFalse, "CommandFailed", 1},
+		{"a command that fails", "exit 1", metav1.ConditionFalse, "CommandFailed", 1, metav1.ConditionFalse},
 	} {
 		t.Run(command.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -43,8 +45,12 @@ func TestAtWithAPastScheduleRunsItsCommandAtOnceAndRecordsHowItEnded(t *testing.
 
 			succeeded := conditions.Find(at, controller.Succeeded)
 			if succeeded == nil || succeeded.Status != command.status || succeeded.Reason != command.reason ||
-				at.Status.ExitCode == nil || *at.Status.ExitCode != command.exitCode || !conditions.IsTrue(at, conditions.Ready) {
-				t.Errorf("want Succeeded=%s because %s, exit code %d and Ready=True; have %+v", command.status, command.reason, command.exitCode, at.Status)
+				at.Status.ExitCode == nil || *at.Status.ExitCode != command.exitCode {
+				t.Errorf("want Succeeded=%s because %s and exit code %d; have %+v", command.status, command.reason, command.exitCode, at.Status)
+			}
+			if ready := conditions.Find(at, conditions.Ready); ready == nil || ready.Status != command.ready ||
+				conditions.IsTrue(at, conditions.Stalled) != (command.ready == metav1.ConditionFalse) {
+				t.Errorf("want Ready=%s, and Stalled only when not Ready; have %+v", command.ready, at.Status.Conditions)
 			}
 			pod := e.onlyPod(t, at)
 			if c := pod.Spec.Containers[0]; pod.Spec.RestartPolicy != corev1.RestartPolicyNever || !slices.Equal(c.Command, []string{"sh", "-c", command.command}) {
