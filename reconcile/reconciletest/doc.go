@@ -9,7 +9,11 @@
 // collector deletes what an owner leaves behind. Programs, and a TestMain that shares
 // one control plane among tests, use Start and Stop.
 //
-// Around the control plane: Namespace gives each test a namespace of its own;
+// Operator puts the pieces together for the tests of one operator: its Main is the whole
+// TestMain, and each test's Env runs the operator in a namespace of its own, as its
+// generated role alone empowers it, counting its requests.
+//
+// The pieces: Namespace gives each test a namespace of its own;
 // ConfigFor and StartManager run an operator as a user that its ClusterRole alone
 // empowers; a Counter counts the requests it makes; Faults makes chosen requests fail;
 // ExpectNoWrites proves that reconciling a converged object writes nothing; a Clock

@@ -73,6 +73,11 @@ func (cp *ControlPlane) ConfigFor(t testing.TB, user, clusterRole string) *rest.
 // the config/rbac/role.yaml that controller-gen writes from an operator's RBAC markers,
 // and returns its name for ConfigFor. Other documents in the file are ignored.
 func (cp *ControlPlane) CreateClusterRole(ctx context.Context, path string) (string, error) {
+	return cp.createClusterRole(ctx, path, func(*rbacv1.ClusterRole) {})
+}
+
+// createClusterRole is CreateClusterRole with a change to the role before it is created.
+func (cp *ControlPlane) createClusterRole(ctx context.Context, path string, change func(*rbacv1.ClusterRole)) (string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("reconciletest: %w", err)
@@ -88,6 +93,7 @@ func (cp *ControlPlane) CreateClusterRole(ctx context.Context, path string) (str
 		case role.Kind != "ClusterRole":
 			continue
 		}
+		change(&role)
 		if err := cp.client.Create(ctx, &role); err != nil {
 			return "", fmt.Errorf("reconciletest: creating the ClusterRole of %s: %w", path, err)
 		}

@@ -39,7 +39,7 @@ func TestAtWithAPastScheduleRunsItsCommandAtOnceAndRecordsHowItEnded(t *testing.
 	} {
 		t.Run(command.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.run(t)
+			e.Run(t)
 			at := e.create(t, "report", time.Now().Add(-time.Hour), command.command)
 			e.awaitPhase(t, at, cnatv1alpha1.PhaseDone)
 
@@ -62,13 +62,13 @@ func TestAtWithAPastScheduleRunsItsCommandAtOnceAndRecordsHowItEnded(t *testing.
 
 func TestAtWaitsForItsScheduleThenRunsItsCommandOnce(t *testing.T) {
 	e := newEnv(t)
-	e.run(t)
+	e.Run(t)
 	// Phases pass quickly; a watch sees every one.
-	watcher, err := client.NewWithWatch(cp.Config, client.Options{Scheme: scheme})
+	watcher, err := client.NewWithWatch(operator.ControlPlane.Config, client.Options{Scheme: operator.Scheme})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ats, err := watcher.Watch(t.Context(), &cnatv1alpha1.AtList{}, client.InNamespace(e.ns))
+	ats, err := watcher.Watch(t.Context(), &cnatv1alpha1.AtList{}, client.InNamespace(e.Namespace))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestAtWaitsForItsScheduleThenRunsItsCommandOnce(t *testing.T) {
 }
 
 func TestAtRejectsInvalidInput(t *testing.T) {
-	c, ns := cp.Client(t, scheme), cp.Namespace(t)
+	c, ns := operator.ControlPlane.Client(t, operator.Scheme), operator.ControlPlane.Namespace(t)
 	for _, spec := range []struct {
 		name     string
 		schedule string
@@ -136,7 +136,7 @@ func TestAtRejectsInvalidInput(t *testing.T) {
 
 func TestDeletingAnAtGarbageCollectsItsPod(t *testing.T) {
 	e := newEnv(t)
-	e.run(t)
+	e.Run(t)
 	at := e.create(t, "report", time.Now().Add(-time.Hour), "echo done")
 	e.awaitPhase(t, at, cnatv1alpha1.PhaseDone)
 
@@ -155,13 +155,13 @@ func TestDeletingAnAtGarbageCollectsItsPod(t *testing.T) {
 func TestAtLeavesAForeignPodAloneAndSaysWhy(t *testing.T) {
 	e := newEnv(t)
 	foreign := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "report"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "report"},
 		Spec:       ownership.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "someone/app:1"}}}, 1000),
 	}
 	if err := e.Create(t.Context(), foreign); err != nil {
 		t.Fatal(err)
 	}
-	e.run(t)
+	e.Run(t)
 	at := e.create(t, "report", time.Now().Add(-time.Hour), "echo done")
 
 	reconciletest.Eventually(t, func(ctx context.Context) error {
@@ -169,7 +169,7 @@ func TestAtLeavesAForeignPodAloneAndSaysWhy(t *testing.T) {
 			return err
 		}
 		if succeeded := conditions.Find(at, controller.Succeeded); succeeded == nil || succeeded.Status != metav1.ConditionFalse || succeeded.Reason != "PodNameTaken" {
-			return fmt.Errorf("want Succeeded=False because PodNameTaken, have %+v; the operator's requests so far:\n%s", at.Status, &e.requests)
+			return fmt.Errorf("want Succeeded=False because PodNameTaken, have %+v; the operator's requests so far:\n%s", at.Status, &e.Requests)
 		}
 		return nil
 	})
@@ -187,13 +187,13 @@ func TestAtLeavesAForeignPodAloneAndSaysWhy(t *testing.T) {
 func TestAtRecordsAWarningEventWhenItsWorkFails(t *testing.T) {
 	e := newEnv(t)
 	// Every write of a pod fails, so the operator cannot run the command.
-	e.config = (&reconciletest.Faults{Verbs: []string{"create", "update", "patch"}, Resources: []string{"pods"}, Rate: 1}).Wrap(e.config)
-	e.run(t)
+	e.Config = (&reconciletest.Faults{Verbs: []string{"create", "update", "patch"}, Resources: []string{"pods"}, Rate: 1}).Wrap(e.Config)
+	e.Run(t)
 	at := e.create(t, "report", time.Now().Add(-time.Hour), "echo done")
 
 	reconciletest.Eventually(t, func(ctx context.Context) error {
 		var events eventsv1.EventList
-		if err := e.List(ctx, &events, client.InNamespace(e.ns)); err != nil {
+		if err := e.List(ctx, &events, client.InNamespace(e.Namespace)); err != nil {
 			return err
 		}
 		for _, ev := range events.Items {
@@ -208,7 +208,7 @@ func TestAtRecordsAWarningEventWhenItsWorkFails(t *testing.T) {
 
 func TestConvergedAtsMakeNoWritesWhenReconciledAgain(t *testing.T) {
 	e := newEnv(t)
-	first := e.run(t)
+	first := e.Run(t)
 	done := e.create(t, "done", time.Now().Add(-time.Hour), "echo done")
 	pending := e.create(t, "pending", time.Now().Add(time.Hour), "echo later")
 	e.awaitPhase(t, done, cnatv1alpha1.PhaseDone)
@@ -216,10 +216,10 @@ func TestConvergedAtsMakeNoWritesWhenReconciledAgain(t *testing.T) {
 	first.Stop()
 
 	// A restart reconciles every object again, over a cache filled from scratch.
-	reconciletest.ExpectNoWrites(t, &e.requests, func() {
-		e.run(t).AwaitReconciles("at", 2)
+	reconciletest.ExpectNoWrites(t, &e.Requests, func() {
+		e.Run(t).AwaitReconciles("at", 2)
 	})
-	t.Logf("requests of the restarted operator until it had reconciled both Ats again:\n%s", &e.requests)
+	t.Logf("requests of the restarted operator until it had reconciled both Ats again:\n%s", &e.Requests)
 	e.onlyPod(t, done)
 }
 
@@ -227,7 +227,7 @@ func TestConvergedAtsMakeNoWritesWhenReconciledAgain(t *testing.T) {
 func (e *env) create(t *testing.T, name string, schedule time.Time, command string) *cnatv1alpha1.At {
 	t.Helper()
 	at := &cnatv1alpha1.At{
-		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name},
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: name},
 		Spec:       cnatv1alpha1.AtSpec{Schedule: schedule.UTC().Format(time.RFC3339), Command: command},
 	}
 	if err := e.Create(t.Context(), at); err != nil {

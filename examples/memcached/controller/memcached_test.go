@@ -22,7 +22,7 @@ import (
 
 func TestMemcachedBecomesAvailableWithARestrictedDeploymentOfMemcached(t *testing.T) {
 	e := newEnv(t)
-	e.run(t)
+	e.Run(t)
 	mc := e.create(t, "cache", 2)
 	dep := e.awaitAvailable(t, mc)
 
@@ -39,7 +39,7 @@ func TestMemcachedBecomesAvailableWithARestrictedDeploymentOfMemcached(t *testin
 
 func TestMemcachedScalesItsDeploymentToItsSize(t *testing.T) {
 	e := newEnv(t)
-	e.run(t)
+	e.Run(t)
 	mc := e.create(t, "cache", 1)
 	for _, size := range []int32{1, 3, 2} {
 		e.resize(t, mc, size)
@@ -51,7 +51,7 @@ func TestMemcachedScalesItsDeploymentToItsSize(t *testing.T) {
 
 func TestMemcachedRevertsDriftInItsDeployment(t *testing.T) {
 	e := newEnv(t)
-	e.run(t)
+	e.Run(t)
 	mc := e.create(t, "cache", 2)
 	e.awaitAvailable(t, mc)
 
@@ -89,7 +89,7 @@ func TestMemcachedRevertsDriftInItsDeployment(t *testing.T) {
 
 func TestDeletingAMemcachedGarbageCollectsItsDeployment(t *testing.T) {
 	e := newEnv(t)
-	e.run(t)
+	e.Run(t)
 	mc := e.create(t, "cache", 1)
 	e.awaitAvailable(t, mc)
 
@@ -112,7 +112,7 @@ func TestMemcachedLeavesAForeignDeploymentAloneAndSaysWhy(t *testing.T) {
 	}{
 		{"with no owner", func(*env, *testing.T) []metav1.OwnerReference { return nil }},
 		{"controlled by another object", func(e *env, t *testing.T) []metav1.OwnerReference {
-			other := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "other"}}
+			other := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "other"}}
 			if err := e.Create(t.Context(), other); err != nil {
 				t.Fatal(err)
 			}
@@ -122,7 +122,7 @@ func TestMemcachedLeavesAForeignDeploymentAloneAndSaysWhy(t *testing.T) {
 		t.Run(foreign.name, func(t *testing.T) {
 			e := newEnv(t)
 			labels := map[string]string{"app": "someone-elses"}
-			dep := ownership.Deployment(e.ns, "cache", 1, corev1.PodTemplateSpec{
+			dep := ownership.Deployment(e.Namespace, "cache", 1, corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec:       ownership.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "someone/app:1"}}}, 1000),
 			})
@@ -130,7 +130,7 @@ func TestMemcachedLeavesAForeignDeploymentAloneAndSaysWhy(t *testing.T) {
 			if err := e.Create(t.Context(), dep); err != nil {
 				t.Fatal(err)
 			}
-			e.run(t)
+			e.Run(t)
 			mc := e.create(t, "cache", 2)
 
 			reconciletest.Eventually(t, func(ctx context.Context) error {
@@ -161,13 +161,13 @@ func TestMemcachedLeavesAForeignDeploymentAloneAndSaysWhy(t *testing.T) {
 func TestMemcachedRecordsAWarningEventWhenItsWorkFails(t *testing.T) {
 	e := newEnv(t)
 	// Every write of a Deployment fails, so the operator cannot do its work.
-	e.config = (&reconciletest.Faults{Verbs: []string{"create", "update", "patch"}, Resources: []string{"deployments"}, Rate: 1}).Wrap(e.config)
-	e.run(t)
+	e.Config = (&reconciletest.Faults{Verbs: []string{"create", "update", "patch"}, Resources: []string{"deployments"}, Rate: 1}).Wrap(e.Config)
+	e.Run(t)
 	mc := e.create(t, "cache", 1)
 
 	reconciletest.Eventually(t, func(ctx context.Context) error {
 		var events eventsv1.EventList
-		if err := e.List(ctx, &events, client.InNamespace(e.ns)); err != nil {
+		if err := e.List(ctx, &events, client.InNamespace(e.Namespace)); err != nil {
 			return err
 		}
 		for _, ev := range events.Items {
@@ -182,23 +182,23 @@ func TestMemcachedRecordsAWarningEventWhenItsWorkFails(t *testing.T) {
 
 func TestAConvergedMemcachedMakesNoWritesWhenReconciledAgain(t *testing.T) {
 	e := newEnv(t)
-	first := e.run(t)
+	first := e.Run(t)
 	mc := e.create(t, "cache", 3)
 	e.awaitAvailable(t, mc)
 	first.Stop()
 
 	// A restart reconciles every object again, over a cache filled from scratch.
-	reconciletest.ExpectNoWrites(t, &e.requests, func() {
-		e.run(t).AwaitReconciles("memcached", 1)
+	reconciletest.ExpectNoWrites(t, &e.Requests, func() {
+		e.Run(t).AwaitReconciles("memcached", 1)
 	})
-	t.Logf("requests of the restarted operator until it had reconciled the Memcached again:\n%s", &e.requests)
+	t.Logf("requests of the restarted operator until it had reconciled the Memcached again:\n%s", &e.Requests)
 }
 
 // create creates a Memcached of the given size in the test's namespace.
 func (e *env) create(t *testing.T, name string, size int32) *cachev1alpha1.Memcached {
 	t.Helper()
 	mc := &cachev1alpha1.Memcached{
-		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name},
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: name},
 		Spec:       cachev1alpha1.MemcachedSpec{Size: size},
 	}
 	if err := e.Create(t.Context(), mc); err != nil {

@@ -23,7 +23,7 @@ import (
 
 func TestPodSetListsItsRunningPodsSortedWithTheirReadyCount(t *testing.T) {
 	e := newEnv(t)
-	e.run(t)
+	e.Run(t)
 	ps := e.create(t, "web", 2)
 	e.awaitReady(t, ps)
 
@@ -41,7 +41,7 @@ func TestPodSetListsItsRunningPodsSortedWithTheirReadyCount(t *testing.T) {
 
 func TestPodSetScalesItsPodsToItsSize(t *testing.T) {
 	e := newEnv(t)
-	e.run(t)
+	e.Run(t)
 	ps := e.create(t, "web", 2)
 	for _, size := range []int32{2, 3, 1, 0} {
 		before := ps.DeepCopy()
@@ -55,7 +55,7 @@ func TestPodSetScalesItsPodsToItsSize(t *testing.T) {
 
 func TestPodSetRevertsDriftInItsDeployment(t *testing.T) {
 	e := newEnv(t)
-	e.run(t)
+	e.Run(t)
 	ps := e.create(t, "web", 2)
 	e.awaitReady(t, ps)
 
@@ -93,7 +93,7 @@ func TestPodSetRevertsDriftInItsDeployment(t *testing.T) {
 
 func TestDeletingAPodSetGarbageCollectsItsDeploymentAndPods(t *testing.T) {
 	e := newEnv(t)
-	e.run(t)
+	e.Run(t)
 	ps := e.create(t, "web", 2)
 	e.awaitReady(t, ps)
 
@@ -119,7 +119,7 @@ func TestPodSetLeavesAForeignDeploymentAloneAndSaysWhy(t *testing.T) {
 	}{
 		{"with no owner", func(*env, *testing.T) []metav1.OwnerReference { return nil }},
 		{"controlled by another object", func(e *env, t *testing.T) []metav1.OwnerReference {
-			other := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "other"}}
+			other := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "other"}}
 			if err := e.Create(t.Context(), other); err != nil {
 				t.Fatal(err)
 			}
@@ -129,7 +129,7 @@ func TestPodSetLeavesAForeignDeploymentAloneAndSaysWhy(t *testing.T) {
 		t.Run(foreign.name, func(t *testing.T) {
 			e := newEnv(t)
 			labels := map[string]string{"app": "someone-elses"}
-			dep := ownership.Deployment(e.ns, "web", 1, corev1.PodTemplateSpec{
+			dep := ownership.Deployment(e.Namespace, "web", 1, corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec:       ownership.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "someone/app:1"}}}, 1000),
 			})
@@ -137,7 +137,7 @@ func TestPodSetLeavesAForeignDeploymentAloneAndSaysWhy(t *testing.T) {
 			if err := e.Create(t.Context(), dep); err != nil {
 				t.Fatal(err)
 			}
-			e.run(t)
+			e.Run(t)
 			ps := e.create(t, "web", 2)
 
 			reconciletest.Eventually(t, func(ctx context.Context) error {
@@ -168,13 +168,13 @@ func TestPodSetLeavesAForeignDeploymentAloneAndSaysWhy(t *testing.T) {
 func TestPodSetRecordsAWarningEventWhenItsWorkFails(t *testing.T) {
 	e := newEnv(t)
 	// Every write of a Deployment fails, so the operator cannot do its work.
-	e.config = (&reconciletest.Faults{Verbs: []string{"create", "update", "patch"}, Resources: []string{"deployments"}, Rate: 1}).Wrap(e.config)
-	e.run(t)
+	e.Config = (&reconciletest.Faults{Verbs: []string{"create", "update", "patch"}, Resources: []string{"deployments"}, Rate: 1}).Wrap(e.Config)
+	e.Run(t)
 	ps := e.create(t, "web", 1)
 
 	reconciletest.Eventually(t, func(ctx context.Context) error {
 		var events eventsv1.EventList
-		if err := e.List(ctx, &events, client.InNamespace(e.ns)); err != nil {
+		if err := e.List(ctx, &events, client.InNamespace(e.Namespace)); err != nil {
 			return err
 		}
 		for _, ev := range events.Items {
@@ -189,23 +189,23 @@ func TestPodSetRecordsAWarningEventWhenItsWorkFails(t *testing.T) {
 
 func TestAConvergedPodSetMakesNoWritesWhenReconciledAgain(t *testing.T) {
 	e := newEnv(t)
-	first := e.run(t)
+	first := e.Run(t)
 	ps := e.create(t, "web", 3)
 	e.awaitReady(t, ps)
 	first.Stop()
 
 	// A restart reconciles every object again, over a cache filled from scratch.
-	reconciletest.ExpectNoWrites(t, &e.requests, func() {
-		e.run(t).AwaitReconciles("podset", 1)
+	reconciletest.ExpectNoWrites(t, &e.Requests, func() {
+		e.Run(t).AwaitReconciles("podset", 1)
 	})
-	t.Logf("requests of the restarted operator until it had reconciled the PodSet again:\n%s", &e.requests)
+	t.Logf("requests of the restarted operator until it had reconciled the PodSet again:\n%s", &e.Requests)
 }
 
 // create creates a PodSet of the given size in the test's namespace.
 func (e *env) create(t *testing.T, name string, size int32) *appsv1alpha1.PodSet {
 	t.Helper()
 	ps := &appsv1alpha1.PodSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name},
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: name},
 		Spec:       appsv1alpha1.PodSetSpec{Size: size},
 	}
 	if err := e.Create(t.Context(), ps); err != nil {

@@ -1,0 +1,213 @@
+package reconciletest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/reconcilekit/reconcilekit/ownership"
+)
+
+// Operator is an operator under test, described by what its project holds: its API
+// types, its CRDs, the ClusterRole generated from its RBAC markers and the function
+// that registers its controllers. Start (or Main, in TestMain) brings up a control
+// plane with the CRDs and the role; then each test takes an Env of its own and runs
+// the operator there, as the role alone empowers it.
+//
+// Set the fields, then Start; as with envtest.Environment, Start fills in ControlPlane
+// and Scheme. The tests of each example operator use it this way:
+//
+//	var operator = &reconciletest.Operator{
+//		User:           "memcached-operator",
+//		AddToScheme:    cachev1alpha1.AddToScheme,
+//		CRDDirectories: []string{filepath.Join("..", "config", "crd", "bases")},
+//		Role:           filepath.Join("..", "config", "rbac", "role.yaml"),
+//		Nodes:          2,
+//		Setup:          controller.Setup,
+//	}
+//
+//	func TestMain(m *testing.M) { os.Exit(operator.Main(m)) }
+//
+//	func TestSomething(t *testing.T) {
+//		e := operator.Env(t)
+//		e.Run(t)
+//		// create objects with e (an administrator's client) in e.Namespace,
+//		// count the operator's requests with e.Requests
+//	}
+type Operator struct {
+	// User is the name the operator authenticates as, such as "memcached-operator".
+	User string
+
+	// AddToScheme adds the operator's API types to a scheme; client-go's types are
+	// always added. Nil for an operator of built-in types alone.
+	AddToScheme func(*runtime.Scheme) error
+
+	// CRDDirectories hold the operator's CustomResourceDefinitions, such as
+	// config/crd/bases.
+	CRDDirectories []string
+
+	// Role is the file of the ClusterRole generated from the operator's RBAC markers,
+	// such as config/rbac/role.yaml. Start creates it under a name of the operator's
+	// own, User followed by the file's name, since controller-gen gives every
+	// operator's role the same name.
+	Role string
+
+	// Nodes is the number of simulated nodes of the control plane Start starts: zero
+	// for an API server alone. Ignored when ControlPlane is set.
+	Nodes int
+
+	// Setup registers the operator's controllers with a manager, as its cmd/main.go
+	// does.
+	Setup func(manager.Manager) error
+
+	// CacheOptions, if set, adjusts the manager's cache as the operator's cmd/main.go
+	// does, to restrict what it caches, say.
+	CacheOptions func(*cache.Options)
+
+	// ControlPlane is where the operator runs. Start starts one, and Stop stops it,
+	// unless it is set already: then operators share it, and its owner stops it.
+	ControlPlane *ControlPlane
+
+	// Scheme knows client-go's types and the operator's, set by Start.
+	Scheme *runtime.Scheme
+
+	ownsControlPlane bool
+	role             string // the name of the ClusterRole Start created
+}
+
+// Start prepares a control plane for the operator's tests: starts it unless
+// ControlPlane is set, installs the CRDs and creates the operator's ClusterRole. The
+// caller must Stop the operator. ctx bounds the start only.
+func (o *Operator) Start(ctx context.Context) (err error) {
+	o.Scheme = runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(o.Scheme); err != nil {
+		return fmt.Errorf("reconciletest: %w", err)
+	}
+	if o.AddToScheme != nil {
+		if err := o.AddToScheme(o.Scheme); err != nil {
+			return fmt.Errorf("reconciletest: adding the types of %s: %w", o.User, err)
+		}
+	}
+	if o.ControlPlane == nil {
+		if o.ControlPlane, err = Start(ctx, Options{CRDDirectories: o.CRDDirectories, Nodes: o.Nodes}); err != nil {
+			return err
+		}
+		o.ownsControlPlane = true
+	} else if len(o.CRDDirectories) > 0 {
+		opts := envtest.CRDInstallOptions{Paths: o.CRDDirectories, ErrorIfPathMissing: true}
+		if _, err := envtest.InstallCRDs(o.ControlPlane.Config, opts); err != nil {
+			return fmt.Errorf("reconciletest: installing the CRDs of %s: %w", o.User, err)
+		}
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, o.Stop())
+		}
+	}()
+	o.role, err = o.ControlPlane.createClusterRole(ctx, o.Role, func(role *rbacv1.ClusterRole) {
+		role.Name = o.User + "-" + role.Name
+	})
+	return err
+}
+
+// Stop deletes the operator's ClusterRole and stops the control plane if Start
+// started it. A second Stop does nothing.
+func (o *Operator) Stop() error {
+	var err error
+	if o.role != "" {
+		role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: o.role}}
+		if err = client.IgnoreNotFound(o.ControlPlane.client.Delete(context.Background(), role)); err != nil {
+			err = fmt.Errorf("reconciletest: deleting ClusterRole %s: %w", o.role, err)
+		}
+		o.role = ""
+	}
+	if o.ownsControlPlane {
+		err = errors.Join(err, o.ControlPlane.Stop())
+		o.ownsControlPlane, o.ControlPlane = false, nil
+	}
+	return err
+}
+
+// Main is the body of a TestMain: it starts the operator's control plane, runs the
+// tests and stops it, and returns the exit code for os.Exit. Errors of the control
+// plane go to standard error.
+func (o *Operator) Main(m *testing.M) int {
+	if err := o.Start(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	code := m.Run()
+	if err := o.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
+
+// Env is one test's corner of the control plane: a namespace of its own that enforces
+// the restricted Pod Security Standard, an administrator's client for the test's own
+// moves, and the operator's identity, which only its generated role empowers.
+type Env struct {
+	// Client is an administrator's client that knows the operator's types. Reads go to
+	// the API server.
+	client.Client
+
+	// Namespace is the test's namespace, deleted when the test ends; the operator
+	// watches it alone.
+	Namespace string
+
+	// Config is the operator's: it authenticates as Operator.User, bound to the
+	// operator's ClusterRole and to nothing else. A test may wrap it, with Faults say,
+	// before Run.
+	Config *rest.Config
+
+	// Requests counts every request of every manager that Run has started.
+	Requests Counter
+
+	operator *Operator
+}
+
+// Env returns a new Env for the test t. The operator must have been started.
+func (o *Operator) Env(t testing.TB) *Env {
+	t.Helper()
+	if o.ControlPlane == nil || o.role == "" {
+		t.Fatalf("reconciletest: operator %s has not been started", o.User)
+	}
+	return &Env{
+		Client:    o.ControlPlane.Client(t, o.Scheme),
+		Namespace: o.ControlPlane.RestrictedNamespace(t),
+		Config:    o.ControlPlane.ConfigFor(t, o.User, o.role),
+		operator:  o,
+	}
+}
+
+// Run starts the operator in the background until the test ends, as its cmd/main.go
+// would, but with a manager that watches the Env's namespace alone, caches objects
+// compacted by ownership.TransformCompact, and sends its requests through Requests.
+// Each Run starts a new manager: stop the one returned to run the operator again, as a
+// restart would.
+func (e *Env) Run(t testing.TB) *Manager {
+	t.Helper()
+	opts := cache.Options{
+		DefaultNamespaces: map[string]cache.Config{e.Namespace: {}},
+		DefaultTransform:  ownership.TransformCompact(),
+	}
+	if e.operator.CacheOptions != nil {
+		e.operator.CacheOptions(&opts)
+	}
+	return StartManager(t, e.Requests.Wrap(e.Config), manager.Options{Scheme: e.operator.Scheme, Cache: opts}, e.operator.Setup)
+}
