@@ -24,8 +24,8 @@ type AtSpec struct {
 	// +required
 	Schedule string `json:"schedule"`
 
-	// Command is the shell command to run once, when the schedule comes due; it must
-	// not be empty.
+	// Command is the shell command to run once, when the schedule comes due;
+	// it must not be empty.
 	// +kubebuilder:validation:MinLength=1
 	// +required
 	Command string `json:"command"`

@@ -6,14 +6,15 @@ import (
 
 // MemcachedSpec is the desired state of a Memcached.
 type MemcachedSpec struct {
-	// Size is the number of memcached instances to run, from 1 to 3. It is also the
-	// scale subresource's spec.replicas, so kubectl scale sets it.
+	// Size is the number of memcached instances to run, from 1 to 3.
+	// It is the scale subresource's spec.replicas: kubectl scale sets it.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=3
 	// +required
 	Size int32 `json:"size"`
 
-	// ContainerPort is the port memcached listens on, from 1 to 65535; 11211 when unset.
+	// ContainerPort is the port memcached listens on, from 1 to 65535;
+	// 11211 when unset.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
 	// +kubebuilder:default=11211
@@ -37,8 +38,9 @@ type MemcachedStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Replicas is the number of memcached pods that exist: the status.replicas of the
-	// Memcached's Deployment. It is the scale subresource's status.replicas.
+	// Replicas is the number of memcached pods that exist: the
+	// status.replicas of the Memcached's Deployment. It is the scale
+	// subresource's status.replicas.
 	// +optional
 	Replicas int32 `json:"replicas,omitempty"`
 
@@ -47,9 +49,9 @@ type MemcachedStatus struct {
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
 
-	// Selector is the label selector of the memcached pods, in the string form
-	// kubectl's --selector takes. It is the scale subresource's status.selector, which
-	// a HorizontalPodAutoscaler uses to find the pods.
+	// Selector is the label selector of the memcached pods, in the string
+	// form kubectl's --selector takes. It is the scale subresource's
+	// status.selector, which a HorizontalPodAutoscaler uses to find the pods.
 	// +optional
 	Selector string `json:"selector,omitempty"`
 }

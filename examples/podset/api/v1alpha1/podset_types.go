@@ -6,8 +6,9 @@ import (
 
 // PodSetSpec is the desired state of a PodSet.
 type PodSetSpec struct {
-	// Size is the number of pods to run, from 0 to 100; zero scales the set down to
-	// none. It is also the scale subresource's spec.replicas, so kubectl scale sets it.
+	// Size is the number of pods to run, from 0 to 100; zero scales the set
+	// down to none. It is the scale subresource's spec.replicas: kubectl scale
+	// sets it.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100
 	// +required
@@ -38,14 +39,15 @@ type PodSetStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Replicas is the number of the set's pods that exist: the status.replicas of the
-	// PodSet's Deployment. It is the scale subresource's status.replicas.
+	// Replicas is the number of the set's pods that exist: the
+	// status.replicas of the PodSet's Deployment. It is the scale
+	// subresource's status.replicas.
 	// +optional
 	Replicas int32 `json:"replicas,omitempty"`
 
-	// Selector is the label selector of the set's pods, in the string form kubectl's
-	// --selector takes. It is the scale subresource's status.selector, which a
-	// HorizontalPodAutoscaler uses to find the pods.
+	// Selector is the label selector of the set's pods, in the string form
+	// kubectl's --selector takes. It is the scale subresource's
+	// status.selector, which a HorizontalPodAutoscaler uses to find the pods.
 	// +optional
 	Selector string `json:"selector,omitempty"`
 }
