@@ -22,6 +22,10 @@ help: ## Show the targets.
 controlplane: ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok if missing; print their directory.
 	@hack/controlplane/build.sh
 
+.PHONY: kubectl
+kubectl: ## Build kubectl of the control plane's Kubernetes version if missing; print its path.
+	@hack/controlplane/build.sh kubectl
+
 .PHONY: generate
 generate: ## Regenerate deepcopy functions, CRDs and RBAC of the examples.
 	hack/generate.sh

@@ -116,7 +116,15 @@ func run(ctx context.Context, opts options) (err error) {
 		return nil
 	}
 
-	fmt.Fprintln(opts.out, "Still running; press Ctrl-C to stop.")
+	help, removeKubeconfig, err := kubectlHelp(cp.Config, os.Getenv("KUBEBUILDER_ASSETS"))
+	if err != nil {
+		return err
+	}
+	defer removeKubeconfig()
+	s.footer = "Still running; press Ctrl-C to stop.\n" + help
+	if !s.redraw { // else every redraw shows it
+		fmt.Fprint(opts.out, s.footer)
+	}
 	if _, err := s.watch(ctx, c, samples, nil); !errors.Is(err, context.Canceled) {
 		return err
 	}

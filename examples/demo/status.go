@@ -67,6 +67,7 @@ type screen struct {
 	out    io.Writer
 	redraw bool      // in place, out being a terminal; else a new block for every change
 	start  time.Time // of the demo
+	footer string    // shown under the table when it is redrawn in place
 	shown  string
 }
 
@@ -103,7 +104,7 @@ func (s *screen) show(t table) {
 	elapsed := time.Since(s.start).Round(time.Second)
 	switch {
 	case s.redraw:
-		fmt.Fprintf(s.out, "\033[H\033[2J%v into the demo\n\n%s", elapsed, text)
+		fmt.Fprintf(s.out, "\033[H\033[2J%v into the demo\n\n%s%s", elapsed, text, s.footer)
 	case text != s.shown:
 		fmt.Fprintf(s.out, "\n%v into the demo\n%s", elapsed, text)
 	}

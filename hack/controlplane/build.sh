@@ -8,8 +8,11 @@
 #
 # Usage: build.sh            build what is missing, then print the directory
 #        build.sh --dir      print the directory only (it may not exist yet)
+#        build.sh kubectl    build kubectl of the same Kubernetes version into the directory
+#                            if missing, then print its path
 #
-# An existing KUBEBUILDER_ASSETS that already holds every binary is honoured as it is.
+# An existing KUBEBUILDER_ASSETS that already holds every binary is honoured as it is, and
+# so is a kubectl in it.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -25,14 +28,28 @@ complete() {
 	for b in "${binaries[@]}"; do [ -x "$1/$b" ] || return 1; done
 }
 
-if [ -n "${KUBEBUILDER_ASSETS:-}" ] && complete "$KUBEBUILDER_ASSETS"; then
+target=${1:-}
+case "$target" in
+"" | --dir | kubectl) ;;
+*)
+	echo "usage: $0 [--dir | kubectl]" >&2
+	exit 2
+	;;
+esac
+
+if [ "$target" = kubectl ]; then
+	if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/kubectl" ]; then
+		echo "$KUBEBUILDER_ASSETS/kubectl"
+		exit 0
+	fi
+elif [ -n "${KUBEBUILDER_ASSETS:-}" ] && complete "$KUBEBUILDER_ASSETS"; then
 	echo "$KUBEBUILDER_ASSETS"
 	exit 0
 fi
 
 cache=${XDG_CACHE_HOME:-$HOME/.cache}
 dir="$cache/reconcilekit/controlplane/kubernetes-$k8s-etcd-$etcd-kwok-$kwok"
-if [ "${1:-}" = "--dir" ]; then
+if [ "$target" = --dir ]; then
 	echo "$dir"
 	exit 0
 fi
@@ -42,7 +59,7 @@ mkdir -p "$dir"
 exec 9>"$dir/.lock"
 flock 9
 
-if complete "$dir"; then
+if [ "$target" != kubectl ] && complete "$dir"; then
 	echo "$dir"
 	exit 0
 fi
@@ -75,6 +92,16 @@ minor=${k8s#v1.}
 minor=${minor%%.*}
 version_flags="-X k8s.io/component-base/version.gitVersion=$k8s -X k8s.io/component-base/version.gitMajor=1"
 version_flags+=" -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
+
+if [ "$target" = kubectl ]; then
+	# kubectl reports component-base's version and sends client-go's in its user agent;
+	# Kubernetes' own build stamps both.
+	client_flags="-X k8s.io/client-go/pkg/version.gitVersion=$k8s -X k8s.io/client-go/pkg/version.gitMajor=1"
+	client_flags+=" -X k8s.io/client-go/pkg/version.gitMinor=$minor -X k8s.io/client-go/pkg/version.gitTreeState=clean"
+	build kubernetes "$version_flags $client_flags" kubectl k8s.io/kubernetes/cmd/kubectl
+	echo "$dir/kubectl"
+	exit 0
+fi
 
 build etcd "" etcd go.etcd.io/etcd/server/v3
 for b in kube-apiserver kube-controller-manager kube-scheduler; do

@@ -16,14 +16,16 @@ const (
 
 // AtSpec is the desired state of an At.
 type AtSpec struct {
-	// Schedule is when to run the command: an RFC 3339 time in UTC,
-	// such as 2030-01-02T15:04:05Z.
-	// +kubebuilder:validation:Format=date-time
-	// +kubebuilder:validation:Pattern=`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z$`
+	// Schedule is when to run the command: an RFC 3339 time in UTC, ending in Z,
+	// such as 2030-01-02T15:04:05Z; fractions of a second are allowed, an offset
+	// such as +02:00 is not. At most 64 characters.
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}([.][0-9]+)?Z$') && !format.datetime().validate(self).hasValue()",message="schedule must be an RFC 3339 time in UTC ending in Z, such as 2026-01-02T15:04:05Z"
 	// +required
 	Schedule string `json:"schedule"`
 
-	// Command is the shell command to run once, when the schedule comes due.
+	// Command is the shell command to run once, when the schedule comes due;
+	// it must not be empty.
 	// +kubebuilder:validation:MinLength=1
 	// +required
 	Command string `json:"command"`
@@ -62,10 +64,17 @@ type AtStatus struct {
 // At runs a command once, at a scheduled time.
 //
 // +kubebuilder:object:root=true
+// +kubebuilder:resource:categories=reconcilekit-examples
 // +kubebuilder:subresource:status
-// +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
-// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,description="The status of the Ready condition"
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`,description="PENDING, RUNNING or DONE"
+// +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`,description="When the command runs, in UTC"
+// +kubebuilder:printcolumn:name="Result",type=string,JSONPath=`.status.conditions[?(@.type=="Succeeded")].reason`,description="How the command ended: the reason of the Succeeded condition"
+// +kubebuilder:printcolumn:name="Exit-Code",type=integer,JSONPath=`.status.exitCode`,description="The command's exit code, once it has ended"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Pod",type=string,JSONPath=`.status.podName`,priority=1,description="The pod that runs the command"
+// +kubebuilder:printcolumn:name="Command",type=string,JSONPath=`.spec.command`,priority=1,description="The shell command"
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.conditions[?(@.type=="Succeeded")].message`,priority=1,description="The message of the Succeeded condition"
 type At struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

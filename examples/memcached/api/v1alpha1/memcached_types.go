@@ -6,13 +6,15 @@ import (
 
 // MemcachedSpec is the desired state of a Memcached.
 type MemcachedSpec struct {
-	// Size is the number of memcached instances to run.
+	// Size is the number of memcached instances to run, from 1 to 3.
+	// It is the scale subresource's spec.replicas: kubectl scale sets it.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=3
 	// +required
 	Size int32 `json:"size"`
 
-	// ContainerPort is the port memcached listens on.
+	// ContainerPort is the port memcached listens on, from 1 to 65535;
+	// 11211 when unset.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
 	// +kubebuilder:default=11211
@@ -35,15 +37,40 @@ type MemcachedStatus struct {
 	// describes; the status is stale while it trails metadata.generation.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Replicas is the number of memcached pods that exist: the
+	// status.replicas of the Memcached's Deployment. It is the scale
+	// subresource's status.replicas.
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// ReadyReplicas is the number of memcached pods that are ready: the
+	// status.readyReplicas of the Memcached's Deployment.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+
+	// Selector is the label selector of the memcached pods, in the string
+	// form kubectl's --selector takes. It is the scale subresource's
+	// status.selector, which a HorizontalPodAutoscaler uses to find the pods.
+	// +optional
+	Selector string `json:"selector,omitempty"`
 }
 
 // Memcached runs a memcached cache of a chosen size.
 //
 // +kubebuilder:object:root=true
+// +kubebuilder:resource:shortName=mc,categories=reconcilekit-examples
 // +kubebuilder:subresource:status
-// +kubebuilder:printcolumn:name="Size",type=integer,JSONPath=`.spec.size`
-// +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
+// +kubebuilder:subresource:scale:specpath=.spec.size,statuspath=.status.replicas,selectorpath=.status.selector
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,description="The status of the Ready condition"
+// +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.spec.size`,description="The number of memcached pods asked for"
+// +kubebuilder:printcolumn:name="Current",type=integer,JSONPath=`.status.replicas`,description="The number of memcached pods that exist"
+// +kubebuilder:printcolumn:name="Ready-Replicas",type=integer,JSONPath=`.status.readyReplicas`,description="The number of memcached pods that are ready"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Port",type=integer,JSONPath=`.spec.containerPort`,priority=1,description="The port memcached listens on"
+// +kubebuilder:printcolumn:name="Selector",type=string,JSONPath=`.status.selector`,priority=1,description="The label selector of the memcached pods"
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1,description="The reason of the Ready condition"
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1,description="The message of the Ready condition"
 type Memcached struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

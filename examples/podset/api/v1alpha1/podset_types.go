@@ -6,7 +6,9 @@ import (
 
 // PodSetSpec is the desired state of a PodSet.
 type PodSetSpec struct {
-	// Size is the number of pods to run; zero scales the set down to none.
+	// Size is the number of pods to run, from 0 to 100; zero scales the set
+	// down to none. It is the scale subresource's spec.replicas: kubectl scale
+	// sets it.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100
 	// +required
@@ -36,15 +38,34 @@ type PodSetStatus struct {
 	// describes; the status is stale while it trails metadata.generation.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Replicas is the number of the set's pods that exist: the
+	// status.replicas of the PodSet's Deployment. It is the scale
+	// subresource's status.replicas.
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// Selector is the label selector of the set's pods, in the string form
+	// kubectl's --selector takes. It is the scale subresource's
+	// status.selector, which a HorizontalPodAutoscaler uses to find the pods.
+	// +optional
+	Selector string `json:"selector,omitempty"`
 }
 
 // PodSet runs a chosen number of identical pods.
 //
 // +kubebuilder:object:root=true
+// +kubebuilder:resource:shortName=ps,categories=reconcilekit-examples
 // +kubebuilder:subresource:status
-// +kubebuilder:printcolumn:name="Size",type=integer,JSONPath=`.spec.size`
-// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
+// +kubebuilder:subresource:scale:specpath=.spec.size,statuspath=.status.replicas,selectorpath=.status.selector
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,description="The status of the Ready condition"
+// +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.spec.size`,description="The number of pods asked for"
+// +kubebuilder:printcolumn:name="Current",type=integer,JSONPath=`.status.replicas`,description="The number of the set's pods that exist"
+// +kubebuilder:printcolumn:name="Ready-Replicas",type=integer,JSONPath=`.status.readyReplicas`,description="The number of the set's pods that are ready"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Selector",type=string,JSONPath=`.status.selector`,priority=1,description="The label selector of the set's pods"
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1,description="The reason of the Ready condition"
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1,description="The message of the Ready condition"
 type PodSet struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

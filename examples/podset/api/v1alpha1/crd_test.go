@@ -1,0 +1,124 @@
+package v1alpha1_test
+
+import (
+	"strings"
+	"testing"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+)
+
+// TestCRD checks the generated CustomResourceDefinition against a real API server: the
+// scale subresource that kubectl scale and a HorizontalPodAutoscaler use reads and writes
+// spec.size, and spec.size keeps its bounds whichever way it is written.
+func TestCRD(t *testing.T) {
+	cp := reconciletest.StartAPIServer(t, "../../config/crd/bases")
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, appsv1alpha1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := cp.Client(t, scheme)
+
+	for _, tc := range []struct {
+		name    string
+		create  int32  // spec.size on create
+		scale   *int32 // spec.replicas then written to the scale subresource, if any
+		want    int32  // spec.size afterwards
+		refused string // what the API server's error says, if it refuses the create or the scale
+	}{
+		{name: "scale up", create: 1, scale: new(int32(2)), want: 2},
+		{name: "scale down", create: 3, scale: new(int32(1)), want: 1},
+		{name: "scale to zero", create: 2, scale: new(int32(0)), want: 0},
+		{name: "scale to the maximum", create: 1, scale: new(int32(100)), want: 100},
+		{name: "scale above the maximum", create: 1, scale: new(int32(101)), want: 1,
+			refused: "spec.size: Invalid value: 101: spec.size in body should be less than or equal to 100"},
+		{name: "scale below zero", create: 1, scale: new(int32(-1)), want: 1,
+			refused: "spec.size: Invalid value: -1: spec.size in body should be greater than or equal to 0"},
+		{name: "create above the maximum", create: 101,
+			refused: "spec.size: Invalid value: 101: spec.size in body should be less than or equal to 100"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			ps := &appsv1alpha1.PodSet{
+				ObjectMeta: metav1.ObjectMeta{Name: strings.ReplaceAll(tc.name, " ", "-"), Namespace: "default"},
+				Spec:       appsv1alpha1.PodSetSpec{Size: tc.create},
+			}
+			err := c.Create(ctx, ps)
+			if tc.scale == nil {
+				checkRefused(t, "creating", err, tc.refused)
+				return
+			}
+			if err != nil {
+				t.Fatalf("creating: %v", err)
+			}
+
+			scale := &autoscalingv1.Scale{}
+			if err := c.SubResource("scale").Get(ctx, ps, scale); err != nil {
+				t.Fatalf("reading the scale: %v", err)
+			}
+			if scale.Spec.Replicas != tc.create {
+				t.Errorf("the scale's spec.replicas is %d, want spec.size %d", scale.Spec.Replicas, tc.create)
+			}
+			scale.Spec.Replicas = *tc.scale
+			err = c.SubResource("scale").Update(ctx, ps, client.WithSubResourceBody(scale))
+			if tc.refused != "" {
+				checkRefused(t, "scaling", err, tc.refused)
+			} else if err != nil {
+				t.Fatalf("scaling: %v", err)
+			}
+
+			if err := c.Get(ctx, client.ObjectKeyFromObject(ps), ps); err != nil {
+				t.Fatal(err)
+			}
+			if ps.Spec.Size != tc.want {
+				t.Errorf("spec.size is %d after scaling to %d, want %d", ps.Spec.Size, *tc.scale, tc.want)
+			}
+		})
+	}
+
+	t.Run("status read through the scale", func(t *testing.T) {
+		ctx := t.Context()
+		ps := &appsv1alpha1.PodSet{
+			ObjectMeta: metav1.ObjectMeta{Name: "status", Namespace: "default"},
+			Spec:       appsv1alpha1.PodSetSpec{Size: 2},
+		}
+		if err := c.Create(ctx, ps); err != nil {
+			t.Fatal(err)
+		}
+		ps.Status.Replicas, ps.Status.ReadyReplicas = 2, 1
+		ps.Status.Selector = "app.kubernetes.io/name=podset,app.kubernetes.io/instance=status"
+		if err := c.Status().Update(ctx, ps); err != nil {
+			t.Fatal(err)
+		}
+		scale := &autoscalingv1.Scale{}
+		if err := c.SubResource("scale").Get(ctx, ps, scale); err != nil {
+			t.Fatal(err)
+		}
+		if scale.Status.Replicas != 2 || scale.Status.Selector != ps.Status.Selector {
+			t.Errorf("the scale's status is %+v, want replicas 2 and selector %q", scale.Status, ps.Status.Selector)
+		}
+	})
+}
+
+// checkRefused fails the test unless err is the API server's refusal and says want.
+func checkRefused(t *testing.T, doing string, err error, want string) {
+	t.Helper()
+	switch {
+	case want == "" && err != nil:
+		t.Fatalf("%s: %v", doing, err)
+	case want != "" && err == nil:
+		t.Fatalf("%s succeeded, want it refused with %q", doing, want)
+	case want != "" && !strings.Contains(err.Error(), want):
+		t.Errorf("%s was refused with\n\t%v\nwant it to say %q", doing, err, want)
+	default:
+		t.Logf("%s: %v", doing, err)
+	}
+}
