@@ -51,7 +51,7 @@ func NewLogic(c client.Client) reconcile.Logic[*cachev1alpha1.Memcached] {
 }
 
 type memcached struct {
-	client     client.Client
+	client client.Client
 }
 
 func (r *memcached) Reconcile(ctx context.Context, mc *cachev1alpha1.Memcached) requeue.Outcome {
@@ -67,6 +67,8 @@ func (r *memcached) Reconcile(ctx context.Context, mc *cachev1alpha1.Memcached) 
 	if result.Action == ownership.Updated {
 		ctrl.LoggerFrom(ctx).Info("reverted the deployment", "diff", result.Diff)
 	}
+	scale := ownership.DeploymentScale(dep)
+	mc.Status.Replicas, mc.Status.ReadyReplicas, mc.Status.Selector = scale.Replicas, scale.ReadyReplicas, scale.Selector
 	ownership.DeploymentReadiness(dep).Mark(mc)
 	return requeue.Done()
 }

@@ -75,7 +75,7 @@ func NewLogic(c client.Client) reconcile.Logic[*appsv1alpha1.PodSet] {
 }
 
 type podset struct {
-	client     client.Client
+	client client.Client
 }
 
 func (r *podset) Reconcile(ctx context.Context, ps *appsv1alpha1.PodSet) requeue.Outcome {
@@ -101,7 +101,8 @@ func (r *podset) Reconcile(ctx context.Context, ps *appsv1alpha1.PodSet) requeue
 	// Sorted, so that the same pods always make the same status and no needless write.
 	slices.Sort(names)
 	ps.Status.PodNames = names
-	ps.Status.ReadyReplicas = dep.Status.ReadyReplicas
+	scale := ownership.DeploymentScale(dep)
+	ps.Status.Replicas, ps.Status.ReadyReplicas, ps.Status.Selector = scale.Replicas, scale.ReadyReplicas, scale.Selector
 	ownership.DeploymentReadiness(dep).Mark(ps)
 	return requeue.Done()
 }

@@ -1,0 +1,29 @@
+package ownership
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Scale is what an owner of a Deployment reports in its status for its scale subresource
+// (`+kubebuilder:subresource:scale:specpath=...,statuspath=.status.replicas,selectorpath=.status.selector`),
+// so that kubectl scale and a HorizontalPodAutoscaler can work with the owner.
+type Scale struct {
+	// Replicas is the number of pods that exist, the Deployment's status.replicas.
+	Replicas int32
+	// ReadyReplicas is the number of those pods that are ready.
+	ReadyReplicas int32
+	// Selector selects the pods, in the string form of a label selector; an
+	// autoscaler finds the pods to measure with it.
+	Selector string
+}
+
+// DeploymentScale returns the Scale of d. A selector that cannot be converted (the API
+// server validates it, so only a hand-made Deployment has one) gives an empty Selector.
+func DeploymentScale(d *appsv1.Deployment) Scale {
+	s := Scale{Replicas: d.Status.Replicas, ReadyReplicas: d.Status.ReadyReplicas}
+	if selector, err := metav1.LabelSelectorAsSelector(d.Spec.Selector); err == nil && d.Spec.Selector != nil {
+		s.Selector = selector.String()
+	}
+	return s
+}
