@@ -21,29 +21,31 @@ import (
 // The zero value is ready to use, and a Counter is safe for concurrent use.
 type Counter struct {
 	mu     sync.Mutex
-	counts map[apiRequest]int // keyed by verb and resource; the name stays empty
+	counts map[counted]int
+}
+
+// counted is what a Counter tells requests apart by.
+type counted struct {
+	verb     string
+	resource string // with its subresource, as RBAC rules name it: "memcacheds/status"
 }
 
 // Wrap returns a copy of cfg whose requests c counts. Every client built from the copy,
 // a manager's included, is counted.
 func (c *Counter) Wrap(cfg *rest.Config) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
-		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-			c.add(parseRequest(req))
-			return next.RoundTrip(req)
-		})
+	return Intercept(cfg, func(r *Request) (*http.Response, error) {
+		c.add(counted{verb: r.Verb, resource: r.resource()})
+		return r.Send()
 	})
-	return cfg
 }
 
-func (c *Counter) add(r apiRequest) {
+func (c *Counter) add(r counted) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.counts == nil {
-		c.counts = make(map[apiRequest]int)
+		c.counts = make(map[counted]int)
 	}
-	c.counts[apiRequest{verb: r.verb, resource: r.resource}]++
+	c.counts[r]++
 }
 
 // Count returns how many requests had the verb on the resource. Verbs and resources are
@@ -52,24 +54,24 @@ func (c *Counter) add(r apiRequest) {
 func (c *Counter) Count(verb, resource string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.counts[apiRequest{verb: verb, resource: resource}]
+	return c.counts[counted{verb: verb, resource: resource}]
 }
 
 // Writes returns how many requests changed, or tried to change, state on the server:
 // creates, updates, patches and deletes.
 func (c *Counter) Writes() int {
-	return c.sum(func(r apiRequest) bool { return isWrite(r.verb) })
+	return c.sum(func(r counted) bool { return isWrite(r.verb) })
 }
 
 // Reads returns how many gets and lists of resources were sent. Watches are not reads:
 // one is open for as long as an informer runs.
 func (c *Counter) Reads() int {
-	return c.sum(func(r apiRequest) bool {
+	return c.sum(func(r counted) bool {
 		return (r.verb == "get" || r.verb == "list") && !strings.HasPrefix(r.resource, "/")
 	})
 }
 
-func (c *Counter) sum(match func(apiRequest) bool) int {
+func (c *Counter) sum(match func(counted) bool) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := 0
@@ -96,7 +98,7 @@ func (c *Counter) String() string {
 	if len(c.counts) == 0 {
 		return "no requests\n"
 	}
-	keys := slices.SortedFunc(maps.Keys(c.counts), func(a, b apiRequest) int {
+	keys := slices.SortedFunc(maps.Keys(c.counts), func(a, b counted) int {
 		return cmp.Or(cmp.Compare(a.resource, b.resource), cmp.Compare(a.verb, b.verb))
 	})
 	var b strings.Builder

@@ -16,6 +16,7 @@
 // The pieces: Namespace gives each test a namespace of its own;
 // ConfigFor and StartManager run an operator as a user that its ClusterRole alone
 // empowers; a Counter counts the requests it makes; Faults makes chosen requests fail;
+// Intercept hands each request to a hook of the test's own, which may answer it;
 // ExpectNoWrites proves that reconciling a converged object writes nothing; a Clock
 // moves only when the test moves it.
 //

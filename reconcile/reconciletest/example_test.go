@@ -72,3 +72,21 @@ func ExampleFaults() {
 	fmt.Println(apierrors.IsConflict(err), faults.Injected())
 	// Output: true 1
 }
+
+// A hook sees each request named as the API server's authorizer names it, and answers
+// it itself here: the ConfigMap is gone, as far as the client can tell. A hook that
+// passes a request on calls r.Send instead, and may look at the answer.
+func ExampleIntercept() {
+	cfg := reconciletest.Intercept(&rest.Config{Host: "https://127.0.0.1:1"}, func(r *reconciletest.Request) (*http.Response, error) {
+		fmt.Println(r.Verb, r.Resource, r.Namespace, r.Name)
+		return r.Fail(http.StatusNotFound, "gone"), nil
+	})
+	clientset := kubernetes.NewForConfigOrDie(cfg)
+
+	_, err := clientset.CoreV1().ConfigMaps("default").Get(context.Background(), "settings", metav1.GetOptions{})
+
+	fmt.Println(apierrors.IsNotFound(err))
+	// Output:
+	// get configmaps default settings
+	// true
+}

@@ -86,9 +86,9 @@ func TestOperatorsSurviveCrashesAtAnyMoment(t *testing.T) {
 }
 
 // afterWrites triggers after n writes the API server accepted.
-func afterWrites(n int) func(call, *http.Response) bool {
-	return func(c call, r *http.Response) bool {
-		if c.write() && r.StatusCode < 300 {
+func afterWrites(n int) func(*reconciletest.Request, *http.Response) bool {
+	return func(req *reconciletest.Request, r *http.Response) bool {
+		if req.IsWrite() && r.StatusCode < 300 {
 			n--
 		}
 		return n <= 0
@@ -96,6 +96,6 @@ func afterWrites(n int) func(call, *http.Response) bool {
 }
 
 // podCreated triggers once the API server has created a pod.
-func podCreated(c call, r *http.Response) bool {
-	return c == call{verb: "create", resource: "pods"} && r.StatusCode == http.StatusCreated
+func podCreated(req *reconciletest.Request, r *http.Response) bool {
+	return req.Verb == "create" && req.Resource == "pods" && req.Subresource == "" && r.StatusCode == http.StatusCreated
 }

@@ -3,9 +3,7 @@ package reliability
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -17,83 +15,30 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
 // The scenarios watch and bend an operator's traffic in its transport, between its
 // clients and the API server, where a crash, a lost answer or a refusal really happens.
 
-// intercept returns a copy of cfg whose requests go through fn, which passes each on
-// with next (or does not).
-func intercept(cfg *rest.Config, fn func(req *http.Request, next http.RoundTripper) (*http.Response, error)) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
-		return roundTripper(func(req *http.Request) (*http.Response, error) { return fn(req, next) })
-	})
-	return cfg
-}
-
-type roundTripper func(*http.Request) (*http.Response, error)
-
-func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
-
-// call is a request as the API server's authorizer names it.
-type call struct {
-	verb     string // create, update, patch, delete, get, list, watch
-	resource string // "pods", "ats/status"
-	name     string // empty for a create: the name is in the body
-}
-
-// classify names a request to a namespaced or cluster-scoped resource; other requests
-// (discovery, /version) get an empty resource.
-func classify(req *http.Request) call {
-	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
-	switch {
-	case len(parts) > 2 && parts[0] == "api":
-		parts = parts[2:]
-	case len(parts) > 3 && parts[0] == "apis":
-		parts = parts[3:]
-	default:
-		return call{verb: strings.ToLower(req.Method)}
+// object names the object a request is about as "resource/name", the subresource
+// included ("ats/status/at-1"), reading the name from the body of a create.
+func object(r *reconciletest.Request) string {
+	name := r.Name
+	if name == "" {
+		name = nameIn(&r.HTTP.Body)
 	}
-	if len(parts) > 2 && parts[0] == "namespaces" {
-		parts = parts[2:]
+	if r.Subresource != "" {
+		return r.Resource + "/" + r.Subresource + "/" + name
 	}
-	c := call{resource: parts[0]}
-	if len(parts) > 1 {
-		c.name = parts[1]
-	}
-	if len(parts) > 2 {
-		c.resource += "/" + parts[2]
-	}
-	switch req.Method {
-	case http.MethodPost:
-		c.verb = "create"
-	case http.MethodPut:
-		c.verb = "update"
-	case http.MethodPatch:
-		c.verb = "patch"
-	case http.MethodDelete:
-		c.verb = "delete"
-	default:
-		c.verb = "get"
-		if w := req.URL.Query().Get("watch"); w == "true" || w == "1" {
-			c.verb = "watch"
-		} else if c.name == "" {
-			c.verb = "list"
-		}
-	}
-	return c
-}
-
-func (c call) write() bool {
-	return c.verb == "create" || c.verb == "update" || c.verb == "patch" || c.verb == "delete"
+	return r.Resource + "/" + name
 }
 
 // nameIn returns the name of the object in a request or response body, JSON or
@@ -122,23 +67,23 @@ func nameIn(body *io.ReadCloser) string {
 type plug struct {
 	mu      sync.Mutex
 	pulled  bool
-	trigger func(call, *http.Response) bool
+	trigger func(*reconciletest.Request, *http.Response) bool
 }
 
 var errPulled = errors.New("the plug was pulled: the operator's process is gone")
 
 func (p *plug) wrap(cfg *rest.Config) *rest.Config {
-	return intercept(cfg, func(req *http.Request, next http.RoundTripper) (*http.Response, error) {
+	return reconciletest.Intercept(cfg, func(r *reconciletest.Request) (*http.Response, error) {
 		if p.isPulled() {
 			return nil, errPulled
 		}
-		resp, err := next.RoundTrip(req)
+		resp, err := r.Send()
 		if err != nil {
 			return resp, err
 		}
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		if !p.pulled && p.trigger != nil && p.trigger(classify(req), resp) {
+		if !p.pulled && p.trigger != nil && p.trigger(r, resp) {
 			p.pulled = true
 		}
 		if p.pulled {
@@ -170,22 +115,22 @@ type ledger struct {
 }
 
 func (l *ledger) wrap(cfg *rest.Config) *rest.Config {
-	return intercept(cfg, func(req *http.Request, next http.RoundTripper) (*http.Response, error) {
-		resp, err := next.RoundTrip(req)
+	return reconciletest.Intercept(cfg, func(r *reconciletest.Request) (*http.Response, error) {
+		resp, err := r.Send()
 		// A create, or an apply that creates.
 		if err != nil || resp.StatusCode != http.StatusCreated {
 			return resp, err
 		}
-		c := classify(req)
-		if c.name == "" {
-			c.name = nameIn(&resp.Body)
+		name := r.Name
+		if name == "" {
+			name = nameIn(&resp.Body)
 		}
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		if l.created == nil {
 			l.created = make(map[string]int)
 		}
-		l.created[c.resource+"/"+c.name]++
+		l.created[r.Resource+"/"+name]++
 		return resp, nil
 	})
 }
@@ -223,17 +168,13 @@ type trap struct {
 }
 
 func (p *trap) wrap(cfg *rest.Config) *rest.Config {
-	return intercept(cfg, func(req *http.Request, next http.RoundTripper) (*http.Response, error) {
-		c := classify(req)
-		if !c.write() {
-			return next.RoundTrip(req)
+	return reconciletest.Intercept(cfg, func(r *reconciletest.Request) (*http.Response, error) {
+		if !r.IsWrite() {
+			return r.Send()
 		}
-		if c.name == "" {
-			c.name = nameIn(&req.Body)
-		}
-		write := c.resource + "/" + c.name
+		write := object(r)
 		p.spring(p.onSend, write)
-		resp, err := next.RoundTrip(req)
+		resp, err := r.Send()
 		if err == nil && resp.StatusCode < 300 {
 			p.spring(p.onAnswer, write)
 		}
@@ -267,19 +208,20 @@ func (p *trap) set(traps *map[string]func(), write string, do func()) {
 	(*traps)[write] = do
 }
 
-// denials records the requests the API server refused as forbidden.
+// denials records the requests the API server refused as forbidden, as "verb
+// resource/name".
 type denials struct {
 	mu    sync.Mutex
-	calls []call
+	calls []string
 }
 
 func (d *denials) wrap(cfg *rest.Config) *rest.Config {
-	return intercept(cfg, func(req *http.Request, next http.RoundTripper) (*http.Response, error) {
-		resp, err := next.RoundTrip(req)
+	return reconciletest.Intercept(cfg, func(r *reconciletest.Request) (*http.Response, error) {
+		resp, err := r.Send()
 		if err == nil && resp.StatusCode == http.StatusForbidden {
 			d.mu.Lock()
 			defer d.mu.Unlock()
-			if c := classify(req); !slices.Contains(d.calls, c) {
+			if c := r.Verb + " " + object(r); !slices.Contains(d.calls, c) {
 				d.calls = append(d.calls, c)
 			}
 		}
@@ -287,7 +229,7 @@ func (d *denials) wrap(cfg *rest.Config) *rest.Config {
 	})
 }
 
-func (d *denials) list() []call {
+func (d *denials) list() []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return slices.Clone(d.calls)
@@ -301,14 +243,14 @@ type lostReplies struct {
 }
 
 func (l *lostReplies) wrap(cfg *rest.Config) *rest.Config {
-	return intercept(cfg, func(req *http.Request, next http.RoundTripper) (*http.Response, error) {
-		resp, err := next.RoundTrip(req)
-		if err != nil || !classify(req).write() || rand.Float64() >= l.rate {
+	return reconciletest.Intercept(cfg, func(r *reconciletest.Request) (*http.Response, error) {
+		resp, err := r.Send()
+		if err != nil || !r.IsWrite() || rand.Float64() >= l.rate {
 			return resp, err
 		}
 		l.lost.Add(1)
 		_ = resp.Body.Close()
-		return answer(req, http.StatusGatewayTimeout, metav1.StatusReasonTimeout, "the answer was lost after the request took effect"), nil
+		return r.Fail(http.StatusGatewayTimeout, "the answer was lost after the request took effect"), nil
 	})
 }
 
@@ -318,37 +260,20 @@ func (l *lostReplies) wrap(cfg *rest.Config) *rest.Config {
 func stumble(cfg *rest.Config, resource string, n int) *rest.Config {
 	var mu sync.Mutex
 	failed := map[string]int{}
-	return intercept(cfg, func(req *http.Request, next http.RoundTripper) (*http.Response, error) {
-		c := classify(req)
-		if !c.write() || c.resource != resource {
-			return next.RoundTrip(req)
+	return reconciletest.Intercept(cfg, func(r *reconciletest.Request) (*http.Response, error) {
+		if !r.IsWrite() || r.Resource != resource || r.Subresource != "" {
+			return r.Send()
 		}
-		if c.name == "" {
-			c.name = nameIn(&req.Body)
-		}
+		name := object(r)
 		mu.Lock()
-		fail := failed[c.name] < n
-		failed[c.name]++
+		fail := failed[name] < n
+		failed[name]++
 		mu.Unlock()
 		if fail {
-			return answer(req, http.StatusInternalServerError, metav1.StatusReasonInternalError, "the test stumbled"), nil
+			return r.Fail(http.StatusInternalServerError, "the test stumbled"), nil
 		}
-		return next.RoundTrip(req)
+		return r.Send()
 	})
-}
-
-// answer is the response of an API server that fails req with a Status.
-func answer(req *http.Request, code int, reason metav1.StatusReason, message string) *http.Response {
-	status, _ := json.Marshal(metav1.Status{ // a Status always marshals
-		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
-		Status:   metav1.StatusFailure, Code: int32(code), Reason: reason, Message: message,
-	})
-	return &http.Response{
-		StatusCode: code, Status: fmt.Sprintf("%d %s", code, http.StatusText(code)), Request: req,
-		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: http.Header{"Content-Type": {"application/json"}},
-		Body:   io.NopCloser(bytes.NewReader(status)), ContentLength: int64(len(status)),
-	}
 }
 
 // watchStatus watches the objects of op's kind in ns, as an administrator, until the
