@@ -3,8 +3,11 @@ package ownership
 import (
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
+	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -20,32 +23,181 @@ const maxDiffs = 8
 // injected sidecar, another owner reference) are not drift; a list of scalars must be equal.
 // The top-level status is never compared.
 func drift(desired, live any) []string {
-	var d differ
-	d.value("", reflect.ValueOf(desired), reflect.ValueOf(live), true)
-	return d.diffs
+	w := newWalker(findDrift)
+	defer w.release()
+	w.value(reflect.ValueOf(desired), reflect.ValueOf(live), nil, true)
+	return w.diffs
 }
 
-type differ struct {
+// stray is an element of a live list that Ensure removes before it applies desired.
+type stray struct {
+	path string // a JSON pointer into the live object
+}
+
+// strays finds, in the lists where a desired element has no live element with its merge key,
+// the live elements whose key desired does not have. Someone changed the key of the
+// operator's element (a container's port number, say): the element is now theirs, so
+// server-side apply would add the operator's element beside it instead of replacing it, and
+// cannot remove it. Lists are found by their elements' patchMergeKey, as the built-in types
+// declare it. The pointers come in an order that keeps them valid while they are removed.
+func strays(desired, live any) []stray {
+	w := newWalker(findStrays)
+	defer w.release()
+	w.value(reflect.ValueOf(desired), reflect.ValueOf(live), nil, true)
+	return w.strays
+}
+
+// mode is what a walk looks for. Both walks go through the same fields (those desired
+// sets, outside the top-level status), so one walker serves both, and a type's fields are
+// read from its tags once.
+type mode int
+
+const (
+	// findDrift compares every field desired sets; lists of structs are matched in order.
+	findDrift mode = iota
+	// findStrays compares nothing; it follows lists with a merge key, pairing their elements
+	// by key, and reports the live elements a lost key leaves behind.
+	findStrays
+)
+
+// walker walks desired and live side by side. The path to where it is stays a stack of
+// steps, rendered only when something is reported, so that a walk that finds nothing (the
+// steady state) builds no strings.
+type walker struct {
+	mode mode
+	path []step
+
 	diffs []string
 	found int // differences found, including those beyond maxDiffs
 	// counting is set while probing list elements, where a mismatch is an answer, not a diff.
 	counting int
 	mismatch bool
+
+	strays []stray
+}
+
+// walkers keeps walkers, with their path stacks, between walks: Ensure compares on every
+// reconcile, and a walk that finds nothing then allocates nothing.
+var walkers = sync.Pool{New: func() any { return new(walker) }}
+
+func newWalker(m mode) *walker {
+	w := walkers.Get().(*walker)
+	*w = walker{mode: m, path: w.path[:0]}
+	return w
+}
+
+// release returns w to the pool. What it found belongs to the caller, and the path it
+// keeps is cleared so that the pool holds no part of the objects compared.
+func (w *walker) release() {
+	clear(w.path[:cap(w.path)])
+	w.diffs, w.strays = nil, nil
+	walkers.Put(w)
+}
+
+// step is one element of a path: a field's JSON name, a map key or a list index.
+type step struct {
+	name  string
+	key   reflect.Value // a map key, when it is valid
+	index int           // a list index, when name and key are unset
+}
+
+// field is what a walk needs of an exported struct field, read once per type (see fieldsOf).
+type field struct {
+	index int
+	name  string // the JSON name; empty for an inlined struct, which adds no path element
+	// key is, for a list of structs with a patchMergeKey, the index of the elements' key
+	// field; -1 otherwise.
+	key int
 }
 
 var (
-	quantityType = reflect.TypeFor[resource.Quantity]()
-	timeType     = reflect.TypeFor[metav1.Time]()
+	quantityType  = reflect.TypeFor[resource.Quantity]()
+	timeType      = reflect.TypeFor[metav1.Time]()
+	stringMapType = reflect.TypeFor[map[string]string]()
+	resourcesType = reflect.TypeFor[corev1.ResourceList]()
+
+	// fieldCache maps a struct type to its []field. Types are few (those of the owned
+	// objects), and reading tags on every reconcile would cost more than keeping them.
+	fieldCache sync.Map
 )
 
-func (d *differ) report(path string, live, want reflect.Value) {
-	if d.counting > 0 {
-		d.mismatch = true
+// fieldsOf returns t's exported fields, with their JSON names and list keys.
+func fieldsOf(t reflect.Type) []field {
+	if fs, ok := fieldCache.Load(t); ok {
+		return fs.([]field)
+	}
+	var fs []field
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		fs = append(fs, field{index: i, name: jsonName(f), key: listKey(f)})
+	}
+	stored, _ := fieldCache.LoadOrStore(t, fs)
+	return stored.([]field)
+}
+
+// jsonName is the name f has in JSON, the name paths use; empty for an inlined struct.
+func jsonName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	return name
+}
+
+// listKey is the index, in the elements of the list of structs f, of the field that its
+// patchMergeKey names; -1 when f is no such list.
+func listKey(f reflect.StructField) int {
+	key := f.Tag.Get("patchMergeKey")
+	if key == "" || f.Type.Kind() != reflect.Slice || f.Type.Elem().Kind() != reflect.Struct {
+		return -1
+	}
+	elem := f.Type.Elem()
+	for i := range elem.NumField() {
+		if jsonName(elem.Field(i)) == key {
+			return i
+		}
+	}
+	return -1
+}
+
+func (w *walker) push(s step) { w.path = append(w.path, s) }
+func (w *walker) pop()        { w.path = w.path[:len(w.path)-1] }
+
+// render writes the path as the diff shows it (spec.containers[0].image) or, for a stray,
+// as a JSON pointer (/spec/containers/0).
+func (w *walker) render() string {
+	var b strings.Builder
+	for _, s := range w.path {
+		switch {
+		case w.mode == findStrays && s.name != "":
+			b.WriteString("/" + s.name)
+		case w.mode == findStrays:
+			b.WriteString("/" + strconv.Itoa(s.index))
+		case s.name != "":
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(s.name)
+		case s.key.IsValid():
+			fmt.Fprintf(&b, "[%v]", s.key.Interface())
+		default:
+			fmt.Fprintf(&b, "[%d]", s.index)
+		}
+	}
+	return b.String()
+}
+
+func (w *walker) report(live, want reflect.Value) {
+	if w.mode != findDrift {
 		return
 	}
-	d.found++
-	if len(d.diffs) < maxDiffs {
-		d.diffs = append(d.diffs, fmt.Sprintf("%s: %s → %s", path, show(live), show(want)))
+	if w.counting > 0 {
+		w.mismatch = true
+		return
+	}
+	w.found++
+	if len(w.diffs) < maxDiffs {
+		w.diffs = append(w.diffs, fmt.Sprintf("%s: %s → %s", w.render(), show(live), show(want)))
 	}
 }
 
@@ -69,84 +221,153 @@ func show(v reflect.Value) string {
 	return fmt.Sprint(v.Interface())
 }
 
-func (d *differ) value(path string, want, live reflect.Value, top bool) {
+// value walks want and live, values of the same type. f is the struct field they are, or
+// nil; top says they are the object itself.
+func (w *walker) value(want, live reflect.Value, f *field, top bool) {
+	if w.counting > 0 && w.mismatch {
+		return // the probed element already differs; the rest cannot change the answer
+	}
 	switch want.Kind() {
 	case reflect.Pointer, reflect.Interface:
 		if want.IsNil() {
 			return
 		}
 		if live.IsNil() {
-			d.report(path, live, want)
+			w.report(live, want)
 			return
 		}
-		d.value(path, want.Elem(), live.Elem(), top)
+		w.value(want.Elem(), live.Elem(), f, top)
 	case reflect.Struct:
-		d.structure(path, want, live, top)
+		w.structure(want, live, top)
 	case reflect.Map:
-		for _, k := range want.MapKeys() {
-			lv := live.MapIndex(k)
-			p := fmt.Sprintf("%s[%v]", path, k.Interface())
-			if !lv.IsValid() {
-				d.report(p, lv, want.MapIndex(k))
-				continue
-			}
-			d.value(p, want.MapIndex(k), lv, false)
+		if w.mode == findDrift {
+			w.mapping(want, live)
 		}
 	case reflect.Slice, reflect.Array:
-		d.list(path, want, live)
+		switch {
+		case w.mode == findDrift:
+			w.list(want, live)
+		case f != nil && f.key >= 0 && want.Kind() == reflect.Slice:
+			w.keyedList(want, live, f.key)
+		}
 	default:
-		if !want.Equal(live) {
-			d.report(path, live, want)
+		if w.mode == findDrift && !want.Equal(live) {
+			w.report(live, want)
 		}
 	}
 }
 
-func (d *differ) structure(path string, want, live reflect.Value, top bool) {
+func (w *walker) structure(want, live reflect.Value, top bool) {
 	switch want.Type() {
 	case quantityType:
-		w, l := want.Interface().(resource.Quantity), live.Interface().(resource.Quantity)
-		if w.Cmp(l) != 0 {
-			d.report(path, live, want)
+		if w.mode == findDrift && quantity(want).Cmp(*quantity(live)) != 0 {
+			w.report(live, want)
 		}
 		return
 	case timeType:
-		if !want.Interface().(metav1.Time).Time.Equal(live.Interface().(metav1.Time).Time) {
-			d.report(path, live, want)
+		if w.mode == findDrift && !timeOf(want).Time.Equal(timeOf(live).Time) {
+			w.report(live, want)
 		}
 		return
 	}
-	t := want.Type()
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() || want.Field(i).IsZero() || (top && f.Name == "Status") {
+	fields := fieldsOf(want.Type())
+	for i := range fields {
+		f := &fields[i]
+		fw := want.Field(f.index)
+		if fw.IsZero() || (top && f.name == "status") {
 			continue
 		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		p := path
-		switch {
-		case name == "":
-			// inlined: no path element
-		case p == "":
-			p = name
-		default:
-			p += "." + name
+		if f.name != "" {
+			w.push(step{name: f.name})
 		}
-		d.value(p, want.Field(i), live.Field(i), false)
+		w.value(fw, live.Field(f.index), f, false)
+		if f.name != "" {
+			w.pop()
+		}
 	}
 }
 
-func (d *differ) list(path string, want, live reflect.Value) {
+// quantity returns a pointer to the Quantity in v, copying it only when v is not
+// addressable (a map value): Cmp needs a pointer, and most quantities are in structs.
+func quantity(v reflect.Value) *resource.Quantity {
+	if v.CanAddr() {
+		return v.Addr().Interface().(*resource.Quantity)
+	}
+	q := v.Interface().(resource.Quantity)
+	return &q
+}
+
+// timeOf returns a pointer to the Time in v, like quantity.
+func timeOf(v reflect.Value) *metav1.Time {
+	if v.CanAddr() {
+		return v.Addr().Interface().(*metav1.Time)
+	}
+	t := v.Interface().(metav1.Time)
+	return &t
+}
+
+// mapping compares the keys want has. Labels, annotations and selectors, the maps every
+// object has, and a container's resources are compared without reflection, which would
+// copy each key and value to the heap.
+func (w *walker) mapping(want, live reflect.Value) {
+	switch want.Type() {
+	case stringMapType:
+		compareMap(w, want.Interface().(map[string]string), live.Interface().(map[string]string),
+			func(a, b string) bool { return a == b })
+		return
+	case resourcesType:
+		compareMap(w, want.Interface().(corev1.ResourceList), live.Interface().(corev1.ResourceList),
+			func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
+		return
+	}
+	// One key and one value, reused: the iterator's Key and Value would copy each entry.
+	k := reflect.New(want.Type().Key()).Elem()
+	v := reflect.New(want.Type().Elem()).Elem()
+	for it := want.MapRange(); it.Next(); {
+		k.SetIterKey(it)
+		v.SetIterValue(it)
+		w.push(step{key: k})
+		if lv := live.MapIndex(k); lv.IsValid() {
+			w.value(v, lv, nil, false)
+		} else {
+			w.report(lv, v)
+		}
+		w.pop()
+	}
+}
+
+// compareMap is mapping without reflection, for a map whose values equal compares.
+func compareMap[K comparable, V any](w *walker, want, live map[K]V, equal func(a, b V) bool) {
+	for k, v := range want {
+		lv, ok := live[k]
+		if ok && equal(v, lv) {
+			continue
+		}
+		w.push(step{key: reflect.ValueOf(k)})
+		if ok {
+			w.report(reflect.ValueOf(lv), reflect.ValueOf(v))
+		} else {
+			w.report(reflect.Value{}, reflect.ValueOf(v))
+		}
+		w.pop()
+	}
+}
+
+// list compares a list for drift.
+func (w *walker) list(want, live reflect.Value) {
 	elem := want.Type().Elem()
 	for elem.Kind() == reflect.Pointer {
 		elem = elem.Elem()
 	}
 	if elem.Kind() != reflect.Struct || elem == quantityType {
 		if want.Len() != live.Len() {
-			d.report(path, live, want)
+			w.report(live, want)
 			return
 		}
 		for i := range want.Len() {
-			d.value(fmt.Sprintf("%s[%d]", path, i), want.Index(i), live.Index(i), false)
+			w.push(step{index: i})
+			w.value(want.Index(i), live.Index(i), nil, false)
+			w.pop()
 		}
 		return
 	}
@@ -155,7 +376,7 @@ func (d *differ) list(path string, want, live reflect.Value) {
 	for i := range want.Len() {
 		found := false
 		for j := next; j < live.Len(); j++ {
-			if d.matches(want.Index(i), live.Index(j)) {
+			if w.matches(want.Index(i), live.Index(j)) {
 				next, found = j+1, true
 				break
 			}
@@ -165,107 +386,60 @@ func (d *differ) list(path string, want, live reflect.Value) {
 		}
 		// Show the field-level differences against the element at the same position, which
 		// is the one a reader expects; fall back to the whole element when there is none.
-		p, before := fmt.Sprintf("%s[%d]", path, i), d.found
+		w.push(step{index: i})
+		before := w.found
 		if i < live.Len() {
-			d.value(p, want.Index(i), live.Index(i), false)
+			w.value(want.Index(i), live.Index(i), nil, false)
 		}
-		if d.found == before {
-			d.report(p, reflect.Value{}, want.Index(i))
+		if w.found == before {
+			w.report(reflect.Value{}, want.Index(i))
 		}
+		w.pop()
 	}
 }
 
-func (d *differ) matches(want, live reflect.Value) bool {
-	d.counting++
-	saved := d.mismatch
-	d.mismatch = false
-	d.value("", want, live, false)
-	ok := !d.mismatch
-	d.mismatch = saved
-	d.counting--
+func (w *walker) matches(want, live reflect.Value) bool {
+	w.counting++
+	saved := w.mismatch
+	w.mismatch = false
+	w.value(want, live, nil, false)
+	ok := !w.mismatch
+	w.mismatch = saved
+	w.counting--
 	return ok
 }
 
-// stray is an element of a live list that Ensure removes before it applies desired.
-type stray struct {
-	path string // a JSON pointer into the live object
-}
-
-// strays finds, in the lists where a desired element has no live element with its merge key,
-// the live elements whose key desired does not have. Someone changed the key of the
-// operator's element (a container's port number, say): the element is now theirs, so
-// server-side apply would add the operator's element beside it instead of replacing it, and
-// cannot remove it. Lists are found by their elements' patchMergeKey, as the built-in types
-// declare it. The pointers come in an order that keeps them valid while they are removed.
-func strays(desired, live any) []stray {
-	var found []stray
-	var walk func(path string, want, have reflect.Value)
-	walk = func(path string, want, have reflect.Value) {
-		for want.Kind() == reflect.Pointer {
-			if want.IsNil() || have.IsNil() {
-				return
-			}
-			want, have = want.Elem(), have.Elem()
+// keyedList pairs the elements of a list by their key field (the field with index key) and
+// walks each pair. When a desired key has no live element, the live elements whose key no
+// desired element has are strays, listed from the last so that removing them in order keeps
+// the later pointers valid.
+func (w *walker) keyedList(want, live reflect.Value, key int) {
+	lost := false
+	for i := range want.Len() {
+		l := indexByKey(live, key, want.Index(i).Field(key))
+		if l < 0 {
+			lost = true
+			continue
 		}
-		if want.Kind() != reflect.Struct || want.Type() == quantityType || want.Type() == timeType {
-			return
-		}
-		t := want.Type()
-		for i := range t.NumField() {
-			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if !f.IsExported() || want.Field(i).IsZero() || name == "status" {
-				continue
-			}
-			p := path
-			if name != "" {
-				p += "/" + name
-			}
-			key := f.Tag.Get("patchMergeKey")
-			w, h := want.Field(i), have.Field(i)
-			if f.Type.Kind() != reflect.Slice || key == "" || f.Type.Elem().Kind() != reflect.Struct {
-				walk(p, w, h)
-				continue
-			}
-			wanted := map[any]bool{}
-			lost := false
-			for j := range w.Len() {
-				k := mergeKey(w.Index(j), key)
-				wanted[k] = true
-				if l := find(h, key, k); l >= 0 {
-					walk(fmt.Sprintf("%s/%d", p, l), w.Index(j), h.Index(l))
-				} else {
-					lost = true
-				}
-			}
-			for l := h.Len() - 1; lost && l >= 0; l-- {
-				if !wanted[mergeKey(h.Index(l), key)] {
-					found = append(found, stray{path: fmt.Sprintf("%s/%d", p, l)})
-				}
-			}
+		w.push(step{index: l})
+		w.value(want.Index(i), live.Index(l), nil, false)
+		w.pop()
+	}
+	for l := live.Len() - 1; lost && l >= 0; l-- {
+		if indexByKey(want, key, live.Index(l).Field(key)) < 0 {
+			w.push(step{index: l})
+			w.strays = append(w.strays, stray{path: w.render()})
+			w.pop()
 		}
 	}
-	walk("", reflect.ValueOf(desired), reflect.ValueOf(live))
-	return found
 }
 
-// find returns the index of the element of list whose merge key is k, or -1.
-func find(list reflect.Value, key string, k any) int {
+// indexByKey returns the index of the first element of list whose key field equals k, or -1.
+func indexByKey(list reflect.Value, key int, k reflect.Value) int {
 	for i := range list.Len() {
-		if mergeKey(list.Index(i), key) == k {
+		if list.Index(i).Field(key).Equal(k) {
 			return i
 		}
 	}
 	return -1
-}
-
-// mergeKey is the value of the field of struct v whose JSON name is key.
-func mergeKey(v reflect.Value, key string) any {
-	t := v.Type()
-	for i := range t.NumField() {
-		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name == key {
-			return v.Field(i).Interface()
-		}
-	}
-	return nil
 }

@@ -115,3 +115,43 @@ func TestDriftListsAtMostEightDifferences(t *testing.T) {
 		t.Errorf("drift listed %d differences, want %d", len(got), maxDiffs)
 	}
 }
+
+func TestStrays(t *testing.T) {
+	tests := []struct {
+		name string
+		live *appsv1.Deployment
+		want []string // JSON pointers, in the order they are removed
+	}{
+		{name: "matching keys leave no strays", live: deployment(defaulted)},
+		{name: "elements others add are not strays while every key matches", live: deployment(defaulted, func(d *appsv1.Deployment) {
+			c := d.Spec.Template.Spec.Containers
+			d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "sidecar"}, c[0]}
+			d.Spec.Template.Spec.Containers[1].Ports = append(d.Spec.Template.Spec.Containers[1].Ports, corev1.ContainerPort{ContainerPort: 9090})
+		})},
+		{name: "a changed port number leaves its element a stray", live: deployment(defaulted, func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Containers[0].Ports[0].ContainerPort = 80
+		}), want: []string{"/spec/template/spec/containers/0/ports/0"}},
+		{name: "a stray is found at its live position", live: deployment(defaulted, func(d *appsv1.Deployment) {
+			c := d.Spec.Template.Spec.Containers
+			d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "sidecar"}, c[0]}
+			d.Spec.Template.Spec.Containers[1].Ports = []corev1.ContainerPort{{ContainerPort: 9090}, {ContainerPort: 80}}
+		}), want: []string{"/spec/template/spec/containers/1/ports/1", "/spec/template/spec/containers/1/ports/0"}},
+		{name: "a renamed container is a stray", live: deployment(defaulted, func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Containers[0].Name = "www"
+		}), want: []string{"/spec/template/spec/containers/0"}},
+		{name: "a list without a merge key has no strays", live: deployment(defaulted, func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Containers[0].Command = []string{"sleep", "1"}
+		})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, s := range strays(deployment(), tt.live) {
+				got = append(got, s.path)
+			}
+			if strings.Join(got, " ") != strings.Join(tt.want, " ") {
+				t.Errorf("strays = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

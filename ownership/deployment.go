@@ -1,6 +1,7 @@
 package ownership
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -15,12 +16,27 @@ import (
 
 // Deployment returns the desired Deployment for an owner: name and namespace from the
 // arguments, the given replicas, and pods from template whose labels double as the selector.
-// Pass it to Ensure.
+// Pass it to Ensure, which then keeps spec.replicas at replicas; an owner whose replicas an
+// autoscaler manages uses AutoscaledDeployment instead.
 func Deployment(namespace, name string, replicas int32, template corev1.PodTemplateSpec) *appsv1.Deployment {
+	d := AutoscaledDeployment(namespace, name, template)
+	d.Spec.Replicas = ptr.To(replicas)
+	return d
+}
+
+// AutoscaledDeployment is Deployment without spec.replicas, for an owner whose replicas an
+// autoscaler (a HorizontalPodAutoscaler) manages. Ensure compares and applies only the fields
+// the desired object sets, so it never reverts the autoscaler's count and never writes
+// because of it. The API server starts the Deployment at 1 replica until the autoscaler acts.
+//
+// The plain create that makes the Deployment leaves that defaulted count owned by Ensure's
+// field manager, like every field of the object created, until someone else sets it or
+// Ensure next applies a change: an autoscaler's update through the scale subresource takes
+// it over without conflict, a server-side apply of someone else's must force it.
+func AutoscaledDeployment(namespace, name string, template corev1.PodTemplateSpec) *appsv1.Deployment {
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: template.Labels},
 		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(replicas),
 			Selector: &metav1.LabelSelector{MatchLabels: template.Labels},
 			Template: template,
 		},
@@ -55,9 +71,37 @@ const (
 	RolloutFailed     Rollout = "Failed"
 )
 
-// Readiness is a Deployment's rollout state with a reason and message a person can act on.
+// Reasons the Deployment controller gives its own conditions, which Readiness passes on.
+const (
+	reasonMinimumAvailable   = "MinimumReplicasAvailable"
+	reasonMinimumUnavailable = "MinimumReplicasUnavailable"
+	reasonDeadlineExceeded   = "ProgressDeadlineExceeded"
+)
+
+// ReasonAvailabilityNotReported is Readiness.AvailableReason while the Deployment's status has
+// no Available condition: the Deployment controller has not processed it yet (it was just
+// created), or no controller runs.
+const ReasonAvailabilityNotReported = "AvailabilityNotReported"
+
+// Readiness is a Deployment's state as an owner reports it: whether it serves (Available) and
+// how far its latest change has rolled out (Rollout), each with a reason and message a person
+// can act on. The two are independent on purpose: a Deployment that is being resized, or
+// rolled to a new image, keeps serving from the pods it has, so an alert on Available=False
+// means an outage, not a change in progress.
 type Readiness struct {
-	// Rollout is how far the rollout has come.
+	// Available says whether the Deployment has minimum availability, as the Deployment
+	// controller reports it in its own Available condition: at least spec.replicas minus
+	// maxUnavailable pods available.
+	Available bool
+	// AvailableReason is CamelCase, usable as a condition reason: the Deployment's
+	// (MinimumReplicasAvailable, MinimumReplicasUnavailable) or
+	// ReasonAvailabilityNotReported. Empty means Reason.
+	AvailableReason string
+	// AvailableMessage says the same for a person, with the replica counts. Empty means
+	// Message.
+	AvailableMessage string
+
+	// Rollout is how far the rollout has come, by kstatus' rules.
 	Rollout Rollout
 	// Reason is CamelCase, usable as a condition reason.
 	Reason string
@@ -65,10 +109,20 @@ type Readiness struct {
 	Message string
 }
 
-// DeploymentReadiness computes a Deployment's readiness with kstatus' rules: the controller
-// must have observed the current generation; a Progressing condition with reason
-// ProgressDeadlineExceeded means the rollout failed; otherwise it is complete once every
-// desired replica is updated, ready and available and no old replica is left.
+// DeploymentReadiness reads a Deployment's availability and rollout.
+//
+// Available is the Deployment's own Available condition, read as it is even while the
+// controller has not observed the latest generation (pods that serve do not stop serving
+// because the spec changed):
+//   - Available=True: available, with the condition's reason;
+//   - Available=False or Unknown: not available, with the condition's reason;
+//   - no Available condition: not available, with reason ReasonAvailabilityNotReported.
+//
+// The rollout follows kstatus' rules, in this order:
+//   - the controller has not observed the current generation: InProgress;
+//   - a Progressing condition with reason ProgressDeadlineExceeded: Failed;
+//   - complete once every desired replica (spec.replicas, 1 when unset) is updated, ready
+//     and available and no old replica is left: Complete; otherwise InProgress.
 //
 // Every rollout in progress has the reason RollingOut and a message that counts available
 // replicas (and old ones left), so that the owner's status changes as often as the count
@@ -77,19 +131,26 @@ type Readiness struct {
 func DeploymentReadiness(d *appsv1.Deployment) Readiness {
 	want := ptr.Deref(d.Spec.Replicas, 1)
 	s := d.Status
+	counts := fmt.Sprintf("%d of %d replicas available", s.AvailableReplicas, want)
+	r := readRollout(d, want, counts)
+	r.Available, r.AvailableReason, r.AvailableMessage = availability(s.Conditions, counts)
+	return r
+}
+
+// readRollout applies kstatus' rules; counts is the message's start.
+func readRollout(d *appsv1.Deployment, want int32, counts string) Readiness {
+	s := d.Status
 	observed := d.Generation <= s.ObservedGeneration
 	if observed {
-		for _, c := range s.Conditions {
-			if c.Type == appsv1.DeploymentProgressing && c.Reason == "ProgressDeadlineExceeded" {
-				msg := c.Message
-				if msg == "" {
-					msg = "the rollout made no progress within spec.progressDeadlineSeconds"
-				}
-				return Readiness{Rollout: RolloutFailed, Reason: "ProgressDeadlineExceeded", Message: msg}
+		if c := deploymentCondition(s.Conditions, appsv1.DeploymentProgressing); c != nil && c.Reason == reasonDeadlineExceeded {
+			msg := c.Message
+			if msg == "" {
+				msg = "the rollout made no progress within spec.progressDeadlineSeconds"
 			}
+			return Readiness{Rollout: RolloutFailed, Reason: reasonDeadlineExceeded, Message: msg}
 		}
 	}
-	msg := fmt.Sprintf("%d of %d replicas available", s.AvailableReplicas, want)
+	msg := counts
 	if old := s.Replicas - s.UpdatedReplicas; old > 0 {
 		msg += fmt.Sprintf(", %d old pending termination", old)
 	}
@@ -101,18 +162,55 @@ func DeploymentReadiness(d *appsv1.Deployment) Readiness {
 	return Readiness{Rollout: RolloutComplete, Reason: "RolloutComplete", Message: msg}
 }
 
-// Mark records r in obj's Available, Progressing and Degraded conditions: Available while the
-// rollout is complete, Progressing while it is in progress, Degraded once it has failed, each
-// with r's reason and message. It reports whether any condition changed.
-func (r Readiness) Mark(obj conditions.Setter) bool {
-	set := func(typ string, on bool) bool {
-		if on {
-			return conditions.MarkTrue(obj, typ, r.Reason, "%s", r.Message)
-		}
-		return conditions.MarkFalse(obj, typ, r.Reason, "%s", r.Message)
+// availability reads the Deployment controller's Available condition. The message is the
+// replica counts, not the condition's fixed sentence, so that a person sees how far from
+// minimum availability the Deployment is.
+func availability(conds []appsv1.DeploymentCondition, counts string) (bool, string, string) {
+	c := deploymentCondition(conds, appsv1.DeploymentAvailable)
+	switch {
+	case c == nil:
+		return false, ReasonAvailabilityNotReported,
+			"the Deployment controller has not reported availability (no Available condition); " + counts
+	case c.Status == corev1.ConditionTrue:
+		return true, cmp.Or(c.Reason, reasonMinimumAvailable), "minimum availability: " + counts
+	default:
+		return false, cmp.Or(c.Reason, reasonMinimumUnavailable), "below minimum availability: " + counts
 	}
-	a := set(conditions.Available, r.Rollout == RolloutComplete)
-	p := set(conditions.Progressing, r.Rollout == RolloutInProgress)
-	d := set(conditions.Degraded, r.Rollout == RolloutFailed)
+}
+
+func deploymentCondition(conds []appsv1.DeploymentCondition, typ appsv1.DeploymentConditionType) *appsv1.DeploymentCondition {
+	for i := range conds {
+		if conds[i].Type == typ {
+			return &conds[i]
+		}
+	}
+	return nil
+}
+
+// Mark records r in obj's Available, Progressing and Degraded conditions and reports whether
+// any changed. The rules:
+//   - Available is True when r.Available and False otherwise, with r.AvailableReason and
+//     r.AvailableMessage (r.Reason and r.Message where those are empty). It keeps the
+//     Deployment's meaning: the workload serves, whatever rollout is under way.
+//   - Progressing is True when r.Rollout is InProgress (a new generation is rolling out,
+//     including a resize), False when it is Complete or Failed.
+//   - Degraded is True when r.Rollout is Failed (the rollout exceeded its progress deadline,
+//     or whatever a hand-built Readiness reports), False otherwise.
+//   - Progressing and Degraded carry r.Reason and r.Message.
+//   - Transition times, observedGeneration and reason validation follow conditions.Set.
+//
+// So a Deployment resized while it serves is Available=True and Progressing=True; one whose
+// new image never becomes ready is Degraded=True, and still Available=True while its old
+// pods keep minimum availability.
+func (r Readiness) Mark(obj conditions.Setter) bool {
+	set := func(typ string, on bool, reason, msg string) bool {
+		if on {
+			return conditions.MarkTrue(obj, typ, reason, "%s", msg)
+		}
+		return conditions.MarkFalse(obj, typ, reason, "%s", msg)
+	}
+	a := set(conditions.Available, r.Available, cmp.Or(r.AvailableReason, r.Reason), cmp.Or(r.AvailableMessage, r.Message))
+	p := set(conditions.Progressing, r.Rollout == RolloutInProgress, r.Reason, r.Message)
+	d := set(conditions.Degraded, r.Rollout == RolloutFailed, r.Reason, r.Message)
 	return a || p || d
 }

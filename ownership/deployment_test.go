@@ -1,83 +1,210 @@
 package ownership
 
 import (
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 )
 
+// condition returns a Deployment condition as the Deployment controller writes it.
+func condition(typ appsv1.DeploymentConditionType, status corev1.ConditionStatus, reason string) appsv1.DeploymentCondition {
+	return appsv1.DeploymentCondition{Type: typ, Status: status, Reason: reason}
+}
+
+var (
+	minimumAvailable   = condition(appsv1.DeploymentAvailable, corev1.ConditionTrue, "MinimumReplicasAvailable")
+	minimumUnavailable = condition(appsv1.DeploymentAvailable, corev1.ConditionFalse, "MinimumReplicasUnavailable")
+	deadlineExceeded   = condition(appsv1.DeploymentProgressing, corev1.ConditionFalse, "ProgressDeadlineExceeded")
+)
+
 func TestDeploymentReadiness(t *testing.T) {
+	// rolled is a Deployment of 2 replicas, rolled out and serving, at generation 2.
 	rolled := func(d *appsv1.Deployment) {
 		d.Generation = 2
-		d.Status = appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2}
+		d.Status = appsv1.DeploymentStatus{
+			ObservedGeneration: 2, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2,
+			Conditions: []appsv1.DeploymentCondition{minimumAvailable},
+		}
+	}
+	// resized makes spec.replicas 5, a new generation the controller has not observed yet.
+	resized := func(d *appsv1.Deployment) { d.Generation, d.Spec.Replicas = 3, ptr.To[int32](5) }
+	// observed is what the controller makes of resized while the new pods start: with the
+	// default maxUnavailable (25% of 5, so 1) 4 available pods are minimum availability.
+	observed := func(d *appsv1.Deployment) {
+		d.Status = appsv1.DeploymentStatus{
+			ObservedGeneration: 3, Replicas: 5, UpdatedReplicas: 5, ReadyReplicas: 4, AvailableReplicas: 4,
+			Conditions: []appsv1.DeploymentCondition{minimumAvailable},
+		}
+	}
+	withConditions := func(c ...appsv1.DeploymentCondition) func(*appsv1.Deployment) {
+		return func(d *appsv1.Deployment) { d.Status.Conditions = c }
 	}
 	tests := []struct {
-		name   string
-		d      *appsv1.Deployment
-		want   Rollout
-		reason string
+		name            string
+		d               *appsv1.Deployment
+		available       bool
+		availableReason string
+		rollout         Rollout
+		reason          string
+		message         string // a substring of Message
 	}{
-		{"a rolled out deployment is complete", deployment(rolled), RolloutComplete, "RolloutComplete"},
-		{"an unobserved generation is in progress", deployment(rolled, func(d *appsv1.Deployment) { d.Generation = 3 }), RolloutInProgress, "RollingOut"},
-		{"an unobserved generation has not failed yet", deployment(rolled, func(d *appsv1.Deployment) {
-			d.Generation = 3
-			d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"}}
-		}), RolloutInProgress, "RollingOut"},
-		{"an exceeded progress deadline has failed", deployment(rolled, func(d *appsv1.Deployment) {
-			d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"}}
-		}), RolloutFailed, "ProgressDeadlineExceeded"},
-		{"replicas not yet updated are in progress", deployment(rolled, func(d *appsv1.Deployment) { d.Status.UpdatedReplicas = 1 }), RolloutInProgress, "RollingOut"},
-		{"old replicas left are in progress", deployment(rolled, func(d *appsv1.Deployment) { d.Status.Replicas = 3 }), RolloutInProgress, "RollingOut"},
-		{"replicas not ready are in progress", deployment(rolled, func(d *appsv1.Deployment) { d.Status.ReadyReplicas = 1 }), RolloutInProgress, "RollingOut"},
-		{"replicas not available are in progress", deployment(rolled, func(d *appsv1.Deployment) { d.Status.AvailableReplicas = 1 }), RolloutInProgress, "RollingOut"},
-		{"a deployment scaled to zero is complete", deployment(rolled, func(d *appsv1.Deployment) {
-			*d.Spec.Replicas = 0
-			d.Status = appsv1.DeploymentStatus{ObservedGeneration: 2}
-		}), RolloutComplete, "RolloutComplete"},
+		{"a fresh deployment is not available, because its controller has not said so",
+			deployment(func(d *appsv1.Deployment) { d.Generation = 1 }),
+			false, ReasonAvailabilityNotReported, RolloutInProgress, "RollingOut", "0 of 2 replicas available"},
+		{"a deployment whose pods start is not available yet",
+			deployment(func(d *appsv1.Deployment) {
+				d.Generation = 1
+				d.Status = appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 2, UpdatedReplicas: 2,
+					Conditions: []appsv1.DeploymentCondition{minimumUnavailable}}
+			}),
+			false, "MinimumReplicasUnavailable", RolloutInProgress, "RollingOut", "0 of 2 replicas available"},
+		{"a rolled out deployment is available and complete",
+			deployment(rolled),
+			true, "MinimumReplicasAvailable", RolloutComplete, "RolloutComplete", "2 of 2 replicas available"},
+		{"a resize the controller has not observed yet keeps serving and is in progress",
+			deployment(rolled, resized),
+			true, "MinimumReplicasAvailable", RolloutInProgress, "RollingOut", "2 of 5 replicas available"},
+		{"resizing up while pods serve is available and in progress",
+			deployment(rolled, resized, observed),
+			true, "MinimumReplicasAvailable", RolloutInProgress, "RollingOut", "4 of 5 replicas available"},
+		{"a resize beyond maxUnavailable is not available, as the deployment reports",
+			deployment(rolled, resized, observed, func(d *appsv1.Deployment) {
+				d.Status.ReadyReplicas, d.Status.AvailableReplicas = 2, 2
+				d.Status.Conditions = []appsv1.DeploymentCondition{minimumUnavailable}
+			}),
+			false, "MinimumReplicasUnavailable", RolloutInProgress, "RollingOut", "2 of 5 replicas available"},
+		{"rolling a new image within maxUnavailable is available and in progress",
+			deployment(rolled, func(d *appsv1.Deployment) {
+				one := intstr.FromInt32(1)
+				d.Generation, d.Spec.Replicas = 3, ptr.To[int32](4)
+				d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
+					RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: &one, MaxSurge: &one}}
+				d.Status = appsv1.DeploymentStatus{ObservedGeneration: 3, Replicas: 5, UpdatedReplicas: 2, ReadyReplicas: 4, AvailableReplicas: 3,
+					Conditions: []appsv1.DeploymentCondition{minimumAvailable}}
+			}),
+			true, "MinimumReplicasAvailable", RolloutInProgress, "RollingOut", "3 of 4 replicas available, 3 old pending termination"},
+		{"an exceeded progress deadline has failed while the old pods serve",
+			deployment(rolled, withConditions(minimumAvailable, deadlineExceeded)),
+			true, "MinimumReplicasAvailable", RolloutFailed, "ProgressDeadlineExceeded", "no progress"},
+		{"an exceeded progress deadline without minimum availability has failed and does not serve",
+			deployment(rolled, withConditions(deadlineExceeded, minimumUnavailable)),
+			false, "MinimumReplicasUnavailable", RolloutFailed, "ProgressDeadlineExceeded", "no progress"},
+		{"an exceeded progress deadline of an older generation has not failed yet",
+			deployment(rolled, resized, withConditions(minimumAvailable, deadlineExceeded)),
+			true, "MinimumReplicasAvailable", RolloutInProgress, "RollingOut", "2 of 5 replicas available"},
+		{"an unknown availability is not available",
+			deployment(rolled, withConditions(condition(appsv1.DeploymentAvailable, corev1.ConditionUnknown, "Unknown"))),
+			false, "Unknown", RolloutComplete, "RolloutComplete", "2 of 2 replicas available"},
+		{"replicas not yet updated are in progress",
+			deployment(rolled, func(d *appsv1.Deployment) { d.Status.UpdatedReplicas = 1 }),
+			true, "MinimumReplicasAvailable", RolloutInProgress, "RollingOut", "2 of 2"},
+		{"old replicas left are in progress",
+			deployment(rolled, func(d *appsv1.Deployment) { d.Status.Replicas = 3 }),
+			true, "MinimumReplicasAvailable", RolloutInProgress, "RollingOut", "1 old pending termination"},
+		{"replicas not ready are in progress",
+			deployment(rolled, func(d *appsv1.Deployment) { d.Status.ReadyReplicas = 1 }),
+			true, "MinimumReplicasAvailable", RolloutInProgress, "RollingOut", "2 of 2"},
+		{"replicas not available are in progress",
+			deployment(rolled, func(d *appsv1.Deployment) { d.Status.AvailableReplicas = 1 }),
+			true, "MinimumReplicasAvailable", RolloutInProgress, "RollingOut", "1 of 2"},
+		{"a deployment scaled to zero is available and complete",
+			deployment(rolled, func(d *appsv1.Deployment) {
+				*d.Spec.Replicas = 0
+				d.Status = appsv1.DeploymentStatus{ObservedGeneration: 2, Conditions: []appsv1.DeploymentCondition{minimumAvailable}}
+			}),
+			true, "MinimumReplicasAvailable", RolloutComplete, "RolloutComplete", "0 of 0 replicas available"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := DeploymentReadiness(tt.d)
-			if got.Rollout != tt.want || got.Reason != tt.reason || got.Message == "" {
-				t.Errorf("DeploymentReadiness = %+v, want %s with reason %s and a message", got, tt.want, tt.reason)
+			if got.Available != tt.available || got.AvailableReason != tt.availableReason || got.AvailableMessage == "" {
+				t.Errorf("availability = %v %s %q, want %v %s and a message", got.Available, got.AvailableReason, got.AvailableMessage, tt.available, tt.availableReason)
+			}
+			if got.Rollout != tt.rollout || got.Reason != tt.reason || !strings.Contains(got.Message, tt.message) {
+				t.Errorf("rollout = %s %s %q, want %s %s with a message containing %q", got.Rollout, got.Reason, got.Message, tt.rollout, tt.reason, tt.message)
 			}
 		})
 	}
 }
 
-func TestReadinessMarksOneOfAvailableProgressingDegraded(t *testing.T) {
+func TestReadinessMark(t *testing.T) {
+	const T, F = metav1.ConditionTrue, metav1.ConditionFalse
+	type want struct {
+		status metav1.ConditionStatus
+		reason string
+	}
 	tests := []struct {
-		rollout Rollout
-		want    string // the one condition that is True
+		name string
+		r    Readiness
+		// Available, Progressing, Degraded
+		want [3]want
 	}{
-		{RolloutComplete, conditions.Available},
-		{RolloutInProgress, conditions.Progressing},
-		{RolloutFailed, conditions.Degraded},
+		{"a complete rollout that serves is only available",
+			Readiness{Available: true, AvailableReason: "MinimumReplicasAvailable", AvailableMessage: "m", Rollout: RolloutComplete, Reason: "RolloutComplete", Message: "m"},
+			[3]want{{T, "MinimumReplicasAvailable"}, {F, "RolloutComplete"}, {F, "RolloutComplete"}}},
+		{"a resize that serves is available and progressing",
+			Readiness{Available: true, AvailableReason: "MinimumReplicasAvailable", AvailableMessage: "m", Rollout: RolloutInProgress, Reason: "RollingOut", Message: "m"},
+			[3]want{{T, "MinimumReplicasAvailable"}, {T, "RollingOut"}, {F, "RollingOut"}}},
+		{"a fresh deployment is progressing and not available",
+			Readiness{AvailableReason: ReasonAvailabilityNotReported, AvailableMessage: "m", Rollout: RolloutInProgress, Reason: "RollingOut", Message: "m"},
+			[3]want{{F, ReasonAvailabilityNotReported}, {T, "RollingOut"}, {F, "RollingOut"}}},
+		{"a failed rollout that serves is available and degraded",
+			Readiness{Available: true, AvailableReason: "MinimumReplicasAvailable", AvailableMessage: "m", Rollout: RolloutFailed, Reason: "ProgressDeadlineExceeded", Message: "m"},
+			[3]want{{T, "MinimumReplicasAvailable"}, {F, "ProgressDeadlineExceeded"}, {T, "ProgressDeadlineExceeded"}}},
+		{"a failure built by hand gives its reason to all three",
+			Readiness{Rollout: RolloutFailed, Reason: "DeploymentNotOwned", Message: "m"},
+			[3]want{{F, "DeploymentNotOwned"}, {F, "DeploymentNotOwned"}, {T, "DeploymentNotOwned"}}},
 	}
 	for _, tt := range tests {
-		t.Run(string(tt.rollout), func(t *testing.T) {
+		t.Run(tt.name, func(t *testing.T) {
 			var conds []metav1.Condition
 			obj := conditions.List(&conds, 1)
-			r := Readiness{Rollout: tt.rollout, Reason: "Because", Message: "it is so"}
-			if !r.Mark(obj, conditions.Marker{}) {
+			if !tt.r.Mark(obj) {
 				t.Fatal("Mark reported no change on an object without conditions")
 			}
-			for _, typ := range []string{conditions.Available, conditions.Progressing, conditions.Degraded} {
-				if conditions.IsTrue(obj, typ) != (typ == tt.want) {
-					t.Errorf("%s is %v, want True only for %s", typ, conditions.Find(obj, typ).Status, tt.want)
-				}
-				if c := conditions.Find(obj, typ); c.Reason != "Because" || c.Message != "it is so" {
-					t.Errorf("%s has reason %q message %q", typ, c.Reason, c.Message)
+			for i, typ := range []string{conditions.Available, conditions.Progressing, conditions.Degraded} {
+				c := conditions.Find(obj, typ)
+				if c == nil || c.Status != tt.want[i].status || c.Reason != tt.want[i].reason || c.Message != "m" {
+					t.Errorf("%s = %+v, want %s with reason %s and message m", typ, c, tt.want[i].status, tt.want[i].reason)
 				}
 			}
-			if r.Mark(obj, conditions.Marker{}) {
+			if tt.r.Mark(obj) {
 				t.Error("marking the same readiness again reported a change")
 			}
 		})
+	}
+}
+
+// The reason for Available's own meaning: an alert on Available=False must not fire because
+// a serving Deployment is resized.
+func TestResizingAServingDeploymentKeepsItAvailable(t *testing.T) {
+	var conds []metav1.Condition
+	obj := conditions.List(&conds, 1)
+	serving := deployment(func(d *appsv1.Deployment) {
+		d.Generation, *d.Spec.Replicas = 1, 4
+		d.Status = appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 4, UpdatedReplicas: 4, ReadyReplicas: 4, AvailableReplicas: 4,
+			Conditions: []appsv1.DeploymentCondition{minimumAvailable}}
+	})
+	DeploymentReadiness(serving).Mark(obj)
+	since := conditions.Find(obj, conditions.Available).LastTransitionTime
+
+	resizing := serving.DeepCopy()
+	resizing.Generation, *resizing.Spec.Replicas = 2, 5
+	resizing.Status.ObservedGeneration, resizing.Status.Replicas, resizing.Status.UpdatedReplicas = 2, 5, 5
+	DeploymentReadiness(resizing).Mark(obj)
+
+	if a := conditions.Find(obj, conditions.Available); a.Status != metav1.ConditionTrue || !a.LastTransitionTime.Equal(&since) {
+		t.Errorf("Available = %+v while resizing, want True since %v", a, since)
+	}
+	if !conditions.IsTrue(obj, conditions.Progressing) || conditions.IsTrue(obj, conditions.Degraded) {
+		t.Errorf("conditions while resizing = %+v, want Progressing True and Degraded False", conds)
 	}
 }
 

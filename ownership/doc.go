@@ -10,6 +10,7 @@
 // from under the operator (another namespace, a namespaced owner of a cluster-scoped object) are
 // refused with a typed error before anything is written.
 //
-// DeploymentReadiness and Readiness.Mark report an owned Deployment's rollout in the owner's
-// conditions; TransformCompact keeps the manager's cache of owned objects small.
+// DeploymentReadiness and Readiness.Mark report an owned Deployment's availability and rollout
+// in the owner's conditions; AutoscaledDeployment leaves its replicas to an autoscaler;
+// TransformCompact keeps the manager's cache of owned objects small.
 package ownership

@@ -8,9 +8,11 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -53,14 +55,17 @@ func setup(t *testing.T) (client.WithWatch, *reconciletest.Counter, *corev1.Conf
 }
 
 func desired(owner client.Object) *appsv1.Deployment {
-	labels := map[string]string{"app": "web"}
-	return ownership.Deployment(owner.GetNamespace(), "web", 2, corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: labels},
+	return ownership.Deployment(owner.GetNamespace(), "web", 2, template())
+}
+
+func template() corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{
 			Name: "web", Image: "busybox", Command: []string{"sleep", "3600"},
 			Ports: []corev1.ContainerPort{{ContainerPort: 1234}},
 		}}},
-	})
+	}
 }
 
 func ensure(t *testing.T, c client.Client, owner client.Object, d *appsv1.Deployment, opts ...ownership.Option) (*appsv1.Deployment, ownership.Result) {
@@ -282,5 +287,87 @@ func TestEnsureCreateOnlyLeavesAnExistingObjectAsItIs(t *testing.T) {
 	got, result := ensure(t, c, owner, changed, ownership.CreateOnly())
 	if result.Action != ownership.Unchanged || counter.Writes() != 0 || *got.Spec.Replicas != *live.Spec.Replicas {
 		t.Errorf("CreateOnly changed an existing object: %s, %d writes, replicas %d", result.Action, counter.Writes(), *got.Spec.Replicas)
+	}
+}
+
+func TestEnsureLeavesAnAutoscalersReplicasAlone(t *testing.T) {
+	scale := func(t *testing.T, c client.Client, live *appsv1.Deployment) {
+		scale := &autoscalingv1.Scale{
+			ObjectMeta: metav1.ObjectMeta{Namespace: live.Namespace, Name: live.Name},
+			Spec:       autoscalingv1.ScaleSpec{Replicas: 5},
+		}
+		if err := c.SubResource("scale").Update(t.Context(), live, client.WithSubResourceBody(scale), client.FieldOwner("autoscaler")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply := func(opts ...client.ApplyOption) func(t *testing.T, c client.Client, live *appsv1.Deployment) {
+		return func(t *testing.T, c client.Client, live *appsv1.Deployment) {
+			replicas := appsv1ac.Deployment(live.Name, live.Namespace).WithSpec(appsv1ac.DeploymentSpec().WithReplicas(5))
+			if err := c.Apply(t.Context(), replicas, append(opts, client.FieldOwner("autoscaler"))...); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	update := func(t *testing.T, c client.Client, live *appsv1.Deployment) {
+		live.Spec.Replicas = ptr.To[int32](5)
+		if err := c.Update(t.Context(), live, client.FieldOwner("autoscaler")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name string
+		// changed, when true, has Ensure create the Deployment from an older desired object
+		// and then apply the current one, before the replicas are set.
+		changed bool
+		// resize sets spec.replicas to 5 as another field manager.
+		resize func(t *testing.T, c client.Client, live *appsv1.Deployment)
+	}{
+		{name: "an update through the scale subresource, as a HorizontalPodAutoscaler makes it", resize: scale},
+		{name: "an update", resize: update},
+		// The plain create left the defaulted replicas owned by Ensure's field manager, like
+		// every field of the object it created, so someone else's apply must force them.
+		// Ensure never applies replicas, so it never takes them back.
+		{name: "a forced server-side apply right after the create", resize: apply(client.ForceOwnership)},
+		// Once Ensure has applied, it owns only what desired sets: no conflict.
+		{name: "a server-side apply once Ensure has applied", changed: true, resize: apply()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, counter, owner := setup(t)
+			autoscaled := func() *appsv1.Deployment {
+				return ownership.AutoscaledDeployment(owner.GetNamespace(), "web", template())
+			}
+			first := autoscaled()
+			if tt.changed {
+				first.Annotations = map[string]string{"team": "web"}
+			}
+			live, result := ensure(t, c, owner, first)
+			if result.Action != ownership.Created || *live.Spec.Replicas != 1 {
+				t.Fatalf("Ensure = %s with %d replicas, want Created with the API server's default of 1", result.Action, *live.Spec.Replicas)
+			}
+			if tt.changed {
+				live, _ = ensure(t, c, owner, autoscaled())
+			}
+			tt.resize(t, c, live)
+
+			reconciletest.ExpectNoWrites(t, counter, func() {
+				if _, result := ensure(t, c, owner, autoscaled()); result.Action != ownership.Unchanged {
+					t.Errorf("Action = %s (%s), want Unchanged", result.Action, result.Diff)
+				}
+			})
+			// A change of the operator's own is applied without taking the replicas back.
+			changed := autoscaled()
+			changed.Spec.Template.Spec.Containers[0].Image = "nginx"
+			if _, result := ensure(t, c, owner, changed); result.Action != ownership.Updated || strings.Contains(result.Diff, "replicas") {
+				t.Errorf("Ensure = %s with diff %q, want Updated without replicas", result.Action, result.Diff)
+			}
+			after := &appsv1.Deployment{}
+			if err := c.Get(t.Context(), client.ObjectKeyFromObject(live), after); err != nil {
+				t.Fatal(err)
+			}
+			if *after.Spec.Replicas != 5 || after.Spec.Template.Spec.Containers[0].Image != "nginx" {
+				t.Errorf("after Ensure: %d replicas, image %s; want the autoscaler's 5 and nginx", *after.Spec.Replicas, after.Spec.Template.Spec.Containers[0].Image)
+			}
+		})
 	}
 }

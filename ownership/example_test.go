@@ -45,18 +45,28 @@ func ExampleEnsure() {
 	if result.Action == ownership.Updated {
 		fmt.Println("reverted drift:\n" + result.Diff)
 	}
-	ownership.DeploymentReadiness(dep).Mark(owner, conditions.Marker{})
+	ownership.DeploymentReadiness(dep).Mark(owner)
 }
 
+// A Deployment resized from 2 to 3 replicas still serves from the 2 it has: it is available
+// while the resize is in progress.
 func ExampleDeploymentReadiness() {
 	dep := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Generation: 2},
 		Spec:       appsv1.DeploymentSpec{Replicas: ptr.To[int32](3)},
-		Status:     appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 3, UpdatedReplicas: 3, ReadyReplicas: 3, AvailableReplicas: 2},
+		Status: appsv1.DeploymentStatus{
+			ObservedGeneration: 2, Replicas: 3, UpdatedReplicas: 3, ReadyReplicas: 2, AvailableReplicas: 2,
+			Conditions: []appsv1.DeploymentCondition{{
+				Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable",
+			}},
+		},
 	}
 	r := ownership.DeploymentReadiness(dep)
+	fmt.Println(r.Available, r.AvailableReason, r.AvailableMessage)
 	fmt.Println(r.Rollout, r.Reason, r.Message)
-	// Output: InProgress RollingOut 2 of 3 replicas available
+	// Output:
+	// true MinimumReplicasAvailable minimum availability: 2 of 3 replicas available
+	// InProgress RollingOut 2 of 3 replicas available
 }
 
 func ExampleSetController() {
