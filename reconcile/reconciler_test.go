@@ -456,3 +456,50 @@ func TestMachineThroughTheShellWritesNothingOnceConverged(t *testing.T) {
 		}
 	})
 }
+
+func TestReconcilePausesAnAnnotatedObjectAndResumesWhenTheAnnotationGoes(t *testing.T) {
+	f := newFixture(t)
+	runs := 0
+	r := f.reconciler(func(_ context.Context, w *Widget) requeue.Outcome {
+		runs++
+		w.Status.Phase = fmt.Sprintf("Size%d", w.Spec.Size)
+		return requeue.Done()
+	})
+	annotate := func(value string) {
+		t.Helper()
+		live := f.live(t)
+		live.Annotations = map[string]string{reconcile.PausedAnnotation: value}
+		if value == "" {
+			live.Annotations = nil
+		}
+		if err := f.client.Update(t.Context(), live); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	annotate("true")
+	f.counter.Reset()
+	if _, err := f.reconcile(t, r); err != nil {
+		t.Fatal(err)
+	}
+	live := f.live(t)
+	if c := conditions.Find(live, reconcile.Paused); runs != 0 || c == nil || c.Status != "True" || c.Reason != reconcile.ReasonPausedByAnnotation {
+		t.Errorf("logic ran %d times, Paused = %+v; want no run and Paused=True", runs, c)
+	}
+	if n := f.counter.Writes(); n != 1 {
+		t.Errorf("pausing wrote %d times, want the status once:\n%s", n, f.counter)
+	}
+	reconciletest.ExpectNoWrites(t, f.counter, func() {
+		if _, err := f.reconcile(t, r); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	annotate("")
+	if _, err := f.reconcile(t, r); err != nil {
+		t.Fatal(err)
+	}
+	if live := f.live(t); runs != 1 || conditions.Find(live, reconcile.Paused) != nil || live.Status.Phase != "Size1" {
+		t.Errorf("after resuming: logic ran %d times, conditions %+v; want one run and no Paused", runs, live.Status.Conditions)
+	}
+}

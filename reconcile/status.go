@@ -41,7 +41,7 @@ type standard struct {
 }
 
 // strip removes the standard conditions from obj and returns those set to True: the logic
-// may set Reconciling or Stalled itself, and Ready is the shell's alone.
+// may set Reconciling or Stalled itself; Ready and Paused are the shell's alone.
 func strip(obj conditions.Setter) standard {
 	var s standard
 	kept := obj.GetConditions()[:0]
@@ -51,7 +51,7 @@ func strip(obj conditions.Setter) standard {
 			s.reconciling = &c
 		case c.Type == Stalled && c.Status == metav1.ConditionTrue:
 			s.stalled = &c
-		case c.Type == Reconciling, c.Type == Stalled, c.Type == Ready:
+		case c.Type == Reconciling, c.Type == Stalled, c.Type == Ready, c.Type == Paused:
 		default:
 			kept = append(kept, c)
 		}
