@@ -179,7 +179,7 @@ func memcachedDeployment(namespace, name string) client.Object {
 	pod := corev1.PodSpec{Containers: []corev1.Container{{
 		Name:    "memcached",
 		Image:   memcached.Image,
-		Command: []string{"memcached", "-m=64", "-o", "modern", "-v"},
+		Command: []string{"memcached", "-m=64", "-o", "modern", "-v", "-p", "11211"},
 		Ports:   []corev1.ContainerPort{{Name: "memcached", ContainerPort: 11211}},
 	}}}
 	template := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: ownership.Restricted(pod, 1001)}

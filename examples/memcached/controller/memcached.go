@@ -6,6 +6,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -81,9 +82,10 @@ func Deployment(mc *cachev1alpha1.Memcached) *appsv1.Deployment {
 		"app.kubernetes.io/managed-by": "memcached-operator",
 	}
 	pod := corev1.PodSpec{Containers: []corev1.Container{{
-		Name:    "memcached",
-		Image:   Image,
-		Command: []string{"memcached", "-m=64", "-o", "modern", "-v"},
+		Name:  "memcached",
+		Image: Image,
+		// -p: the server listens where the Deployment says it does.
+		Command: []string{"memcached", "-m=64", "-o", "modern", "-v", "-p", strconv.Itoa(int(mc.Spec.ContainerPort))},
 		Ports:   []corev1.ContainerPort{{Name: "memcached", ContainerPort: mc.Spec.ContainerPort}},
 	}}}
 	template := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: ownership.Restricted(pod, 1001)}

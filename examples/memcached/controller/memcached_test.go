@@ -3,6 +3,8 @@ package controller_test
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -34,6 +36,16 @@ func TestMemcachedBecomesAvailableWithARestrictedDeploymentOfMemcached(t *testin
 	if c.Image != controller.Image || c.Ports[0].ContainerPort != 11211 || *pod.SecurityContext.RunAsUser != 1001 {
 		t.Errorf("the Deployment runs %s on port %d as user %d; want %s on the default port 11211 as user 1001",
 			c.Image, c.Ports[0].ContainerPort, *pod.SecurityContext.RunAsUser, controller.Image)
+	}
+}
+
+func TestMemcachedListensOnItsContainerPort(t *testing.T) {
+	for _, port := range []int32{11211, 11300} {
+		mc := &cachev1alpha1.Memcached{Spec: cachev1alpha1.MemcachedSpec{Size: 1, ContainerPort: port}}
+		c := controller.Deployment(mc).Spec.Template.Spec.Containers[0]
+		if i := slices.Index(c.Command, "-p"); i < 0 || i+1 == len(c.Command) || c.Command[i+1] != strconv.Itoa(int(port)) || c.Ports[0].ContainerPort != port {
+			t.Errorf("port %d: memcached runs %q and declares port %d; want it to listen on %d", port, c.Command, c.Ports[0].ContainerPort, port)
+		}
 	}
 }
 
