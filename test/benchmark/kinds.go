@@ -171,57 +171,20 @@ func podFinished(obj client.Object) bool {
 // memcachedDeployment is the Deployment the library-built Memcached operator creates for
 // a Memcached of size 1, without the owner.
 func memcachedDeployment(namespace, name string) client.Object {
-	labels := map[string]string{
-		"app.kubernetes.io/name":       "memcached",
-		"app.kubernetes.io/instance":   name,
-		"app.kubernetes.io/managed-by": "memcached-operator",
-	}
-	pod := corev1.PodSpec{Containers: []corev1.Container{{
-		Name:    "memcached",
-		Image:   memcached.Image,
-		Command: []string{"memcached", "-m=64", "-o", "modern", "-v", "-p", "11211"},
-		Ports:   []corev1.ContainerPort{{Name: "memcached", ContainerPort: 11211}},
-	}}}
-	template := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: ownership.Restricted(pod, 1001)}
-	return ownership.Deployment(namespace, name, 1, template)
+	return memcached.Deployment(&cachev1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: cachev1alpha1.MemcachedSpec{Size: 1, ContainerPort: 11211}})
 }
 
 // podSetDeployment is the Deployment the library-built PodSet operator creates for a
 // PodSet of size 1, without the owner.
 func podSetDeployment(namespace, name string) client.Object {
-	labels := map[string]string{
-		"app.kubernetes.io/name":       "podset",
-		"app.kubernetes.io/instance":   name,
-		"app.kubernetes.io/managed-by": "podset-operator",
-	}
-	pod := corev1.PodSpec{Containers: []corev1.Container{{
-		Name:    "busybox",
-		Image:   podset.Image,
-		Command: []string{"sleep", "3600"},
-		Ports:   []corev1.ContainerPort{{Name: "podset", ContainerPort: 1234}},
-	}}}
-	template := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: ownership.Restricted(pod, 1001)}
-	return ownership.Deployment(namespace, name, 1, template)
+	return podset.Deployment(&appsv1alpha1.PodSet{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: appsv1alpha1.PodSetSpec{Size: 1}})
 }
 
 // commandPod is the pod the library-built At operator creates to run "echo YAY", without
 // the owner.
 func commandPod(namespace, name string) client.Object {
-	spec := corev1.PodSpec{
-		RestartPolicy: corev1.RestartPolicyNever,
-		Containers: []corev1.Container{{
-			Name:                     "command",
-			Image:                    at.Image,
-			Command:                  []string{"sh", "-c", "echo YAY"},
-			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-		}},
-	}
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: map[string]string{
-			"app.kubernetes.io/name":       "at",
-			"app.kubernetes.io/instance":   name,
-			"app.kubernetes.io/managed-by": "at-operator",
-		}},
-		Spec: ownership.Restricted(spec, 1001),
-	}
+	return at.CommandPod(&cnatv1alpha1.At{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: cnatv1alpha1.AtSpec{Command: "echo YAY"}})
 }
