@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -40,8 +39,9 @@ type LogicFunc[T client.Object] func(ctx context.Context, obj T) requeue.Outcome
 func (f LogicFunc[T]) Reconcile(ctx context.Context, obj T) requeue.Outcome { return f(ctx, obj) }
 
 // ObservedGenerationSetter is implemented by objects whose status has an observedGeneration.
-// The shell sets it to the object's generation once the logic has handled that generation
-// without an error, so readiness tools never take an old status for a new spec.
+// The shell sets it to the object's generation once the logic has handled that generation,
+// with success or a terminal error, so readiness tools never take an old status for a new
+// spec.
 type ObservedGenerationSetter interface {
 	SetObservedGeneration(int64)
 }
@@ -87,19 +87,6 @@ func WithClock(c clock.PassiveClock) Option {
 func WithFieldOwner(name string) Option {
 	return func(o *options) { o.fieldOwner = name }
 }
-
-// PausedAnnotation pauses an object: while it is "true" the shell runs no logic for the
-// object, so nothing is written to its children, and reports the pause in the Paused
-// condition. Deletion goes on (cleanup runs), so a paused object never blocks its
-// namespace's deletion. Removing the annotation resumes at once.
-const PausedAnnotation = "reconcilekit.io/paused"
-
-// Paused is the condition of a paused object: True while PausedAnnotation is "true", absent
-// otherwise. Ready, Reconciling and Stalled keep what they said before the pause.
-const Paused = "Paused"
-
-// ReasonPausedByAnnotation is the reason of Paused.
-const ReasonPausedByAnnotation = "PausedByAnnotation"
 
 type nowKey struct{}
 
@@ -211,26 +198,6 @@ func (r *Reconciler[T]) run(ctx context.Context, obj T) requeue.Outcome {
 		r.event(obj, e.kind, e.reason, e.note)
 	}
 	return outcome
-}
-
-// pause records that obj is paused and does nothing else: the logic does not run, so
-// nothing is written to its children.
-func (r *Reconciler[T]) pause(ctx context.Context, obj T) requeue.Outcome {
-	conds, ok := any(obj).(conditions.Setter)
-	if !ok {
-		return requeue.Done()
-	}
-	before := obj.DeepCopyObject().(T)
-	if !conditions.Set(conds, metav1.Condition{Type: Paused, Status: metav1.ConditionTrue, Reason: ReasonPausedByAnnotation,
-		Message: "annotation " + PausedAnnotation + " is \"true\"; remove it to resume"}) {
-		return requeue.Done()
-	}
-	stamp(conds, any(before).(conditions.Setter), Now(ctx))
-	if err := r.write(ctx, before, obj); err != nil && !apierrors.IsNotFound(err) {
-		return requeue.Retry(err)
-	}
-	r.event(obj, corev1.EventTypeNormal, ReasonPausedByAnnotation, "reconciling is paused")
-	return requeue.Done()
 }
 
 func (r *Reconciler[T]) cleanupDeleted(ctx context.Context, obj T) requeue.Outcome {
