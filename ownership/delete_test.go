@@ -239,5 +239,3 @@ func staleReads(c client.WithWatch, obj *corev1.ConfigMap) client.Client {
 		},
 	})
 }
-
-
