@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
 
 // SetResult is what EnsureSet did, by child name.
@@ -33,7 +34,8 @@ func (r SetResult[T]) Changed() bool {
 // The rules:
 //   - each desired child gets labels added (desired itself is not modified), so that what
 //     EnsureSet creates is a member the next call finds; a desired child that has one of
-//     those labels with another value, or a name twice, is refused before anything is sent;
+//     those labels with another value, a name listed twice, or a list of another kind than
+//     the children, is refused before anything is sent;
 //   - each desired child goes through Ensure, with opts: created when missing, updated when
 //     it drifted, left alone with a *NotControlledError when someone else controls it;
 //   - the members are listed through c, normally the manager's cached client (no request);
@@ -54,6 +56,9 @@ func EnsureSet[T client.Object](ctx context.Context, c client.Client, owner clie
 	}
 	wanted, keys, err := members(desired, labels)
 	if err != nil {
+		return result, err
+	}
+	if err := sameKind(c, list, wanted); err != nil {
 		return result, err
 	}
 
@@ -99,6 +104,25 @@ func EnsureSet[T client.Object](ctx context.Context, c client.Client, owner clie
 		}
 	}
 	return result, errors.Join(errs...)
+}
+
+// sameKind refuses a list of another kind than the desired children: pruning its members
+// would delete children of that other kind.
+func sameKind[T client.Object](c client.Client, list client.ObjectList, wanted []T) error {
+	listGVK, err := apiutil.GVKForObject(list, c.Scheme())
+	if err != nil {
+		return err
+	}
+	for _, w := range wanted {
+		gvk, err := apiutil.GVKForObject(w, c.Scheme())
+		if err != nil {
+			return err
+		}
+		if gvk.Group != listGVK.Group || gvk.Kind+"List" != listGVK.Kind {
+			return fmt.Errorf("the child set lists %s but its children are %s", listGVK.Kind, gvk.Kind)
+		}
+	}
+	return nil
 }
 
 // members returns copies of desired carrying labels and their keys, or an error when one

@@ -136,6 +136,7 @@ func TestEnsureSetLeavesAForeignObjectWithTheSetsLabelAlone(t *testing.T) {
 func TestEnsureSetRefusesASetItCouldNotKeep(t *testing.T) {
 	tests := map[string]struct {
 		labels  map[string]string
+		list    client.ObjectList // a ConfigMapList when nil
 		desired func(owner client.Object) []*corev1.ConfigMap
 		want    string
 	}{
@@ -150,6 +151,11 @@ func TestEnsureSetRefusesASetItCouldNotKeep(t *testing.T) {
 				return d
 			},
 		},
+		"a list of another kind, whose members it would delete": {
+			labels: shardLabels, want: "SecretList",
+			list:    &corev1.SecretList{},
+			desired: func(o client.Object) []*corev1.ConfigMap { return shards(o, 1) },
+		},
 		"a child listed twice": {
 			labels: shardLabels, want: "twice",
 			desired: func(o client.Object) []*corev1.ConfigMap { return append(shards(o, 1), shards(o, 1)...) },
@@ -158,7 +164,11 @@ func TestEnsureSetRefusesASetItCouldNotKeep(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			c, counter, owner := setup(t)
-			_, err := ownership.EnsureSet(t.Context(), c, owner, &corev1.ConfigMapList{}, tt.labels, tt.desired(owner))
+			list := tt.list
+			if list == nil {
+				list = &corev1.ConfigMapList{}
+			}
+			_, err := ownership.EnsureSet(t.Context(), c, owner, list, tt.labels, tt.desired(owner))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("EnsureSet error = %v, want one saying %q", err, tt.want)
 			}
