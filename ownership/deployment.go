@@ -122,7 +122,8 @@ type Readiness struct {
 //   - the controller has not observed the current generation: InProgress;
 //   - a Progressing condition with reason ProgressDeadlineExceeded: Failed;
 //   - complete once every desired replica (spec.replicas, 1 when unset) is updated, ready
-//     and available and no old replica is left: Complete; otherwise InProgress.
+//     and available and no other replica is left (an old one, or one beyond spec.replicas
+//     after a resize down): Complete; otherwise InProgress.
 //
 // Every rollout in progress has the reason RollingOut and a message that counts available
 // replicas (and old ones left), so that the owner's status changes as often as the count
@@ -151,10 +152,12 @@ func readRollout(d *appsv1.Deployment, want int32, counts string) Readiness {
 		}
 	}
 	msg := counts
-	if old := s.Replicas - s.UpdatedReplicas; old > 0 {
-		msg += fmt.Sprintf(", %d old pending termination", old)
+	// Old replicas, and those beyond the desired count after a resize down, are still there
+	// until they terminate.
+	if extra := s.Replicas - min(s.UpdatedReplicas, want); extra > 0 {
+		msg += fmt.Sprintf(", %d pending termination", extra)
 	}
-	complete := observed && s.UpdatedReplicas >= want && s.Replicas <= s.UpdatedReplicas &&
+	complete := observed && s.UpdatedReplicas >= want && s.Replicas <= s.UpdatedReplicas && s.Replicas <= want &&
 		s.ReadyReplicas >= want && s.AvailableReplicas >= want
 	if !complete {
 		return Readiness{Rollout: RolloutInProgress, Reason: "RollingOut", Message: msg}

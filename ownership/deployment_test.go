@@ -89,7 +89,7 @@ func TestDeploymentReadiness(t *testing.T) {
 				d.Status = appsv1.DeploymentStatus{ObservedGeneration: 3, Replicas: 5, UpdatedReplicas: 2, ReadyReplicas: 4, AvailableReplicas: 3,
 					Conditions: []appsv1.DeploymentCondition{minimumAvailable}}
 			}),
-			true, "MinimumReplicasAvailable", RolloutInProgress, "RollingOut", "3 of 4 replicas available, 3 old pending termination"},
+			true, "MinimumReplicasAvailable", RolloutInProgress, "RollingOut", "3 of 4 replicas available, 3 pending termination"},
 		{"an exceeded progress deadline has failed while the old pods serve",
 			deployment(rolled, withConditions(minimumAvailable, deadlineExceeded)),
 			true, "MinimumReplicasAvailable", RolloutFailed, "ProgressDeadlineExceeded", "no progress"},
@@ -107,7 +107,7 @@ func TestDeploymentReadiness(t *testing.T) {
 			true, "MinimumReplicasAvailable", RolloutInProgress, "RollingOut", "2 of 2"},
 		{"old replicas left are in progress",
 			deployment(rolled, func(d *appsv1.Deployment) { d.Status.Replicas = 3 }),
-			true, "MinimumReplicasAvailable", RolloutInProgress, "RollingOut", "1 old pending termination"},
+			true, "MinimumReplicasAvailable", RolloutInProgress, "RollingOut", "1 pending termination"},
 		{"replicas not ready are in progress",
 			deployment(rolled, func(d *appsv1.Deployment) { d.Status.ReadyReplicas = 1 }),
 			true, "MinimumReplicasAvailable", RolloutInProgress, "RollingOut", "2 of 2"},

@@ -10,7 +10,16 @@
 // from under the operator (another namespace, a namespaced owner of a cluster-scoped object) are
 // refused with a typed error before anything is written.
 //
+// Delete removes a child that is no longer desired, and EnsureSet keeps a set of children of
+// one kind (one per replica, shard or user), deleting the members no longer desired; both
+// touch only what the owner controls and send nothing once converged.
+//
+// IndexReferences and EnqueueReferencing reconcile the owners that reference an object they
+// do not own (a ConfigMap, a Secret) when it changes; SetConfigHash rolls a workload when
+// that object's data changes, and not otherwise.
+//
 // DeploymentReadiness and Readiness.Mark report an owned Deployment's availability and rollout
-// in the owner's conditions; AutoscaledDeployment leaves its replicas to an autoscaler;
-// TransformCompact keeps the manager's cache of owned objects small.
+// in the owner's conditions; ReadinessOf reads any other kind by kstatus' rules;
+// AutoscaledDeployment leaves a Deployment's replicas to an autoscaler; TransformCompact
+// keeps the manager's cache of owned objects small.
 package ownership
