@@ -238,6 +238,16 @@ func (cp *ControlPlane) Client(t testing.TB, scheme *runtime.Scheme) client.Clie
 	return c
 }
 
+// APIServerPID returns the process id of the running kube-apiserver, for measurements
+// of its own, such as its CPU time. It needs /proc, so Linux.
+func (cp *ControlPlane) APIServerPID() (int, error) {
+	pids := childrenMentioning(cp.env.ControlPlane.APIServer.Path)
+	if len(pids) == 0 {
+		return 0, errors.New("reconciletest: the API server's process is not found; APIServerPID needs /proc")
+	}
+	return pids[0], nil
+}
+
 // syncWriter serializes writes from the processes that share one Output.
 type syncWriter struct {
 	mu sync.Mutex

@@ -2,13 +2,10 @@ package reconciletest
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 )
 
 // childAttr makes the kernel kill a process the moment the test binary dies, however it
@@ -53,21 +50,6 @@ func parentOf(pid int) int {
 		return -1
 	}
 	return ppid
-}
-
-// cpuTime returns the CPU time a process has used, user and system, in clock ticks of
-// 10 ms (USER_HZ is 100 on Linux).
-func cpuTime(pid int) (time.Duration, error) {
-	fields := statFields(pid)
-	if len(fields) < 13 {
-		return 0, fmt.Errorf("reconciletest: no CPU time for process %d", pid)
-	}
-	user, errUser := strconv.ParseInt(fields[11], 10, 64)
-	system, errSystem := strconv.ParseInt(fields[12], 10, 64)
-	if err := errors.Join(errUser, errSystem); err != nil {
-		return 0, err
-	}
-	return time.Duration(user+system) * 10 * time.Millisecond, nil
 }
 
 // statFields returns the fields of /proc/<pid>/stat after the command name (the state

@@ -3,9 +3,7 @@
 package reconciletest
 
 import (
-	"errors"
 	"syscall"
-	"time"
 )
 
 // childAttr adds nothing where the kernel cannot kill a child with its parent: the
@@ -19,8 +17,3 @@ func watchdogAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{} }
 // childrenMentioning finds nothing without /proc: envtest's processes are then stopped
 // by Stop only.
 func childrenMentioning(string) []int { return nil }
-
-// cpuTime needs /proc.
-func cpuTime(int) (time.Duration, error) {
-	return 0, errors.New("reconciletest: reading a process's CPU time needs /proc")
-}
