@@ -39,7 +39,7 @@ type operator struct {
 
 // operators are the examples the demo runs.
 var operators = []operator{
-	{"memcached", cachev1alpha1.AddToScheme, memcached.Setup, nil},
+	{"memcached", cachev1alpha1.AddToScheme, memcached.Setup, memcached.CacheOptions},
 	{"podset", appsv1alpha1.AddToScheme, podset.Setup, podset.CacheOptions},
 	{"at", cnatv1alpha1.AddToScheme, at.Setup, at.CacheOptions},
 }

@@ -85,7 +85,7 @@ var kinds = []*kind{
 		statusDone: func(obj client.Object) bool {
 			return meta.IsStatusConditionTrue(obj.(*cachev1alpha1.Memcached).Status.Conditions, conditions.Available)
 		},
-		library: operator{cache: compact, concurrency: memcached.Concurrency, setup: memcached.Setup},
+		library: operator{cache: func(o *cache.Options) { compact(o); memcached.CacheOptions(o) }, concurrency: memcached.Concurrency, setup: memcached.Setup},
 		seed: operator{cache: defaultCache, setup: func(mgr ctrl.Manager) error {
 			r := &seed.MemcachedReconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("memcached-controller")}
 			return r.SetupWithManager(mgr)

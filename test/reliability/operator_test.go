@@ -57,9 +57,10 @@ type operator struct {
 
 var (
 	memcachedOperator = &operator{
-		name:  "memcached",
-		setup: memcached.Setup,
-		child: "deployments",
+		name:         "memcached",
+		setup:        memcached.Setup,
+		cacheOptions: memcached.CacheOptions,
+		child:        "deployments",
 		object: func(ns, name string, i int) client.Object {
 			return &memcachedv1alpha1.Memcached{
 				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},

@@ -52,6 +52,12 @@ func run(ctx context.Context, metricsAddr, probeAddr string, leaderElect bool, c
 		return err
 	}
 
+	// The controller never reads managedFields, which are a large share of every cached
+	// object: TransformCompact drops them, and lets a Deployment's equal label maps share
+	// memory. CacheOptions caches the ConfigMaps a Memcached may name, not all of them.
+	cacheOptions := cache.Options{DefaultTransform: ownership.TransformCompact()}
+	controller.CacheOptions(&cacheOptions)
+
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return fmt.Errorf("loading the kubeconfig: %w", err)
@@ -66,10 +72,7 @@ func run(ctx context.Context, metricsAddr, probeAddr string, leaderElect bool, c
 		// The process exits as soon as the manager stops, so the lease can
 		// be handed over at once instead of waiting for it to expire.
 		LeaderElectionReleaseOnCancel: true,
-		// The controller never reads managedFields, which are a large share of
-		// every cached object: TransformCompact drops them, and lets a
-		// Deployment's equal label maps share memory.
-		Cache: cache.Options{DefaultTransform: ownership.TransformCompact()},
+		Cache:                         cacheOptions,
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)

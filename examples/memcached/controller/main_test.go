@@ -23,6 +23,7 @@ var operator = &reconciletest.Operator{
 	Role:           filepath.Join("..", "config", "rbac", "role.yaml"),
 	Nodes:          2,
 	Setup:          controller.Setup,
+	CacheOptions:   controller.CacheOptions,
 }
 
 func TestMain(m *testing.M) {

@@ -1,20 +1,28 @@
 // Package controller holds the Memcached controller: one owned Deployment of memcached,
-// sized and configured from the Memcached's spec, and its rollout reported in the
-// Available, Progressing and Degraded conditions.
+// sized and configured from the Memcached's spec (and an optional ConfigMap of arguments),
+// a Service in front of it, and the rollout reported in the Available, Progressing and
+// Degraded conditions.
 package controller
 
 import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/reconcilekit/reconcilekit/conditions"
 	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile"
@@ -30,16 +38,45 @@ const Concurrency = 16
 // Image is the memcached image every Memcached runs.
 const Image = "memcached:1.4.36-alpine"
 
-// foreignRecheck is how often a Memcached blocked by a Deployment it does not own looks
-// again: that Deployment's changes do not reach this controller.
+// ConfigMapLabel marks the ConfigMaps a Memcached may name in spec.configMapName: the
+// manager caches those alone, not every ConfigMap of the cluster.
+const ConfigMapLabel = "cache.example.com/memcached-config"
+
+// configMapField indexes Memcacheds by the ConfigMap they name.
+const configMapField = "spec.configMapName"
+
+// foreignRecheck is how often a Memcached blocked by an object it does not own looks
+// again: that object's changes do not reach this controller.
 const foreignRecheck = time.Minute
 
-// Setup registers the Memcached controller with mgr.
+// CacheOptions restricts the manager's ConfigMap cache to those labelled ConfigMapLabel.
+func CacheOptions(o *cache.Options) {
+	if o.ByObject == nil {
+		o.ByObject = map[client.Object]cache.ByObject{}
+	}
+	labelled, _ := labels.NewRequirement(ConfigMapLabel, selection.Exists, nil)
+	o.ByObject[&corev1.ConfigMap{}] = cache.ByObject{Label: labels.NewSelector().Add(*labelled)}
+}
+
+// Setup registers the Memcached controller with mgr, whose cache must use CacheOptions.
 func Setup(mgr ctrl.Manager) error {
+	err := ownership.IndexReferences(context.Background(), mgr.GetFieldIndexer(), configMapField,
+		func(mc *cachev1alpha1.Memcached) []string {
+			if mc.Spec.ConfigMapName == "" {
+				return nil
+			}
+			return []string{mc.Spec.ConfigMapName}
+		})
+	if err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&cachev1alpha1.Memcached{}).
 		// A rollout's burst of Deployment updates makes one reconcile.
 		Watches(&appsv1.Deployment{}, reconcile.EnqueueOwner(mgr, &cachev1alpha1.Memcached{})).
+		Watches(&corev1.Service{}, reconcile.EnqueueOwner(mgr, &cachev1alpha1.Memcached{})).
+		// A ConfigMap's change reaches exactly the Memcacheds that name it.
+		Watches(&corev1.ConfigMap{}, ownership.EnqueueReferencing(mgr.GetClient(), &cachev1alpha1.MemcachedList{}, configMapField)).
 		Complete(reconcile.New(mgr.GetClient(), NewLogic(mgr.GetClient()),
 			reconcile.WithRecorder(mgr.GetEventRecorder("memcached-controller")),
 			reconcile.WithFieldOwner("memcached-operator")))
@@ -56,17 +93,25 @@ type memcached struct {
 }
 
 func (r *memcached) Reconcile(ctx context.Context, mc *cachev1alpha1.Memcached) requeue.Outcome {
-	dep, result, err := ownership.Ensure(ctx, r.client, mc, Deployment(mc))
-	switch {
-	case ownership.IsNotControlled(err):
-		ownership.Readiness{Rollout: ownership.RolloutFailed, Reason: "DeploymentNotOwned",
-			Message: fmt.Sprintf("%v: delete it or rename this Memcached", err)}.Mark(mc)
-		return requeue.After(foreignRecheck)
-	case err != nil:
+	args, err := r.args(ctx, mc)
+	if apierrors.IsNotFound(err) {
+		// The ConfigMap's creation brings the Memcached back: no need to look again.
+		conditions.MarkTrue(mc, conditions.Degraded, "ConfigMapNotFound", "ConfigMap %s/%s, named in spec.configMapName, does not exist or lacks the label %s",
+			mc.Namespace, mc.Spec.ConfigMapName, ConfigMapLabel)
+		return requeue.Done()
+	} else if err != nil {
 		return requeue.Retry(err)
 	}
-	if result.Action == ownership.Updated {
-		ctrl.LoggerFrom(ctx).Info("reverted the deployment", "diff", result.Diff)
+	dep, _, err := ownership.Ensure(ctx, r.client, mc, Deployment(mc, args...))
+	if ownership.IsNotControlled(err) {
+		return notOwned(mc, "DeploymentNotOwned", err)
+	} else if err != nil {
+		return requeue.Retry(err)
+	}
+	if _, _, err := ownership.Ensure(ctx, r.client, mc, Service(mc)); ownership.IsNotControlled(err) {
+		return notOwned(mc, "ServiceNotOwned", err)
+	} else if err != nil {
+		return requeue.Retry(err)
 	}
 	scale := ownership.DeploymentScale(dep)
 	mc.Status.Replicas, mc.Status.ReadyReplicas, mc.Status.Selector = scale.Replicas, scale.ReadyReplicas, scale.Selector
@@ -74,20 +119,57 @@ func (r *memcached) Reconcile(ctx context.Context, mc *cachev1alpha1.Memcached) 
 	return requeue.Done()
 }
 
-// Deployment is the Deployment a Memcached wants.
-func Deployment(mc *cachev1alpha1.Memcached) *appsv1.Deployment {
-	labels := map[string]string{
+// notOwned reports that an object mc needs belongs to someone else, which only a person
+// can settle.
+func notOwned(mc *cachev1alpha1.Memcached, reason string, err error) requeue.Outcome {
+	ownership.Readiness{Rollout: ownership.RolloutFailed, Reason: reason,
+		Message: fmt.Sprintf("%v: delete it or rename this Memcached", err)}.Mark(mc)
+	return requeue.After(foreignRecheck)
+}
+
+// args reads the extra memcached arguments of the ConfigMap mc names, if any.
+func (r *memcached) args(ctx context.Context, mc *cachev1alpha1.Memcached) ([]string, error) {
+	if mc.Spec.ConfigMapName == "" {
+		return nil, nil
+	}
+	cm := &corev1.ConfigMap{}
+	if err := r.client.Get(ctx, client.ObjectKey{Namespace: mc.Namespace, Name: mc.Spec.ConfigMapName}, cm); err != nil {
+		return nil, err
+	}
+	return strings.Fields(cm.Data["args"]), nil
+}
+
+// podLabels are the labels of a Memcached's pods, which its Deployment and Service select.
+func podLabels(mc *cachev1alpha1.Memcached) map[string]string {
+	return map[string]string{
 		"app.kubernetes.io/name":       "memcached",
 		"app.kubernetes.io/instance":   mc.Name,
 		"app.kubernetes.io/managed-by": "memcached-operator",
 	}
+}
+
+// Deployment is the Deployment a Memcached wants, running memcached with args added.
+func Deployment(mc *cachev1alpha1.Memcached, args ...string) *appsv1.Deployment {
 	pod := corev1.PodSpec{Containers: []corev1.Container{{
 		Name:  "memcached",
 		Image: Image,
 		// -p: the server listens where the Deployment says it does.
-		Command: []string{"memcached", "-m=64", "-o", "modern", "-v", "-p", strconv.Itoa(int(mc.Spec.ContainerPort))},
+		Command: append([]string{"memcached", "-m=64", "-o", "modern", "-v", "-p", strconv.Itoa(int(mc.Spec.ContainerPort))}, args...),
 		Ports:   []corev1.ContainerPort{{Name: "memcached", ContainerPort: mc.Spec.ContainerPort}},
 	}}}
-	template := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: ownership.Restricted(pod, 1001)}
+	template := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: podLabels(mc)}, Spec: ownership.Restricted(pod, 1001)}
 	return ownership.Deployment(mc.Namespace, mc.Name, mc.Spec.Size, template)
+}
+
+// Service is the Service a Memcached wants: a stable name for its pods, on its port.
+func Service(mc *cachev1alpha1.Memcached) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: mc.Namespace, Name: mc.Name, Labels: podLabels(mc)},
+		Spec: corev1.ServiceSpec{
+			Selector: podLabels(mc),
+			Ports: []corev1.ServicePort{{
+				Name: "memcached", Port: mc.Spec.ContainerPort, TargetPort: intstr.FromString("memcached"),
+			}},
+		},
+	}
 }

@@ -20,6 +20,15 @@ type MemcachedSpec struct {
 	// +kubebuilder:default=11211
 	// +optional
 	ContainerPort int32 `json:"containerPort,omitempty"`
+
+	// ConfigMapName names a ConfigMap in the Memcached's namespace whose
+	// key "args" holds more memcached arguments, separated by spaces,
+	// such as "-c 2048". The ConfigMap must carry the label
+	// cache.example.com/memcached-config (any value): the operator
+	// watches those alone. A change rolls the pods. Empty: none.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	ConfigMapName string `json:"configMapName,omitempty"`
 }
 
 // MemcachedStatus is the observed state of a Memcached.

@@ -1,0 +1,170 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/reconcilekit/reconcilekit/conditions"
+	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	"github.com/reconcilekit/reconcilekit/examples/memcached/controller"
+	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/reconcile"
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+)
+
+func TestMemcachedIsReachedThroughAServiceOnItsPort(t *testing.T) {
+	e := newEnv(t)
+	e.Run(t)
+	mc := e.create(t, "cache", 1)
+	dep := e.awaitAvailable(t, mc)
+
+	svc := &corev1.Service{}
+	if err := e.Get(t.Context(), client.ObjectKeyFromObject(mc), svc); err != nil {
+		t.Fatal(err)
+	}
+	if !ownership.IsControlledBy(svc, mc) {
+		t.Errorf("the Service is not controlled by the Memcached: %+v", svc.OwnerReferences)
+	}
+	if p := svc.Spec.Ports; len(p) != 1 || p[0].Port != 11211 || p[0].TargetPort.StrVal != "memcached" {
+		t.Errorf("the Service's ports are %+v; want 11211 to the pods' memcached port", p)
+	}
+	for k, v := range svc.Spec.Selector {
+		if dep.Spec.Template.Labels[k] != v {
+			t.Errorf("the Service selects %v, which the pods (%v) do not all match", svc.Spec.Selector, dep.Spec.Template.Labels)
+		}
+	}
+}
+
+func TestMemcachedArgumentsFromAConfigMapRollTheDeploymentWhenTheyChange(t *testing.T) {
+	e := newEnv(t)
+	e.Run(t)
+	mc := &cachev1alpha1.Memcached{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "cache"},
+		Spec:       cachev1alpha1.MemcachedSpec{Size: 1, ConfigMapName: "tuned"},
+	}
+	if err := e.Create(t.Context(), mc); err != nil {
+		t.Fatal(err)
+	}
+
+	// The ConfigMap does not exist yet: the Memcached says so and waits, then recovers by
+	// itself when it appears.
+	reconciletest.Eventually(t, func(ctx context.Context) error {
+		if err := e.Get(ctx, client.ObjectKeyFromObject(mc), mc); err != nil {
+			return err
+		}
+		if d := conditions.Find(mc, conditions.Degraded); d == nil || d.Reason != "ConfigMapNotFound" || !conditions.IsTrue(mc, reconcile.Stalled) {
+			return fmt.Errorf("want Degraded and Stalled because ConfigMapNotFound, have %+v", mc.Status.Conditions)
+		}
+		return nil
+	})
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "tuned", Labels: map[string]string{controller.ConfigMapLabel: ""}},
+		Data:       map[string]string{"args": "-c 2048"},
+	}
+	if err := e.Create(t.Context(), cm); err != nil {
+		t.Fatal(err)
+	}
+	first := e.awaitArgs(t, mc, "-c", "2048")
+
+	// A new value rolls the pods once; an unrelated ConfigMap changes nothing.
+	other := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "unrelated", Labels: cm.Labels}}
+	if err := e.Create(t.Context(), other); err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["args"] = "-c 4096"
+	if err := e.Update(t.Context(), cm); err != nil {
+		t.Fatal(err)
+	}
+	second := e.awaitArgs(t, mc, "-c", "4096")
+	if second.Generation != first.Generation+1 {
+		t.Errorf("the Deployment went from generation %d to %d; want one rollout", first.Generation, second.Generation)
+	}
+	e.awaitAvailable(t, mc)
+	if conditions.IsTrue(mc, reconcile.Stalled) {
+		t.Errorf("still Stalled once the ConfigMap exists: %+v", mc.Status.Conditions)
+	}
+}
+
+// awaitArgs waits until mc's Deployment runs memcached with args last, and returns it.
+func (e *env) awaitArgs(t *testing.T, mc *cachev1alpha1.Memcached, args ...string) *appsv1.Deployment {
+	t.Helper()
+	dep := &appsv1.Deployment{}
+	reconciletest.Eventually(t, func(ctx context.Context) error {
+		if err := e.Get(ctx, client.ObjectKeyFromObject(mc), dep); err != nil {
+			return err
+		}
+		if cmd := dep.Spec.Template.Spec.Containers[0].Command; len(cmd) < len(args) || !slices.Equal(cmd[len(cmd)-len(args):], args) {
+			return fmt.Errorf("memcached runs %q; want it to end with %q", cmd, args)
+		}
+		return nil
+	})
+	return dep
+}
+
+func TestAPausedMemcachedLeavesItsDeploymentAloneUntilResumed(t *testing.T) {
+	e := newEnv(t)
+	e.Run(t)
+	mc := e.create(t, "cache", 1)
+	e.awaitAvailable(t, mc)
+
+	setPaused := func(paused bool) {
+		t.Helper()
+		before := mc.DeepCopy()
+		if paused {
+			mc.Annotations = map[string]string{reconcile.PausedAnnotation: "true"}
+		} else {
+			delete(mc.Annotations, reconcile.PausedAnnotation)
+		}
+		if err := e.Patch(t.Context(), mc, client.MergeFrom(before)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setPaused(true)
+	reconciletest.Eventually(t, func(ctx context.Context) error {
+		if err := e.Get(ctx, client.ObjectKeyFromObject(mc), mc); err != nil {
+			return err
+		}
+		if !conditions.IsTrue(mc, reconcile.Paused) {
+			return fmt.Errorf("not Paused yet: %+v", mc.Status.Conditions)
+		}
+		return nil
+	})
+
+	// Someone else changes the image: a paused Memcached does not revert it.
+	dep := &appsv1.Deployment{}
+	if err := e.Get(t.Context(), client.ObjectKeyFromObject(mc), dep); err != nil {
+		t.Fatal(err)
+	}
+	before := dep.DeepCopy()
+	dep.Spec.Template.Spec.Containers[0].Image = "memcached:latest"
+	if err := e.Patch(t.Context(), dep, client.MergeFrom(before), client.FieldOwner("someone-else")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second) // longer than the coalescing delay of the Deployment's events
+	if err := e.Get(t.Context(), client.ObjectKeyFromObject(dep), dep); err != nil {
+		t.Fatal(err)
+	}
+	if image := dep.Spec.Template.Spec.Containers[0].Image; image != "memcached:latest" {
+		t.Errorf("the paused Memcached's Deployment runs %s; want the other writer's change kept", image)
+	}
+
+	// Resumed, it catches up.
+	setPaused(false)
+	reconciletest.Eventually(t, func(ctx context.Context) error {
+		if err := e.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
+			return err
+		}
+		if image := dep.Spec.Template.Spec.Containers[0].Image; image != controller.Image {
+			return fmt.Errorf("the Deployment still runs %s", image)
+		}
+		return nil
+	})
+}
