@@ -83,6 +83,10 @@ const (
 // created), or no controller runs.
 const ReasonAvailabilityNotReported = "AvailabilityNotReported"
 
+// ReasonServing is Readiness.AvailableReason while a rollout or resize is under way below the
+// Deployment's minimum availability but at least one replica serves.
+const ReasonServing = "Serving"
+
 // Readiness is a Deployment's state as an owner reports it: whether it serves (Available) and
 // how far its latest change has rolled out (Rollout), each with a reason and message a person
 // can act on. The two are independent on purpose: a Deployment that is being resized, or
@@ -111,12 +115,17 @@ type Readiness struct {
 
 // DeploymentReadiness reads a Deployment's availability and rollout.
 //
-// Available is the Deployment's own Available condition, read as it is even while the
-// controller has not observed the latest generation (pods that serve do not stop serving
-// because the spec changed):
-//   - Available=True: available, with the condition's reason;
-//   - Available=False or Unknown: not available, with the condition's reason;
-//   - no Available condition: not available, with reason ReasonAvailabilityNotReported.
+// Available says that the workload serves, so that an alert on it fires on an outage and
+// not on a resize. It is read in this order, even while the controller has not observed the
+// latest generation (pods that serve do not stop serving because the spec changed):
+//   - the Deployment's own Available condition is True (minimum availability): available,
+//     with the condition's reason;
+//   - a rollout or resize is in progress and at least one replica is available: available,
+//     with reason ReasonServing. The Deployment's own condition turns False on a scale-up
+//     of fewer than four replicas (25% of them is no replica at all) while every pod that
+//     served still does;
+//   - otherwise not available, with the condition's reason, or ReasonAvailabilityNotReported
+//     when it has none.
 //
 // The rollout follows kstatus' rules, in this order:
 //   - the controller has not observed the current generation: InProgress;
@@ -135,6 +144,9 @@ func DeploymentReadiness(d *appsv1.Deployment) Readiness {
 	counts := fmt.Sprintf("%d of %d replicas available", s.AvailableReplicas, want)
 	r := readRollout(d, want, counts)
 	r.Available, r.AvailableReason, r.AvailableMessage = availability(s.Conditions, counts)
+	if !r.Available && r.Rollout == RolloutInProgress && s.AvailableReplicas > 0 {
+		r.Available, r.AvailableReason, r.AvailableMessage = true, ReasonServing, "serving while it rolls out: "+counts
+	}
 	return r
 }
 

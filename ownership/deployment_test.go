@@ -74,12 +74,18 @@ func TestDeploymentReadiness(t *testing.T) {
 		{"resizing up while pods serve is available and in progress",
 			deployment(rolled, resized, observed),
 			true, "MinimumReplicasAvailable", RolloutInProgress, "RollingOut", "4 of 5 replicas available"},
-		{"a resize beyond maxUnavailable is not available, as the deployment reports",
+		{"a resize beyond maxUnavailable still serves, though the deployment reports no minimum availability",
 			deployment(rolled, resized, observed, func(d *appsv1.Deployment) {
 				d.Status.ReadyReplicas, d.Status.AvailableReplicas = 2, 2
 				d.Status.Conditions = []appsv1.DeploymentCondition{minimumUnavailable}
 			}),
-			false, "MinimumReplicasUnavailable", RolloutInProgress, "RollingOut", "2 of 5 replicas available"},
+			true, ReasonServing, RolloutInProgress, "RollingOut", "2 of 5 replicas available"},
+		{"a rollout with no replica available does not serve",
+			deployment(rolled, resized, observed, func(d *appsv1.Deployment) {
+				d.Status.ReadyReplicas, d.Status.AvailableReplicas = 0, 0
+				d.Status.Conditions = []appsv1.DeploymentCondition{minimumUnavailable}
+			}),
+			false, "MinimumReplicasUnavailable", RolloutInProgress, "RollingOut", "0 of 5 replicas available"},
 		{"rolling a new image within maxUnavailable is available and in progress",
 			deployment(rolled, func(d *appsv1.Deployment) {
 				one := intstr.FromInt32(1)
