@@ -199,12 +199,7 @@ func TestStatusEventNamesTheDriftTheOperatorReverted(t *testing.T) {
 			mc := e.create(t, "cache", 2)
 			e.awaitAvailable(t, mc)
 
-			dep := e.deployment(t, mc)
-			before := dep.DeepCopy()
-			drift.change(dep)
-			if err := e.Patch(t.Context(), dep, client.MergeFrom(before), client.FieldOwner("someone-else")); err != nil {
-				t.Fatal(err)
-			}
+			e.drift(t, mc, drift.change)
 
 			ev := e.awaitEvent(t, mc, wantEvent{corev1.EventTypeNormal, "DriftReverted"})
 			if !strings.Contains(ev.Note, drift.path) {
@@ -213,6 +208,20 @@ func TestStatusEventNamesTheDriftTheOperatorReverted(t *testing.T) {
 			t.Logf("event: %s", ev.Note)
 		})
 	}
+}
+
+func TestStatusEventNamesEveryDriftTheOperatorReverted(t *testing.T) {
+	e := newEnv(t)
+	e.Run(t)
+	mc := e.create(t, "cache", 2)
+	e.awaitAvailable(t, mc)
+
+	// One drift after another, each reverted before the next: a person reading the events
+	// learns what was changed each time.
+	e.drift(t, mc, func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "memcached:latest" })
+	e.awaitDriftReverted(t, mc, "spec.template.spec.containers[0].image")
+	e.drift(t, mc, func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](3) })
+	e.awaitDriftReverted(t, mc, "spec.replicas")
 }
 
 func TestStatusOfAServingMemcachedStaysAvailableWhileItIsResized(t *testing.T) {
@@ -434,6 +443,44 @@ func (e *env) follow(t *testing.T, mc *cachev1alpha1.Memcached, act func(), done
 			t.Fatalf("no version is done after 2 minutes; the last of %d: %+v", len(versions), versions[len(versions)-1].Status)
 		}
 	}
+}
+
+// drift changes the Memcached's Deployment behind the operator's back.
+func (e *env) drift(t *testing.T, mc *cachev1alpha1.Memcached, change func(*appsv1.Deployment)) {
+	t.Helper()
+	dep := e.deployment(t, mc)
+	before := dep.DeepCopy()
+	change(dep)
+	if err := e.Patch(t.Context(), dep, client.MergeFrom(before), client.FieldOwner("someone-else")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// awaitDriftReverted waits until an event on the Memcached says that the operator
+// reverted the field at path of its Deployment.
+func (e *env) awaitDriftReverted(t *testing.T, mc *cachev1alpha1.Memcached, path string) {
+	t.Helper()
+	reconciletest.Eventually(t, func(ctx context.Context) error {
+		var events eventsv1.EventList
+		if err := e.List(ctx, &events, client.InNamespace(e.Namespace)); err != nil {
+			return err
+		}
+		var notes []string
+		for _, ev := range events.Items {
+			if ev.Regarding.UID != mc.UID || ev.Reason != "DriftReverted" {
+				continue
+			}
+			if strings.Contains(ev.Note, path) {
+				return nil
+			}
+			series := int32(1)
+			if ev.Series != nil {
+				series = ev.Series.Count
+			}
+			notes = append(notes, fmt.Sprintf("%q (%d times)", ev.Note, series))
+		}
+		return fmt.Errorf("no DriftReverted event names %s; those there say %v", path, notes)
+	})
 }
 
 // pokeWhileDeploymentUnavailable watches the Memcached's Deployment and, whenever a version
