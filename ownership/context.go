@@ -2,6 +2,7 @@ package ownership
 
 import (
 	"context"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/events"
@@ -38,9 +39,25 @@ func fieldOwnerFrom(ctx context.Context) string {
 // recorder.
 func recordDrift(ctx context.Context, owner, obj client.Object, kind, diff string) {
 	if r, ok := ctx.Value(recorderKey{}).(events.EventRecorder); ok {
-		// Without its resourceVersion, so that repeated reverts fold into one series.
+		// Without its resourceVersion, so that repeated reverts fold into one series; the
+		// fields are in the action, so that a revert of other fields is an event of its own.
 		regarding := owner.DeepCopyObject().(client.Object)
 		regarding.SetResourceVersion("")
-		r.Eventf(regarding, nil, corev1.EventTypeNormal, "DriftReverted", "Ensure", "reverted %s %s: %s", kind, obj.GetName(), diff)
+		r.Eventf(regarding, nil, corev1.EventTypeNormal, "DriftReverted", revertAction(diff), "reverted %s %s: %s", kind, obj.GetName(), diff)
 	}
+}
+
+// revertAction names the fields of a diff ("path: live → desired" a line) as an event's
+// action, which the API limits to 128 characters.
+func revertAction(diff string) string {
+	var paths []string
+	for line := range strings.Lines(diff) {
+		path, _, _ := strings.Cut(line, ": ")
+		paths = append(paths, strings.TrimSpace(path))
+	}
+	action := "Revert " + strings.Join(paths, ",")
+	if len(action) > 128 {
+		action = action[:128]
+	}
+	return action
 }
