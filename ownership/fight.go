@@ -47,8 +47,10 @@ func (e *FightingError) Error() string {
 	case e.NoOp:
 		who = "the API server (a mutating webhook or defaulting rewrites what is written)"
 	}
-	return fmt.Sprintf("%s keeps undoing the writes to %s %s/%s (%d in a row): %s; holding writes back for %s",
-		who, e.Kind, e.Namespace, e.Name, e.Writes, strings.Join(e.Fields, "; "), e.RetryAfter)
+	// No back-off in the message: it ends up in the owner's status, and a countdown there
+	// would make every reconcile write it, the very loop this error is to stop.
+	return fmt.Sprintf("%s keeps undoing the writes to %s %s/%s (%d in a row): %s; writes held back",
+		who, e.Kind, e.Namespace, e.Name, e.Writes, strings.Join(e.Fields, "; "))
 }
 
 // IsFighting reports whether err says that writes to an object are held back because of a

@@ -148,6 +148,11 @@ func TestMemcachedMetricsShowItsConditionsAFightAndGoWithIt(t *testing.T) {
 	}
 	fought := e.Requests.Count("patch", "deployments") - patches
 	t.Logf("against 150 writes of a second writer in 15 s, the operator wrote the Deployment %d times (%.2f/s)", fought, float64(fought)/15)
+	statusWrites := e.Requests.Count("patch", "memcacheds/status")
+	t.Logf("status writes of the Memcached over the whole run: %d", statusWrites)
+	if statusWrites > 30 {
+		t.Errorf("the Memcached's status was written %d times: the fight must not make a loop of its own", statusWrites)
+	}
 	if fought > 6 {
 		t.Errorf("the operator wrote the Deployment %d times in 15 s of a fight, want at most 6: it must back off", fought)
 	}
