@@ -176,7 +176,7 @@ func Managers(entries []metav1.ManagedFieldsEntry, paths []string, self string) 
 			continue
 		}
 		var fields map[string]any
-		if json.Unmarshal(e.FieldsV1.Raw, &fields) != nil {
+		if json.Unmarshal(e.FieldsV1.GetRawBytes(), &fields) != nil {
 			continue
 		}
 		for _, p := range paths {
