@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,6 +17,8 @@ import (
 	"k8s.io/client-go/util/csaupgrade"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/reconcilekit/reconcilekit/internal/telemetry"
 )
 
 // IntentAnnotation holds a hash of the desired object Ensure last applied. When the desired
@@ -111,6 +112,7 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, owner client.
 		setIntent(created, intent)
 		err = c.Create(ctx, created, client.FieldOwner(o.fieldOwner))
 		if err == nil {
+			telemetry.Wrote(gvk.Kind, telemetry.Create, true)
 			return created, Result{Action: Created}, nil
 		}
 		if apierrors.IsAlreadyExists(err) {
@@ -154,13 +156,7 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, owner client.
 			return zero, Result{}, err
 		}
 	}
-	updated, err := apply(ctx, c, want, gvk, intent, live.GetUID(), o)
-	result := Result{Action: Updated, Diff: strings.Join(diffs, "\n")}
-	if err == nil && !reshaped {
-		// The desired object is the one last applied, so someone else changed the live one.
-		recordDrift(ctx, owner, updated, gvk.Kind, result.Diff)
-	}
-	return updated, result, err
+	return watchedApply(ctx, c, owner, want, live, gvk, intent, reshaped, diffs, o)
 }
 
 // readLive reads the object from the API server into live.

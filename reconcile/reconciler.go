@@ -54,6 +54,7 @@ type Reconciler[T client.Object] struct {
 	options   options
 	cleanup   Logic[T]
 	newObject func() T
+	metrics   *observer
 }
 
 // Option configures a Reconciler.
@@ -124,6 +125,8 @@ func New[T client.Object](c client.Client, logic Logic[T], opts ...Option) *Reco
 	}
 	elem := reflect.TypeFor[T]().Elem()
 	r.newObject = func() T { return reflect.New(elem).Interface().(T) }
+	r.metrics = newObserver(c, r.newObject(), &r.options)
+	r.client = observedClient{Client: c, m: r.metrics} // counts the shell's writes
 	return r
 }
 
@@ -131,6 +134,9 @@ func New[T client.Object](c client.Client, logic Logic[T], opts ...Option) *Reco
 func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := r.newObject()
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.metrics.forget(req.NamespacedName) // deleted: its series go with it
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ctx = context.WithValue(ctx, nowKey{}, r.options.clock.Now())
@@ -138,7 +144,7 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if r.options.recorder != nil {
 		ctx = ownership.WithRecorder(ctx, r.options.recorder)
 	}
-	return r.finish(ctx, obj, r.run(ctx, obj))
+	return r.finish(ctx, obj, r.metrics.observe(req.NamespacedName, obj, r.run(ctx, obj)))
 }
 
 func (r *Reconciler[T]) run(ctx context.Context, obj T) requeue.Outcome {
@@ -248,7 +254,9 @@ func (r *Reconciler[T]) finish(ctx context.Context, obj T, outcome requeue.Outco
 			logger.V(1).Info("requeued after a conflict", "reason", err.Error())
 			return ctrl.Result{RequeueAfter: conflictDelay}, nil
 		}
-		r.event(obj, corev1.EventTypeWarning, "ReconcileError", err.Error())
+		if !ownership.IsFighting(err) { // the fight has a Warning of its own
+			r.event(obj, corev1.EventTypeWarning, "ReconcileError", err.Error())
+		}
 	}
 	result, err := outcome.Result(r.options.clock.Now())
 	if err == nil && outcome.Err() != nil {

@@ -38,6 +38,9 @@ type Outcome struct {
 	after time.Duration
 	at    time.Time
 	err   error
+	// priority is controller-runtime's queue priority for the next run; nil keeps the
+	// request's own.
+	priority *int
 }
 
 // Done means nothing more to do until something changes.
@@ -117,6 +120,13 @@ func Merge(outcomes ...Outcome) Outcome {
 			}
 		}
 	}
+	// The highest priority any step asked for stays, whichever outcome won: a step that
+	// asked to be handled first still wants it when another step decides when.
+	for _, o := range outcomes {
+		if o.priority != nil && (m.priority == nil || *o.priority > *m.priority) {
+			m.priority = o.priority
+		}
+	}
 	return m
 }
 
@@ -161,20 +171,40 @@ func (o Outcome) Delay(now time.Time) (time.Duration, bool) {
 // It never returns a delay together with an error, since controller-runtime
 // would ignore the delay: RetryAfter gives the delay and no error. Terminal
 // gives a reconcile.TerminalError.
+//
+// A priority asked for with WithPriority is in the result, whatever the kind.
 func (o Outcome) Result(now time.Time) (reconcile.Result, error) {
+	result := reconcile.Result{Priority: o.priority}
 	switch o.kind {
 	case scheduled:
-		d, _ := o.Delay(now)
-		return reconcile.Result{RequeueAfter: d}, nil
+		result.RequeueAfter, _ = o.Delay(now)
+		return result, nil
 	case retry:
-		return reconcile.Result{}, o.err
+		return result, o.err
 	case terminal:
 		if errors.Is(o.err, reconcile.TerminalError(nil)) {
-			return reconcile.Result{}, o.err
+			return result, o.err
 		}
-		return reconcile.Result{}, reconcile.TerminalError(o.err)
+		return result, reconcile.TerminalError(o.err)
 	}
-	return reconcile.Result{}, nil
+	return result, nil
+}
+
+// WithPriority asks controller-runtime to queue the next run of the object at priority
+// p (higher first), for a controller that uses a priority queue; other queues ignore it.
+// Without it the request keeps the priority it was queued with. Merge keeps the highest
+// priority asked for.
+func (o Outcome) WithPriority(p int) Outcome {
+	o.priority = &p
+	return o
+}
+
+// Priority returns the priority asked for with WithPriority, and whether one was.
+func (o Outcome) Priority() (int, bool) {
+	if o.priority == nil {
+		return 0, false
+	}
+	return *o.priority, true
 }
 
 // String describes the outcome for logs: "done", "after 5s", "at 2024-05-01T10:00:00Z",

@@ -1,0 +1,75 @@
+// Package telemetry holds the metrics that the reconcile shell and ownership.Ensure both
+// record, registered on controller-runtime's registry so that every manager serves them on
+// its metrics endpoint. docs/observability.md describes each series.
+package telemetry
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// The label values of Writes' write label.
+const (
+	Status   = "status"   // the status subresource of the reconciled object
+	Metadata = "metadata" // labels, annotations and finalizers of the reconciled object
+	Create   = "create"   // a child created
+	Update   = "update"   // a child applied or patched
+	Delete   = "delete"   // a child deleted
+)
+
+// The label values of Reconciles' outcome label.
+const (
+	Done     = "done"
+	After    = "after"
+	Retry    = "retry"
+	Terminal = "terminal"
+	Conflict = "conflict"
+)
+
+var (
+	// Conditions is 1 for each condition an object has, labelled by its type and status.
+	// A series exists only while its object has the condition with that status, so the
+	// number of series is bounded by the objects that exist.
+	Conditions = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "reconcilekit_condition",
+		Help: "1 for each condition of each object the shell reconciles, by the condition's type and status; gone when the object is.",
+	}, []string{"kind", "namespace", "name", "type", "status"})
+
+	// Reconciles counts the shell's reconciles by their outcome.
+	Reconciles = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "reconcilekit_reconciles_total",
+		Help: "Reconciles the shell finished, by the kind reconciled and the outcome (done, after, retry, terminal, conflict).",
+	}, []string{"kind", "outcome"})
+
+	// Writes counts the write requests the library sent and the API server accepted.
+	Writes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "reconcilekit_writes_total",
+		Help: "Write requests the library sent, by the kind written, the write (status, metadata, create, update, delete) and whether the object changed.",
+	}, []string{"kind", "write", "changed"})
+
+	// Fights counts the fights detected: someone else kept undoing the library's writes.
+	Fights = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "reconcilekit_fights_total",
+		Help: "Fights detected over an object the library writes (someone else keeps undoing its writes), by the kind fought over and the write.",
+	}, []string{"kind", "write"})
+
+	// BackedOff counts the writes the library did not send because it was backing off
+	// from a fight.
+	BackedOff = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "reconcilekit_writes_backed_off_total",
+		Help: "Writes the library held back because it was backing off from a fight over the object, by kind and write.",
+	}, []string{"kind", "write"})
+)
+
+func init() {
+	metrics.Registry.MustRegister(Conditions, Reconciles, Writes, Fights, BackedOff)
+}
+
+// Wrote counts one accepted write of an object of kind.
+func Wrote(kind, write string, changed bool) {
+	c := "false"
+	if changed {
+		c = "true"
+	}
+	Writes.WithLabelValues(kind, write, c).Inc()
+}

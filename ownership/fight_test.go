@@ -1,0 +1,169 @@
+package ownership_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/reconcilekit/reconcilekit/internal/fight"
+	"github.com/reconcilekit/reconcilekit/internal/telemetry"
+	"github.com/reconcilekit/reconcilekit/ownership"
+)
+
+// fighter returns a second writer that sets the Deployment's replicas to n with a forced
+// server-side apply under a field manager of its own, as a misconfigured autoscaler or
+// another controller would.
+func fighter(t *testing.T, c client.Client, live *appsv1.Deployment, n int32) {
+	t.Helper()
+	replicas := appsv1ac.Deployment(live.Name, live.Namespace).WithSpec(appsv1ac.DeploymentSpec().WithReplicas(n))
+	if err := c.Apply(t.Context(), replicas, client.FieldOwner("replica-fighter"), client.ForceOwnership); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestEnsureDetectsAFightOverAFieldItSetsAndBacksOff(t *testing.T) {
+	c, counter, owner := setup(t)
+	recorder := events.NewFakeRecorder(10)
+	ctx := ownership.WithRecorder(t.Context(), recorder)
+	live, _ := ensure(t, c, owner, desired(owner))
+	fightsBefore := testutil.ToFloat64(telemetry.Fights.WithLabelValues("Deployment", telemetry.Update))
+
+	// The fighter resets the replicas before every Ensure, as fast as it can, for 20 rounds.
+	const rounds = 20
+	var writes, detectedAt int
+	var fighting *ownership.FightingError
+	for round := 1; round <= rounds; round++ {
+		fighter(t, c, live, 5)
+		counter.Reset()
+		_, _, err := ownership.Ensure(ctx, c, owner, desired(owner))
+		writes += counter.Count("patch", "deployments")
+		switch {
+		case ownership.IsFighting(err):
+			if detectedAt == 0 {
+				detectedAt = round
+				errors.As(err, &fighting)
+			}
+		case err != nil:
+			t.Fatalf("round %d: Ensure: %v", round, err)
+		}
+	}
+	t.Logf("fight detected at write %d; %d applies in %d rounds of the fighter's writes", detectedAt, writes, rounds)
+	if detectedAt == 0 || detectedAt > fight.Reverts {
+		t.Fatalf("fight detected at round %d, want within %d writes", detectedAt, fight.Reverts)
+	}
+	if writes > fight.Reverts {
+		t.Errorf("Ensure applied %d times against the fighter, want at most %d: it must back off, not feed the fight", writes, fight.Reverts)
+	}
+	if !ownership.IsFighting(fighting) || len(fighting.Managers) != 1 || fighting.Managers[0] != "replica-fighter" ||
+		!strings.Contains(strings.Join(fighting.Fields, "\n"), "spec.replicas: 5 → 2") || fighting.RetryAfter <= 0 {
+		t.Errorf("FightingError = %+v, want the other manager, the field and a back-off", fighting)
+	}
+	if d, ok := ownership.FightBackoff(fighting); !ok || d != fighting.RetryAfter {
+		t.Errorf("FightBackoff = %v, %v, want %v", d, ok, fighting.RetryAfter)
+	}
+	if got := testutil.ToFloat64(telemetry.Fights.WithLabelValues("Deployment", telemetry.Update)) - fightsBefore; got != 1 {
+		t.Errorf("reconcilekit_fights_total grew by %v, want 1", got)
+	}
+	var warned bool
+	for _, e := range drain(recorder) {
+		warned = warned || (strings.HasPrefix(e, "Warning Fighting") && strings.Contains(e, "replica-fighter") && strings.Contains(e, "spec.replicas"))
+	}
+	if !warned {
+		t.Error("no Warning Fighting event naming the other manager and the field on the owner")
+	}
+}
+
+func TestEnsureRaisesNoAlarmWhenTheDesiredObjectChanges(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(d *appsv1.Deployment, round int)
+	}{
+		{name: "a resize", change: func(d *appsv1.Deployment, round int) { d.Spec.Replicas = new(int32(1 + round%3)) }},
+		{name: "a rollout of a new image", change: func(d *appsv1.Deployment, round int) {
+			d.Spec.Template.Spec.Containers[0].Image = []string{"busybox:1.36", "busybox:1.37"}[round%2]
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, _, owner := setup(t)
+			for round := range 10 {
+				d := desired(owner)
+				tt.change(d, round)
+				if _, _, err := ownership.Ensure(t.Context(), c, owner, d); err != nil {
+					t.Fatalf("round %d: Ensure: %v", round, err)
+				}
+			}
+		})
+	}
+}
+
+func TestEnsureRaisesNoAlarmWhenSomeoneChangesAFieldTwice(t *testing.T) {
+	c, _, owner := setup(t)
+	live, _ := ensure(t, c, owner, desired(owner))
+	for range fight.Reverts - 1 {
+		fighter(t, c, live, 5)
+		if _, _, err := ownership.Ensure(t.Context(), c, owner, desired(owner)); err != nil {
+			t.Fatalf("Ensure: %v, want two reverts of a person's change without an alarm", err)
+		}
+	}
+}
+
+func TestEnsureDetectsAWebhookThatRewritesWhatItApplies(t *testing.T) {
+	// A mutating webhook, simulated: every image sent is rewritten on the way in, so the
+	// stored object never has the desired image and every apply changes nothing.
+	rewrite := func(u map[string]any) {
+		spec := u["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+		spec["containers"].([]any)[0].(map[string]any)["image"] = "registry.local/busybox"
+	}
+	base, _, owner := setup(t)
+	c := interceptor.NewClient(base, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if d, ok := obj.(*appsv1.Deployment); ok {
+				d.Spec.Template.Spec.Containers[0].Image = "registry.local/busybox"
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+			if u, ok := obj.(interface{ UnstructuredContent() map[string]any }); ok {
+				rewrite(u.UnstructuredContent())
+			}
+			return c.Apply(ctx, obj, opts...)
+		},
+	})
+	var err error
+	var round int
+	for round = 1; round <= 5 && !ownership.IsFighting(err); round++ {
+		_, _, err = ownership.Ensure(t.Context(), c, owner, desired(owner))
+	}
+	var f *ownership.FightingError
+	if !errors.As(err, &f) || !f.NoOp || len(f.Managers) != 0 {
+		t.Fatalf("after %d Ensures: %v, want a fight over writes that change nothing, with no other manager", round-1, err)
+	}
+	t.Logf("detected after %d applies: %v", f.Writes, f)
+	// The first apply changes the object all the same: it makes Ensure's field manager the
+	// owner of the fields it applies. The ones after it change nothing.
+	if f.Writes > fight.NoOps+1 {
+		t.Errorf("detected after %d writes, want %d", f.Writes, fight.NoOps+1)
+	}
+}
+
+func drain(r *events.FakeRecorder) []string {
+	var got []string
+	for {
+		select {
+		case e := <-r.Events:
+			got = append(got, e)
+		default:
+			return got
+		}
+	}
+}

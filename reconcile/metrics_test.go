@@ -1,0 +1,141 @@
+package reconcile_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/reconcilekit/reconcilekit/conditions"
+	"github.com/reconcilekit/reconcilekit/internal/fight"
+	"github.com/reconcilekit/reconcilekit/internal/telemetry"
+	"github.com/reconcilekit/reconcilekit/reconcile"
+	"github.com/reconcilekit/reconcilekit/requeue"
+)
+
+// series returns the reconcilekit_condition series of the object in namespace, as
+// "type=status" lines, gathered from controller-runtime's registry as a scrape sees it.
+func series(t *testing.T, namespace string) []string {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range families {
+		if f.GetName() != "reconcilekit_condition" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["namespace"] == namespace && labels["kind"] == "Widget" {
+				got = append(got, labels["type"]+"="+labels["status"])
+			}
+		}
+	}
+	return got
+}
+
+func TestShellKeepsOneSeriesPerConditionAndDropsThemWithTheObject(t *testing.T) {
+	f := newFixture(t)
+	sized := "True"
+	r := f.reconciler(func(_ context.Context, w *Widget) requeue.Outcome {
+		if sized == "True" {
+			conditions.MarkTrue(w, "Sized", "Sized", "sized")
+		} else {
+			conditions.MarkFalse(w, "Sized", "Resizing", "resizing")
+		}
+		return requeue.Done()
+	})
+	done := testutil.ToFloat64(telemetry.Reconciles.WithLabelValues("Widget", telemetry.Done))
+	changedStatus := testutil.ToFloat64(telemetry.Writes.WithLabelValues("Widget", telemetry.Status, "true"))
+
+	steps := []struct {
+		name   string
+		sized  string
+		delete bool
+		want   string
+	}{
+		{name: "a new object gets a series per condition", sized: "True", want: "Ready=True Sized=True"},
+		{name: "a converged object keeps them", sized: "True", want: "Ready=True Sized=True"},
+		{name: "a condition that changes status moves to the other series", sized: "False", want: "Ready=False Reconciling=True Sized=False"},
+		{name: "a deleted object takes its series with it", delete: true, want: ""},
+	}
+	for _, step := range steps {
+		sized = step.sized
+		if step.delete {
+			if err := f.client.Delete(t.Context(), f.widget); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := f.reconcile(t, r); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		got := series(t, f.widget.Namespace)
+		slices.Sort(got)
+		if strings.Join(got, " ") != step.want {
+			t.Errorf("%s: series %q, want %q", step.name, strings.Join(got, " "), step.want)
+		}
+	}
+	if n := testutil.ToFloat64(telemetry.Reconciles.WithLabelValues("Widget", telemetry.Done)) - done; n != 3 {
+		t.Errorf("reconcilekit_reconciles_total{outcome=done} grew by %v, want 3", n)
+	}
+	if n := testutil.ToFloat64(telemetry.Writes.WithLabelValues("Widget", telemetry.Status, "true")) - changedStatus; n != 2 {
+		t.Errorf("reconcilekit_writes_total{write=status,changed=true} grew by %v, want 2 (the converged reconcile writes nothing)", n)
+	}
+}
+
+func TestShellBacksOffFromAStatusTheServerDoesNotKeep(t *testing.T) {
+	f := newFixture(t)
+	// What a webhook or a defaulting that rewrites the status back would do: the server
+	// keeps the status it had, whatever the shell sends.
+	base, err := client.NewWithWatch(f.counter.Wrap(cp.Config), client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := interceptor.NewClient(base, interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, _ client.Patch, opts ...client.SubResourcePatchOption) error {
+			return c.SubResource(sub).Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte("{}")), opts...)
+		},
+	})
+	r := reconcile.New(c, reconcile.LogicFunc[*Widget](func(_ context.Context, w *Widget) requeue.Outcome {
+		w.Status.Phase = "Sized"
+		return requeue.Done()
+	}), reconcile.WithRecorder(f.events), reconcile.WithClock(f.clock))
+	var detected int
+	var writes int
+	for round := 1; round <= 10; round++ {
+		f.counter.Reset()
+		result, err := f.reconcile(t, r)
+		writes += f.counter.Count("patch", "widgets/status")
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if detected == 0 && result.RequeueAfter > 0 {
+			detected = round
+			if result.RequeueAfter < fight.FirstBackoff/2 {
+				t.Errorf("requeued after %v, want about %v", result.RequeueAfter, fight.FirstBackoff)
+			}
+		}
+	}
+	t.Logf("status fight detected at reconcile %d; %d status writes in 10 reconciles", detected, writes)
+	if detected == 0 || detected > fight.NoOps+1 || writes > fight.NoOps+1 {
+		t.Errorf("detected at reconcile %d after %d writes, want within %d", detected, writes, fight.NoOps+1)
+	}
+	var warned bool
+	for _, e := range f.recorded() {
+		warned = warned || strings.HasPrefix(e, "Warning Fighting")
+	}
+	if !warned {
+		t.Error("no Warning Fighting event on the object")
+	}
+}
