@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,7 +48,8 @@ func convergedMemcached(b *testing.B, reconciler func(client.Client) rtreconcile
 	if err := server.Get(ctx, key, dep); err != nil {
 		b.Fatal(err)
 	}
-	dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}
+	dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
+		Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"}}}
 	if err := server.Status().Update(ctx, dep); err != nil {
 		b.Fatal(err)
 	}
@@ -63,7 +65,12 @@ func convergedMemcached(b *testing.B, reconciler func(client.Client) rtreconcile
 	if !meta.IsStatusConditionTrue(mc.Status.Conditions, conditions.Available) {
 		b.Fatalf("the Memcached did not converge: its status is %+v", mc.Status)
 	}
-	return cached{Client: server, objects: []client.Object{mc, dep}}
+	objects := []client.Object{mc, dep}
+	// The library-built operator puts a Service in front of the pods; the seed has none.
+	if svc := (&corev1.Service{}); server.Get(ctx, key, svc) == nil {
+		objects = append(objects, svc)
+	}
+	return cached{Client: server, objects: objects}
 }
 
 // memcachedByHand is the Memcached reconcile as it is often written by hand: the same

@@ -49,7 +49,8 @@ func convergedPodSet(b *testing.B, reconciler func(client.Client) rtreconcile.Re
 	if err := server.Get(ctx, key, dep); err != nil {
 		b.Fatal(err)
 	}
-	dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}
+	dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
+		Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"}}}
 	if err := server.Status().Update(ctx, dep); err != nil {
 		b.Fatal(err)
 	}
