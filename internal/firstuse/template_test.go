@@ -17,24 +17,17 @@ import (
 // group and kind) into a module of its own, is gofmt-clean, builds, passes vet,
 // regenerates to itself (the renamed CRD, role and deepcopy functions are what
 // controller-gen makes of the renamed markers) and passes tests there, against this
-// checkout of the library.
-//
-// One example's tests run in full, on a control plane of their own: those of memcached,
-// whose rename (to Redis, of plural redises) is the one the guide shows. The others run
-// the tests of their API package, which install the renamed CRD in an API server; their
-// controllers' tests would add minutes to every make test and prove of the rename what
-// the build, vet and the regeneration already prove.
+// checkout of the library: all of them, the controllers' on a control plane of their own
+// (about 35 s an example on 2 cores).
 func TestExampleWorksAsTheTemplateOfANewOperator(t *testing.T) {
 	root := checkout(t)
 	newoperator := filepath.Join(t.TempDir(), "newoperator")
 	run(t, root, goEnv, "go", "build", "-o", newoperator, "./hack/newoperator")
-	renames := map[string]struct {
-		group, kind string
-		packages    string // the packages whose tests run
-	}{
-		"memcached": {"cache.acme.io", "Redis", "./..."},
-		"podset":    {"apps.acme.io", "Fleet", "./api/..."},
-		"at":        {"chores.acme.io", "Errand", "./api/..."}, // an Errand: the article changes
+	// The groups keep the rules of the generated roles in their order.
+	renames := map[string]struct{ group, kind string }{
+		"memcached": {"cache.acme.io", "Redis"}, // the guide's; plural redises, where controller-gen would guess redis
+		"podset":    {"apps.acme.io", "Fleet"},
+		"at":        {"chores.acme.io", "Errand"}, // an Errand: the article changes
 	}
 	for _, ex := range examples(t, root) {
 		t.Run(ex.name, func(t *testing.T) {
@@ -81,7 +74,7 @@ func TestExampleWorksAsTheTemplateOfANewOperator(t *testing.T) {
 			}
 
 			run(t, dir, env, "go", "vet", "./...")
-			t.Log(run(t, dir, env, "go", "test", "-count=1", rename.packages))
+			t.Log(run(t, dir, env, "go", "test", "-count=1", "./..."))
 		})
 	}
 }
