@@ -3,9 +3,12 @@ package reconciletest
 import (
 	"context"
 	"errors"
-	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -23,6 +26,7 @@ type Manager struct {
 	done     chan struct{}
 	err      error // what Start returned, once done is closed
 	stopOnce sync.Once
+	refused  func() string // the report of a request the API server refused, if any (Env.Run)
 }
 
 // StartManager runs a controller-runtime manager built from cfg and opts and set up by
@@ -77,19 +81,70 @@ func (m *Manager) Stop() {
 // AwaitReconciles waits until the named controller has finished n reconciles, whatever
 // their result, since the manager started. Reconciles are counted by controller name
 // across the test binary: managers that run side by side share the count.
+//
+// It fails the test as soon as the wait is known to be vain rather than when it times
+// out: when the manager stops, when the API server refused the operator a request (Env.Run
+// watches for that), or when a few seconds after the manager started its controllers
+// none is named controller, and then it names those that are.
 func (m *Manager) AwaitReconciles(controller string, n int) {
 	m.t.Helper()
-	Eventually(m.t, func(context.Context) error {
+	ctx, cancel := context.WithTimeout(m.t.Context(), awaitTimeout)
+	defer cancel()
+	var unnamedSince time.Time // when the manager had started controllers and none was named controller
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		totals := reconciles()
+		got, named := totals[controller]
+		switch {
+		case named && got-m.started[controller] >= float64(n):
+			return
+		case m.refused != nil && m.refused() != "":
+			m.t.Fatalf("reconciletest: awaiting %d reconciles of controller %s: the operator was refused a request (reported above)", n, controller)
+		case m.stopped():
+			m.t.Fatalf("reconciletest: awaiting %d reconciles of controller %s: the manager has stopped (%v)", n, controller, m.err)
+		case named:
+			unnamedSince = time.Time{}
+		case m.elected() && unnamedSince.IsZero():
+			unnamedSince = time.Now()
+		case m.elected() && time.Since(unnamedSince) > controllerStartGrace:
+			// A controller registers its metrics first thing when it starts, which the
+			// manager does as soon as it is elected (at once, without leader election).
+			m.t.Fatalf("reconciletest: no controller is named %q; the controllers running in this test binary are %s "+
+				"(a controller is named by the builder's Named, or else by the lower-case kind of For)",
+				controller, strings.Join(slices.Sorted(maps.Keys(totals)), ", "))
+		}
 		select {
-		case <-m.done:
-			return fmt.Errorf("the manager has stopped (%v)", m.err)
-		default:
+		case <-ctx.Done():
+			m.t.Fatalf("reconciletest: controller %s has finished %v of %d reconciles after %s", controller, got-m.started[controller], n, awaitTimeout)
+		case <-tick.C:
 		}
-		if got := reconciles()[controller] - m.started[controller]; got < float64(n) {
-			return fmt.Errorf("controller %s has finished %v of %d reconciles", controller, got, n)
-		}
-		return nil
-	})
+	}
+}
+
+// awaitTimeout bounds AwaitReconciles, as Eventually is bounded.
+const awaitTimeout = 2 * time.Minute
+
+// controllerStartGrace is how long after a manager is elected its controllers may take to
+// start. A controller registers its metrics as it starts, before it waits for anything.
+const controllerStartGrace = 5 * time.Second
+
+func (m *Manager) stopped() bool {
+	select {
+	case <-m.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (m *Manager) elected() bool {
+	select {
+	case <-m.Elected():
+		return true
+	default:
+		return false
+	}
 }
 
 // reconciles returns how many reconciles each controller of the process has finished,

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
+	"strings"
+	"sync"
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -172,13 +175,15 @@ type Env struct {
 
 	// Config is the operator's: it authenticates as Operator.User, bound to the
 	// operator's ClusterRole and to nothing else. A test may wrap it, with Faults say,
-	// before Run.
+	// before Run. From Run on, a request made with it that the API server refuses as
+	// Forbidden fails the test, naming the RBAC marker to add.
 	Config *rest.Config
 
 	// Requests counts every request of every manager that Run has started.
 	Requests Counter
 
 	operator *Operator
+	refusals *refusals
 }
 
 // Env returns a new Env for the test t. The operator must have been started.
@@ -187,11 +192,23 @@ func (o *Operator) Env(t testing.TB) *Env {
 	if o.ControlPlane == nil || o.role == "" {
 		t.Fatalf("reconciletest: operator %s has not been started", o.User)
 	}
+	r := &refusals{t: t, user: o.User}
+	t.Cleanup(r.end) // registered first, so it runs after the managers have stopped
+	// The refusals are watched innermost, next to the API server, so that what a test
+	// injects itself (Faults answering 403) is never taken for the server's answer.
+	// The administrator's client stops the test at its first request after a refusal:
+	// a test waits through that client (Eventually), which a refusal seen on another
+	// goroutine cannot interrupt otherwise.
+	admin, err := client.New(Intercept(o.ControlPlane.Config, r.stopTest), client.Options{Scheme: o.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
 	return &Env{
-		Client:    o.ControlPlane.Client(t, o.Scheme),
+		Client:    admin,
 		Namespace: o.ControlPlane.RestrictedNamespace(t),
-		Config:    o.ControlPlane.ConfigFor(t, o.User, o.role),
+		Config:    Intercept(o.ControlPlane.ConfigFor(t, o.User, o.role), r.watch),
 		operator:  o,
+		refusals:  r,
 	}
 }
 
@@ -200,6 +217,11 @@ func (o *Operator) Env(t testing.TB) *Env {
 // compacted by ownership.TransformCompact, and sends its requests through Requests.
 // Each Run starts a new manager: stop the one returned to run the operator again, as a
 // restart would.
+//
+// From then on a request the API server refuses as Forbidden fails the test within
+// moments rather than when a cache's sync times out minutes later: the error names the
+// verb, the resource and the user, and the +kubebuilder:rbac marker that grants it. The
+// test stops at its next request through the Env's client or its next AwaitReconciles.
 func (e *Env) Run(t testing.TB) *Manager {
 	t.Helper()
 	opts := cache.Options{
@@ -209,5 +231,119 @@ func (e *Env) Run(t testing.TB) *Manager {
 	if e.operator.CacheOptions != nil {
 		e.operator.CacheOptions(&opts)
 	}
-	return StartManager(t, e.Requests.Wrap(e.Config), manager.Options{Scheme: e.operator.Scheme, Cache: opts}, e.operator.Setup)
+	if e.refusals != nil { // nil in an Env a test built itself
+		e.refusals.start()
+	}
+	m := StartManager(t, e.Requests.Wrap(e.Config), manager.Options{Scheme: e.operator.Scheme, Cache: opts}, e.operator.Setup)
+	if e.refusals != nil {
+		m.refused = e.refusals.first
+	}
+	return m
+}
+
+// refusals watches the API server's answers to the operator, so that a missing RBAC rule
+// fails the test at once and says which rule, instead of leaving the operator's cache
+// unsynced until it times out with the cause only in the logs.
+type refusals struct {
+	t    testing.TB
+	user string
+
+	mu       sync.Mutex
+	watching bool            // from Run on
+	ended    bool            // the test has ended: nothing more may be reported
+	reported map[string]bool // the rules already reported
+	cause    string          // the first refusal's report
+	stopped  bool            // the test has been stopped for it
+}
+
+func (r *refusals) start() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.watching = true
+}
+
+// end stops the reporting: testing panics on an error reported after a test has ended.
+func (r *refusals) end() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ended = true
+}
+
+// first returns the report of the first refusal, or "" if there was none.
+func (r *refusals) first() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cause
+}
+
+// watch is the hook of the operator's config: it reports every kind of refusal once.
+func (r *refusals) watch(req *Request) (*http.Response, error) {
+	resp, err := req.Send()
+	if err != nil || resp.StatusCode != http.StatusForbidden {
+		return resp, err
+	}
+	// Said as the API server says it; its own message may come in an encoding other
+	// than JSON.
+	message := fmt.Sprintf("User %q cannot %s resource %q in API group %q", r.user, req.Verb, req.resource(), apiGroup(req))
+	if req.Namespace != "" {
+		message += fmt.Sprintf(" in the namespace %q", req.Namespace)
+	}
+	marker := rbacMarker(req)
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.watching || r.ended || r.reported[marker] {
+		return resp, err
+	}
+	if r.reported == nil {
+		r.reported = map[string]bool{}
+	}
+	r.reported[marker] = true
+	report := fmt.Sprintf("reconciletest: the API server refused the operator a request, forbidden: %s.\n"+
+		"Grant it with this marker among the controller's RBAC markers, then regenerate config/rbac/role.yaml:\n\t%s",
+		message, marker)
+	if r.cause == "" {
+		r.cause = report
+	}
+	r.t.Errorf("%s", report)
+	return resp, err
+}
+
+// stopTest is the hook of the administrator's client: after a refusal, it stops the
+// test at its first request, on the goroutine that can stop it.
+func (r *refusals) stopTest(req *Request) (*http.Response, error) {
+	r.mu.Lock()
+	stop := r.cause != "" && !r.stopped && !r.ended
+	r.stopped = r.stopped || stop
+	r.mu.Unlock()
+	if stop {
+		r.t.Helper()
+		r.t.Fatalf("reconciletest: the test stops: the operator was refused a request (reported above)")
+	}
+	return req.Send()
+}
+
+// rbacMarker is the kubebuilder marker that grants the request. A refused list or watch
+// asks for both, which a cache needs: a list refused hides the watch refused after it.
+func rbacMarker(req *Request) string {
+	verbs := req.Verb
+	if req.Resource == "" {
+		return fmt.Sprintf("// +kubebuilder:rbac:urls=%s,verbs=%s", req.HTTP.URL.Path, verbs)
+	}
+	if verbs == "list" || verbs == "watch" {
+		verbs = "list;watch"
+	}
+	group := apiGroup(req)
+	if group == "" {
+		group = `""`
+	}
+	return fmt.Sprintf("// +kubebuilder:rbac:groups=%s,resources=%s,verbs=%s", group, req.resource(), verbs)
+}
+
+// apiGroup returns the API group of a request's resource: "" for the core group.
+func apiGroup(req *Request) string {
+	if segments := strings.Split(strings.Trim(req.HTTP.URL.Path, "/"), "/"); len(segments) > 1 && segments[0] == "apis" {
+		return segments[1]
+	}
+	return ""
 }

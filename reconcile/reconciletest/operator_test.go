@@ -2,7 +2,13 @@ package reconciletest
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -72,4 +78,132 @@ func TestOperatorRunsInTheTestsNamespaceAsItsRoleAlone(t *testing.T) {
 	if err := admin.List(t.Context(), &corev1.NamespaceList{}); err != nil {
 		t.Errorf("the shared control plane stopped with the operator: %v", err)
 	}
+}
+
+// A test of an operator fails within seconds, and says why, when what it waits for cannot
+// happen: a request the operator's role does not grant (here a cache's list of
+// ConfigMaps, which would otherwise time out after two minutes) names the verb, the
+// resource, the user and the marker to add; a wait for a controller that does not exist
+// names the controllers that do. The failing test runs against a recording testing.TB,
+// on a goroutine of its own as testing runs a test.
+func TestAnOperatorsTestFailsFastAndNamesTheCause(t *testing.T) {
+	cp := cluster(t)
+	// A role that lets the labeler read a ConfigMap by name, but not list or watch them.
+	getOnly := filepath.Join(t.TempDir(), "role.yaml")
+	role := "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: get-only\n" +
+		"rules:\n- apiGroups: [\"\"]\n  resources: [configmaps]\n  verbs: [get, patch]\n"
+	if err := os.WriteFile(getOnly, []byte(role), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tc := range []struct {
+		name string
+		user string
+		role string
+		wait func(tb testing.TB, e *Env, m *Manager) // what the failing test waits for
+		want []string                                // what its failure says
+	}{
+		{
+			name: "a request the role does not grant",
+			user: "forgetful", role: getOnly,
+			wait: func(tb testing.TB, e *Env, _ *Manager) {
+				Eventually(tb, func(ctx context.Context) error {
+					var cm corev1.ConfigMap
+					if err := e.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: "settings"}, &cm); err != nil {
+						return err
+					}
+					return errors.New("never labeled")
+				})
+			},
+			want: []string{`User "forgetful" cannot`, `resource "configmaps" in API group ""`, "forbidden",
+				`// +kubebuilder:rbac:groups="",resources=configmaps,verbs=list;watch`},
+		},
+		{
+			name: "a wait for a controller that does not exist",
+			user: "labeler", role: "testdata/role.yaml",
+			wait: func(_ testing.TB, _ *Env, m *Manager) { m.AwaitReconciles("labeller", 1) },
+			want: []string{`no controller is named "labeller"`, "labeler"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			op := &Operator{User: tc.user, Role: tc.role, Setup: setupLabeler, ControlPlane: cp}
+			if err := op.Start(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = op.Stop() })
+			rec := &recordingTB{TB: t}
+			e := op.Env(rec)
+			settings := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "settings"}}
+			if err := e.Create(t.Context(), settings); err != nil {
+				t.Fatal(err)
+			}
+
+			start := time.Now()
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				tc.wait(rec, e, e.Run(rec))
+			}()
+			<-done
+			took := time.Since(start)
+
+			report := rec.String()
+			t.Logf("the failing test took %s and said:\n%s", took.Round(time.Millisecond), report)
+			if !rec.stopped {
+				t.Errorf("the test went on; want it stopped with Fatal")
+			}
+			if took > 10*time.Second {
+				t.Errorf("the test failed after %s, want under 10s", took.Round(time.Millisecond))
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(report, w) {
+					t.Errorf("the failure does not say %q", w)
+				}
+			}
+		})
+	}
+}
+
+// recordingTB is a testing.TB whose failures are recorded rather than reported: Fatal
+// records and ends the goroutine, as testing's does.
+type recordingTB struct {
+	testing.TB
+
+	mu      sync.Mutex
+	lines   []string
+	stopped bool
+}
+
+func (r *recordingTB) Helper() {}
+
+func (r *recordingTB) Errorf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lines = append(r.lines, fmt.Sprintf(format, args...))
+}
+
+func (r *recordingTB) Error(args ...any) { r.Errorf("%s", fmt.Sprint(args...)) }
+
+func (r *recordingTB) Fatalf(format string, args ...any) {
+	r.Errorf(format, args...)
+	r.mu.Lock()
+	r.stopped = true
+	r.mu.Unlock()
+	runtime.Goexit()
+}
+
+func (r *recordingTB) Fatal(args ...any) { r.Fatalf("%s", fmt.Sprint(args...)) }
+
+func (r *recordingTB) FailNow() { r.Fatalf("FailNow") }
+
+func (r *recordingTB) Failed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.lines) > 0
+}
+
+func (r *recordingTB) String() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return strings.Join(r.lines, "\n")
 }
