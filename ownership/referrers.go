@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -27,6 +28,12 @@ import (
 //
 // EnqueueReferencing, given the same field, then reconciles the referrers of an object
 // that changes. Call it before the manager starts, once per field and type.
+//
+// An index makes the manager's cache wait, as it starts, for the referrers' informer to
+// sync, and controller-runtime gives that wait no timeout: an operator refused the list of
+// its referrers then never starts its controllers and hangs on shutdown, where without the
+// index its controller fails after its CacheSyncTimeout with a message. EnqueueReferrers
+// needs no index; prefer it unless a namespace holds many referrers.
 func IndexReferences[O client.Object](ctx context.Context, indexer client.FieldIndexer, field string, names func(O) []string) error {
 	obj := reflect.New(reflect.TypeFor[O]().Elem()).Interface().(O)
 	return indexer.IndexField(ctx, obj, field, func(o client.Object) []string {
@@ -61,6 +68,30 @@ func EnqueueReferencing(c client.Reader, list client.ObjectList, field string) h
 		var requests []reconcile.Request
 		_ = meta.EachListItem(referrers, func(o runtime.Object) error {
 			if r, ok := o.(client.Object); ok {
+				requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(r)})
+			}
+			return nil
+		})
+		return requests
+	})
+}
+
+// EnqueueReferrers is EnqueueReferencing without an index: every event on an object of a
+// referenced kind lists the referrers (list's kind, such as &v1alpha1.MemcachedList{}) in the
+// object's namespace from c, the manager's cache, and asks for a reconcile of each whose
+// names include the object's name. A list of the cache sends no request; it costs a walk
+// over the namespace's referrers per event, which is cheap where the referenced kind is
+// restricted (a label selector in the cache options) and the referrers are few.
+func EnqueueReferrers[O client.Object](c client.Reader, list client.ObjectList, names func(O) []string) handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
+		referrers := list.DeepCopyObject().(client.ObjectList)
+		if err := c.List(ctx, referrers, client.InNamespace(obj.GetNamespace())); err != nil {
+			log.FromContext(ctx).Error(err, "listing the referrers of an object", "namespace", obj.GetNamespace(), "name", obj.GetName())
+			return nil
+		}
+		var requests []reconcile.Request
+		_ = meta.EachListItem(referrers, func(o runtime.Object) error {
+			if r, ok := o.(O); ok && slices.Contains(names(r), obj.GetName()) {
 				requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(r)})
 			}
 			return nil

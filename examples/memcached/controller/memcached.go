@@ -42,9 +42,6 @@ const Image = "memcached:1.4.36-alpine"
 // manager caches those alone, not every ConfigMap of the cluster.
 const ConfigMapLabel = "cache.example.com/memcached-config"
 
-// configMapField indexes Memcacheds by the ConfigMap they name.
-const configMapField = "spec.configMapName"
-
 // foreignRecheck is how often a Memcached blocked by an object it does not own looks
 // again: that object's changes do not reach this controller.
 const foreignRecheck = time.Minute
@@ -60,26 +57,24 @@ func CacheOptions(o *cache.Options) {
 
 // Setup registers the Memcached controller with mgr, whose cache must use CacheOptions.
 func Setup(mgr ctrl.Manager) error {
-	err := ownership.IndexReferences(context.Background(), mgr.GetFieldIndexer(), configMapField,
-		func(mc *cachev1alpha1.Memcached) []string {
-			if mc.Spec.ConfigMapName == "" {
-				return nil
-			}
-			return []string{mc.Spec.ConfigMapName}
-		})
-	if err != nil {
-		return err
-	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&cachev1alpha1.Memcached{}).
 		// A rollout's burst of Deployment updates makes one reconcile.
 		Watches(&appsv1.Deployment{}, reconcile.EnqueueOwner(mgr, &cachev1alpha1.Memcached{})).
 		Watches(&corev1.Service{}, reconcile.EnqueueOwner(mgr, &cachev1alpha1.Memcached{})).
 		// A ConfigMap's change reaches exactly the Memcacheds that name it.
-		Watches(&corev1.ConfigMap{}, ownership.EnqueueReferencing(mgr.GetClient(), &cachev1alpha1.MemcachedList{}, configMapField)).
+		Watches(&corev1.ConfigMap{}, ownership.EnqueueReferrers(mgr.GetClient(), &cachev1alpha1.MemcachedList{}, configMapNames)).
 		Complete(reconcile.New(mgr.GetClient(), NewLogic(mgr.GetClient()),
 			reconcile.WithRecorder(mgr.GetEventRecorder("memcached-controller")),
 			reconcile.WithFieldOwner("memcached-operator")))
+}
+
+// configMapNames names the ConfigMaps a Memcached references.
+func configMapNames(mc *cachev1alpha1.Memcached) []string {
+	if mc.Spec.ConfigMapName == "" {
+		return nil
+	}
+	return []string{mc.Spec.ConfigMapName}
 }
 
 // NewLogic returns the Memcached controller's logic, which reconcile.New runs: what Setup
