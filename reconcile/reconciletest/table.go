@@ -2,7 +2,9 @@ package reconciletest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -40,6 +42,10 @@ import (
 // as the API server stores times, so that the transition times the shell stamps compare
 // equal to the ones a case expects. Read it; do not change it.
 var DefaultNow = time.Date(2030, time.January, 1, 12, 0, 0, 0, time.UTC)
+
+// CaseNamespace stands for the case's namespace, whose name is generated, in the text of
+// the events and of the error a case expects: "Deployment {namespace}/web exists".
+const CaseNamespace = "{namespace}"
 
 // ReconcilerTests is a table of reconciler tests. Each case creates the objects it
 // names in a namespace of its own on a real API server, builds the reconciler under
@@ -138,6 +144,13 @@ type ReconcilerTestCase struct {
 	// checked reconcile alone.
 	ReconciledBefore int
 
+	// Meanwhile, if set, runs after the reconciles of ReconciledBefore and before the
+	// one the case checks, with an administrator's client and the case's namespace:
+	// what the cluster does in between on an API server alone, where no controller
+	// runs. A Deployment controller's status, say, or a person's edit of the spec. An
+	// error fails the case.
+	Meanwhile func(ctx context.Context, c client.Client, namespace string) error
+
 	// Faults, if set, fail some of the requests of the checked reconcile, as Faults
 	// does. Wrap is not called: the case applies it to the reconciler's client.
 	Faults *Faults
@@ -165,19 +178,21 @@ type ReconcilerTestCase struct {
 	WantObjectsYAML string
 
 	// WantStatus, if not nil, is the status of the object reconciled afterwards, the
-	// value of its Status field, such as a v1alpha1.PodSetStatus. Transition times
-	// are compared too: the shell stamps them with the case's Clock.
+	// value of its Status field, such as a v1alpha1.PodSetStatus, with CaseNamespace
+	// for the case's namespace. Transition times are compared too: the shell stamps
+	// them with the case's Clock.
 	WantStatus any
 
 	// WantEvents are the events recorded, in order, as events.FakeRecorder formats
-	// them: "type reason note", such as "Normal Ready PodSet is ready".
+	// them, "type reason note", with CaseNamespace for the case's namespace: "Normal
+	// Ready the object is ready".
 	WantEvents []string
 
 	// WantResult is the result Reconcile returns.
 	WantResult rtreconcile.Result
 
-	// WantErr is part of the text of the error Reconcile returns; empty means no
-	// error.
+	// WantErr is part of the text of the error Reconcile returns, with CaseNamespace
+	// for the case's namespace; empty means no error.
 	WantErr string
 }
 
@@ -186,12 +201,7 @@ type ReconcilerTestCase struct {
 func (rt ReconcilerTests) Run(t *testing.T) {
 	t.Helper()
 	h := rt.harness(t)
-	// The mapper learns the cases' kinds here, once, rather than in every case at once.
-	for _, tc := range rt.Cases {
-		if objs, err := h.caseObjects(tc); err == nil {
-			h.anyClusterScoped(t, objs)
-		}
-	}
+	h.warmUp(t)
 	var (
 		mu   sync.Mutex
 		took []time.Duration
@@ -294,6 +304,32 @@ func mapperOf(cp *ControlPlane) (meta.RESTMapper, error) {
 	}
 	actual, _ := mappers.LoadOrStore(cp, m)
 	return actual.(meta.RESTMapper), nil
+}
+
+// warmUp pays once, before the cases, what the first request of a kind costs: the
+// mapper asks the server about the kind's API group, and the API server builds what
+// it tracks a custom resource's managed fields with, which takes seconds. The cases
+// then cost what they would cost in a long series.
+func (h *harness) warmUp(t testing.TB) {
+	t.Helper()
+	ns := h.cp.Namespace(t)
+	warm := map[schema.GroupVersionKind]bool{}
+	for _, tc := range h.rt.Cases {
+		objs, err := h.caseObjects(tc)
+		if err != nil {
+			continue // the case says so
+		}
+		for _, obj := range slices.Concat(objs.given, objs.want) {
+			gvk, err := apiutil.GVKForObject(obj, h.scheme)
+			if err != nil || warm[gvk] || !h.namespaced(t, obj) {
+				continue
+			}
+			warm[gvk] = true
+			obj.SetNamespace(ns)
+			obj.SetOwnerReferences(nil)
+			_, _ = h.defaulted(t.Context(), obj) // only its cost matters
+		}
+	}
 }
 
 // caseObjects are the objects of a case, copied, so that parallel cases never share
@@ -496,14 +532,26 @@ func (h *harness) run(t testing.TB, tc ReconcilerTestCase, objs caseObjects) {
 		}
 	}
 	drain(recorder)
+	if tc.Meanwhile != nil {
+		if err := tc.Meanwhile(ctx, h.admin, ns); err != nil {
+			t.Fatalf("reconciletest: Meanwhile: %v", err)
+		}
+	}
 	log.reset(true)
 	result, err := r.Reconcile(ctx, req)
 	log.disarm()
 
 	check := checker{t: t, log: &log}
+	if err != nil { // its text, as a table can write it
+		err = errors.New(strings.ReplaceAll(err.Error(), ns, CaseNamespace))
+	}
 	check.outcome(tc, result, err)
 	check.diff("the writes", tc.WantRequests, log.writes(), true)
-	check.diff("the events", tc.WantEvents, drain(recorder), false)
+	recorded := drain(recorder)
+	for i := range recorded {
+		recorded[i] = strings.ReplaceAll(recorded[i], ns, CaseNamespace)
+	}
+	check.diff("the events", tc.WantEvents, recorded, false)
 	if tc.WantStatus != nil {
 		h.checkStatus(&check, objs.given[0], tc.WantStatus)
 	}
@@ -660,6 +708,11 @@ func (c *checker) diff(what string, want, got []string, requests bool) {
 	msg := fmt.Sprintf("%s (-want +got):\n%s", what, d)
 	if requests {
 		msg += "every request the reconcile sent, in order:\n" + c.log.String()
+	} else if len(got) > 0 { // in full: go-cmp shortens long strings
+		msg += what + ", in full:\n"
+		for _, g := range got {
+			msg += fmt.Sprintf("  %q\n", g)
+		}
 	}
 	c.t.Errorf("%s", msg)
 }
@@ -676,9 +729,30 @@ func (h *harness) checkStatus(c *checker, obj client.Object, want any) {
 		c.t.Errorf("WantStatus: a %T has no Status field", live)
 		return
 	}
-	if d := cmp.Diff(want, status.Interface(), cmpopts.EquateEmpty()); d != "" {
+	got, err := withPlaceholder(status.Interface(), obj.GetNamespace())
+	if err != nil {
+		c.t.Errorf("reading the status of the object reconciled: %v", err)
+		return
+	}
+	if d := cmp.Diff(want, got, cmpopts.EquateEmpty()); d != "" {
 		c.t.Errorf("the status of %s %s (-want +got):\n%s", kindOf(h.scheme, obj), obj.GetName(), d)
 	}
+}
+
+// withPlaceholder returns a copy of status with CaseNamespace for every mention of the
+// case's namespace, as a message may name an object.
+func withPlaceholder(status any, ns string) (any, error) {
+	raw, err := json.Marshal(status)
+	if err != nil {
+		return nil, err
+	}
+	quoted, _ := json.Marshal(ns) // a namespace needs no escaping; this is its JSON all the same
+	raw = bytes.ReplaceAll(raw, quoted[1:len(quoted)-1], []byte(CaseNamespace))
+	out := reflect.New(reflect.TypeOf(status))
+	if err := json.Unmarshal(raw, out.Interface()); err != nil {
+		return nil, err
+	}
+	return out.Elem().Interface(), nil
 }
 
 // live reads an object of obj's type afresh.
@@ -695,7 +769,6 @@ var compareObjects = []cmp.Option{
 	cmpopts.IgnoreFields(metav1.ObjectMeta{}, "ResourceVersion", "UID", "CreationTimestamp",
 		"Generation", "ManagedFields", "GenerateName", "SelfLink"),
 	cmpopts.IgnoreTypes(metav1.TypeMeta{}),
-	cmpopts.IgnoreMapEntries(func(k, _ string) bool { return k == ownership.IntentAnnotation }),
 	cmpopts.EquateEmpty(),
 	// The status of the object itself: a pointer's Status field.
 	cmp.FilterPath(func(p cmp.Path) bool {
@@ -706,6 +779,19 @@ var compareObjects = []cmp.Option{
 		f, field := p[2].(cmp.StructField)
 		return indirect && field && f.Name() == "Status"
 	}, cmp.Ignore()),
+}
+
+// forgetIntent removes ownership.IntentAnnotation, a hash no person writes.
+func forgetIntent(obj client.Object) {
+	annotations := obj.GetAnnotations()
+	if _, ok := annotations[ownership.IntentAnnotation]; !ok {
+		return
+	}
+	delete(annotations, ownership.IntentAnnotation)
+	if len(annotations) == 0 {
+		annotations = nil
+	}
+	obj.SetAnnotations(annotations)
 }
 
 // checkObjects compares the objects that exist afterwards with those wanted.
@@ -751,6 +837,8 @@ func (h *harness) checkObjects(c *checker, ns string, want []client.Object) {
 			c.t.Errorf("WantObjects: %s %s as the API server would store it: %v", gvk.Kind, w.GetName(), err)
 			continue
 		}
+		forgetIntent(defaulted)
+		forgetIntent(live)
 		if d := cmp.Diff(defaulted, live, compareObjects...); d != "" {
 			c.t.Errorf("%s %s (-want +got):\n%s", gvk.Kind, w.GetName(), d)
 		}
