@@ -1,0 +1,966 @@
+package reconciletest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/yaml"
+
+	"github.com/reconcilekit/reconcilekit/ownership"
+)
+
+// DefaultNow is the time of a case's Clock unless the case sets Now: a whole second,
+// as the API server stores times, so that the transition times the shell stamps compare
+// equal to the ones a case expects. Read it; do not change it.
+var DefaultNow = time.Date(2030, time.January, 1, 12, 0, 0, 0, time.UTC)
+
+// CaseNamespace stands for the case's namespace, whose name is generated, in the text of
+// the events and of the error a case expects: "Deployment {namespace}/web exists".
+const CaseNamespace = "{namespace}"
+
+// ReconcilerTests is a table of reconciler tests. Each case creates the objects it
+// names in a namespace of its own on a real API server, builds the reconciler under
+// test, calls its Reconcile once with the case's object, and checks what happened: the
+// writes sent, the objects that exist afterwards, the status written, the events
+// recorded and the result returned.
+//
+// There is no manager and no cache, so a case costs a few requests: tens of
+// milliseconds rather than the seconds of a test that runs the operator. What it does
+// not prove is what needs the operator running: watches, the garbage collector, RBAC,
+// how reconciles follow one another. The tests that run the operator keep that.
+//
+// Set the fields, then Run. A table may be a package variable; Run does not change it.
+type ReconcilerTests struct {
+	// ControlPlane is the API server the cases share. Nil: Run starts one for the
+	// table, an API server alone with the CRDs of CRDDirectories, and stops it at
+	// the end. Share one among tables with StartAPIServer, or give Start's in a
+	// TestMain. An API server alone is the right one: in a cluster, controllers
+	// act on the cases' objects while they are checked.
+	ControlPlane *ControlPlane
+
+	// CRDDirectories hold the CustomResourceDefinitions to install when Run starts
+	// the control plane.
+	CRDDirectories []string
+
+	// AddToScheme adds the API types of the cases' objects to a scheme; client-go's
+	// types are always there. Every object a case names must be of a type the
+	// scheme knows.
+	AddToScheme func(*runtime.Scheme) error
+
+	// Reconciler builds the reconciler under test for one case, from the client,
+	// clock and recorder the case gives it. Required.
+	Reconciler func(Deps) rtreconcile.Reconciler
+
+	// Restricted makes each case's namespace enforce the restricted Pod Security
+	// Standard, as the operators' own tests do: a pod the reconciler creates that
+	// could run as root is refused, as a hardened cluster would refuse it.
+	Restricted bool
+
+	// Cases are the cases, run in parallel unless they name cluster-scoped objects.
+	Cases []ReconcilerTestCase
+}
+
+// Deps is what a case gives the reconciler it builds.
+type Deps struct {
+	// Client is a client of the case's API server, authenticated as an
+	// administrator, with no cache: every read and write reaches the server, and the
+	// case sees each at the transport. Use it for both reads and writes, even for
+	// a reconciler that takes an uncached reader of its own.
+	Client client.Client
+
+	// Clock reads the case's Now until the reconciler moves it. Give it to
+	// reconcile.WithClock.
+	Clock *Clock
+
+	// Recorder collects the events the reconciler records, for WantEvents. Give it
+	// to reconcile.WithRecorder.
+	Recorder events.EventRecorder
+}
+
+// ReconcilerTestCase is one case of a ReconcilerTests: what exists, the object
+// reconciled, and what must happen. The zero value of each Want field but WantObjects
+// and WantStatus expects nothing: no writes, no events, an empty result, no error. So a
+// case states every write and event the reconcile makes, and one it did not expect
+// fails it.
+//
+// Objects are written without a namespace: every namespaced object is put in the
+// case's namespace, whatever its own says. An owner reference without a UID names an
+// object of the case by API version, kind and name, and gets its UID, so that a child
+// can be owned by an object that does not exist yet when the table is written.
+// Cluster-scoped objects keep their names; a case that names one runs alone (not in
+// parallel), and deletes the cluster-scoped objects it names when it ends.
+type ReconcilerTestCase struct {
+	// Name names the case's subtest and, through it, its namespace.
+	Name string
+
+	// Object is the object to reconcile, created first, with its status if it has
+	// one. Required.
+	Object client.Object
+
+	// Given are the other objects that exist before the reconcile, created in order
+	// after Object, each with its status if it has one: a Deployment with ready
+	// replicas, a pod that has succeeded.
+	Given []client.Object
+
+	// GivenYAML holds more of them as manifests, separated by "---" lines, created
+	// after Given.
+	GivenYAML string
+
+	// Now is the time of the case's Clock; zero means DefaultNow.
+	Now time.Time
+
+	// ReconciledBefore is how many times the object is reconciled, unchecked, before
+	// the reconcile the case checks: with 1, the case checks a second reconcile, which
+	// a converged reconciler makes without a write. Faults and WantEvents are for the
+	// checked reconcile alone.
+	ReconciledBefore int
+
+	// Meanwhile, if set, runs after the reconciles of ReconciledBefore and before the
+	// one the case checks, with an administrator's client and the case's namespace:
+	// what the cluster does in between on an API server alone, where no controller
+	// runs. A Deployment controller's status, say, or a person's edit of the spec. An
+	// error fails the case.
+	Meanwhile func(ctx context.Context, c client.Client, namespace string) error
+
+	// Faults, if set, fail some of the requests of the checked reconcile, as Faults
+	// does. Wrap is not called: the case applies it to the reconciler's client.
+	Faults *Faults
+
+	// WantRequests are the writes the reconcile sends, in order, each as "verb
+	// resource": "create deployments", "patch podsets/status". Verbs and resources
+	// are named as Counter names them. A request failed by Faults was sent, and is
+	// listed. Reads are not compared, since a manager would serve most from its
+	// cache; the failure message lists them all.
+	WantRequests []string
+
+	// WantObjects are objects that exist afterwards. Each is defaulted by the API
+	// server (a dry-run create) and compared with the live object of its kind and
+	// name with go-cmp. Not compared: resourceVersion, uid, creationTimestamp,
+	// generation, managedFields, generateName, ownership.IntentAnnotation (a hash no
+	// person writes), an empty field with a missing one, and status: the status of
+	// the object reconciled is WantStatus's, and nothing writes the status of the
+	// others on an API server alone. Every kind named here is listed whole: an object
+	// of that kind in the case's namespace that WantObjects does not name fails the
+	// case, as does one it names that does not exist. Cluster-scoped objects are
+	// compared by name alone.
+	WantObjects []client.Object
+
+	// WantObjectsYAML holds more of them as manifests, separated by "---" lines.
+	WantObjectsYAML string
+
+	// WantStatus, if not nil, is the status of the object reconciled afterwards, the
+	// value of its Status field, such as a v1alpha1.PodSetStatus, with CaseNamespace
+	// for the case's namespace. Transition times are compared too: the shell stamps
+	// them with the case's Clock.
+	WantStatus any
+
+	// WantEvents are the events recorded, in order, as events.FakeRecorder formats
+	// them, "type reason note", with CaseNamespace for the case's namespace: "Normal
+	// Ready the object is ready".
+	WantEvents []string
+
+	// WantResult is the result Reconcile returns.
+	WantResult rtreconcile.Result
+
+	// WantErr is part of the text of the error Reconcile returns, with CaseNamespace
+	// for the case's namespace; empty means no error.
+	WantErr string
+}
+
+// Run runs every case as a subtest of t, each in a namespace of its own on the table's
+// control plane, and logs the time the cases took once they have all run.
+func (rt ReconcilerTests) Run(t *testing.T) {
+	t.Helper()
+	h := rt.harness(t)
+	h.warmUp(t)
+	var (
+		mu   sync.Mutex
+		took []time.Duration
+	)
+	t.Cleanup(func() { // after every subtest, parallel ones included
+		if len(took) > 0 {
+			t.Logf("table tests: %s", summarize(took))
+		}
+	})
+	for _, tc := range rt.Cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			objs, err := h.caseObjects(tc)
+			if err != nil {
+				t.Fatalf("reconciletest: %v", err)
+			}
+			if !h.anyClusterScoped(t, objs) {
+				t.Parallel()
+			}
+			start := time.Now()
+			h.run(t, tc, objs)
+			mu.Lock()
+			took = append(took, time.Since(start))
+			mu.Unlock()
+		})
+	}
+}
+
+// RunCase runs one case on t, in the calling goroutine: for a case that is no table's,
+// or a testing.TB of the test's own. Without a ControlPlane it starts one for t.
+func (rt ReconcilerTests) RunCase(t testing.TB, tc ReconcilerTestCase) {
+	t.Helper()
+	h := rt.harness(t)
+	objs, err := h.caseObjects(tc)
+	if err != nil {
+		t.Fatalf("reconciletest: %v", err)
+	}
+	h.run(t, tc, objs)
+}
+
+// harness is what the cases of one table share.
+type harness struct {
+	rt      ReconcilerTests
+	cp      *ControlPlane
+	scheme  *runtime.Scheme
+	decoder runtime.Decoder
+	admin   client.Client // an administrator's, uncounted: the case's own moves
+}
+
+func (rt ReconcilerTests) harness(t testing.TB) *harness {
+	t.Helper()
+	if rt.Reconciler == nil {
+		t.Fatal("reconciletest: ReconcilerTests.Reconciler is nil")
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatalf("reconciletest: %v", err)
+	}
+	if rt.AddToScheme != nil {
+		if err := rt.AddToScheme(scheme); err != nil {
+			t.Fatalf("reconciletest: %v", err)
+		}
+	}
+	cp := rt.ControlPlane
+	if cp == nil {
+		cp = StartAPIServer(t, rt.CRDDirectories...)
+	}
+	mapper, err := mapperOf(cp)
+	if err != nil {
+		t.Fatalf("reconciletest: %v", err)
+	}
+	admin, err := client.New(cp.Config, client.Options{Scheme: scheme, Mapper: mapper})
+	if err != nil {
+		t.Fatalf("reconciletest: %v", err)
+	}
+	return &harness{
+		rt:      rt,
+		cp:      cp,
+		scheme:  scheme,
+		decoder: serializer.NewCodecFactory(scheme).UniversalDeserializer(),
+		admin:   admin,
+	}
+}
+
+// mappers hold a RESTMapper for each control plane, shared by every table and case
+// that runs on it: a mapper learns an API group by asking the server, which costs more
+// than a whole case, and need ask only once.
+var mappers sync.Map // *ControlPlane → meta.RESTMapper
+
+func mapperOf(cp *ControlPlane) (meta.RESTMapper, error) {
+	if m, ok := mappers.Load(cp); ok {
+		return m.(meta.RESTMapper), nil
+	}
+	httpClient, err := rest.HTTPClientFor(cp.Config)
+	if err != nil {
+		return nil, err
+	}
+	m, err := apiutil.NewDynamicRESTMapper(cp.Config, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	actual, _ := mappers.LoadOrStore(cp, m)
+	return actual.(meta.RESTMapper), nil
+}
+
+// warmUp pays once, before the cases, what the first request of a kind costs: the
+// mapper asks the server about the kind's API group, and the API server builds what
+// it tracks a custom resource's managed fields with, which takes seconds. The cases
+// then cost what they would cost in a long series.
+func (h *harness) warmUp(t testing.TB) {
+	t.Helper()
+	ns := h.cp.Namespace(t)
+	warm := map[schema.GroupVersionKind]bool{}
+	for _, tc := range h.rt.Cases {
+		objs, err := h.caseObjects(tc)
+		if err != nil {
+			continue // the case says so
+		}
+		for _, obj := range slices.Concat(objs.given, objs.want) {
+			gvk, err := apiutil.GVKForObject(obj, h.scheme)
+			if err != nil || warm[gvk] || !h.namespaced(t, obj) {
+				continue
+			}
+			warm[gvk] = true
+			obj.SetNamespace(ns)
+			obj.SetOwnerReferences(nil)
+			_, _ = h.defaulted(t.Context(), obj) // only its cost matters
+		}
+	}
+}
+
+// caseObjects are the objects of a case, copied, so that parallel cases never share
+// one and a table can reuse an object in several.
+type caseObjects struct {
+	given []client.Object // Object first
+	want  []client.Object
+}
+
+func (h *harness) caseObjects(tc ReconcilerTestCase) (caseObjects, error) {
+	if tc.Object == nil {
+		return caseObjects{}, errors.New("the case has no Object to reconcile")
+	}
+	var objs caseObjects
+	objs.given = append(objs.given, tc.Object.DeepCopyObject().(client.Object))
+	for _, o := range tc.Given {
+		objs.given = append(objs.given, o.DeepCopyObject().(client.Object))
+	}
+	more, err := h.decode(tc.GivenYAML)
+	if err != nil {
+		return caseObjects{}, fmt.Errorf("GivenYAML: %w", err)
+	}
+	objs.given = append(objs.given, more...)
+	for _, o := range tc.WantObjects {
+		objs.want = append(objs.want, o.DeepCopyObject().(client.Object))
+	}
+	if more, err = h.decode(tc.WantObjectsYAML); err != nil {
+		return caseObjects{}, fmt.Errorf("WantObjectsYAML: %w", err)
+	}
+	objs.want = append(objs.want, more...)
+	return objs, nil
+}
+
+// decode decodes manifests separated by "---" lines into typed objects.
+func (h *harness) decode(manifests string) ([]client.Object, error) {
+	var objs []client.Object
+	r := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(manifests)))
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return objs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		var probe map[string]any
+		if err := yaml.Unmarshal(doc, &probe); err != nil {
+			return nil, err
+		}
+		if len(probe) == 0 { // a comment, or nothing
+			continue
+		}
+		obj, _, err := h.decoder.Decode(doc, nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		o, ok := obj.(client.Object)
+		if !ok {
+			return nil, fmt.Errorf("a %T is not an object", obj)
+		}
+		objs = append(objs, o)
+	}
+}
+
+func (h *harness) anyClusterScoped(t testing.TB, objs caseObjects) bool {
+	t.Helper()
+	for _, o := range slices.Concat(objs.given, objs.want) {
+		if !h.namespaced(t, o) {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *harness) namespaced(t testing.TB, obj client.Object) bool {
+	t.Helper()
+	namespaced, err := h.admin.IsObjectNamespaced(obj)
+	if err != nil {
+		t.Fatalf("reconciletest: is a %T namespaced? %v", obj, err)
+	}
+	return namespaced
+}
+
+// sent is a request the reconciler sent, as the failure message shows it.
+type sent struct {
+	verb, resource, name string
+	code                 int
+	faulted              bool
+}
+
+func (s sent) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s", s.verb, s.resource)
+	if s.name != "" {
+		fmt.Fprintf(&b, " %s", s.name)
+	}
+	switch {
+	case s.faulted:
+		fmt.Fprintf(&b, " → %d (Faults)", s.code)
+	case s.code != 0:
+		fmt.Fprintf(&b, " → %d", s.code)
+	default:
+		b.WriteString(" → no answer")
+	}
+	return b.String()
+}
+
+// requestLog is every request of a case's reconciler, in order.
+type requestLog struct {
+	mu    sync.Mutex
+	sent  []sent
+	armed bool // faults apply
+}
+
+func (l *requestLog) writes() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var w []string
+	for _, s := range l.sent {
+		if isWrite(s.verb) {
+			w = append(w, s.verb+" "+s.resource)
+		}
+	}
+	return w
+}
+
+func (l *requestLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.sent) == 0 {
+		return "  none\n"
+	}
+	var b strings.Builder
+	for _, s := range l.sent {
+		fmt.Fprintf(&b, "  %s\n", s)
+	}
+	return b.String()
+}
+
+func (l *requestLog) reset(armed bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sent, l.armed = nil, armed
+}
+
+// run runs one case on t.
+func (h *harness) run(t testing.TB, tc ReconcilerTestCase, objs caseObjects) {
+	t.Helper()
+	ctx := t.Context()
+	var ns string
+	if h.rt.Restricted {
+		ns = h.cp.RestrictedNamespace(t)
+	} else {
+		ns = h.cp.Namespace(t)
+	}
+	for _, obj := range objs.given {
+		h.create(t, ns, obj)
+	}
+	key := client.ObjectKeyFromObject(objs.given[0])
+
+	// The reconciler's client: every request logged, and failed by the case's
+	// Faults once armed.
+	var log requestLog
+	cfg := Intercept(h.cp.Config, func(r *Request) (*http.Response, error) {
+		s := sent{verb: r.Verb, resource: r.resource(), name: r.Name}
+		log.mu.Lock()
+		armed := log.armed
+		log.mu.Unlock()
+		var (
+			resp *http.Response
+			err  error
+		)
+		if armed && tc.Faults != nil && tc.Faults.strike(r) {
+			resp, s.faulted = tc.Faults.fail(r), true
+		} else {
+			resp, err = r.Send()
+		}
+		if resp != nil {
+			s.code = resp.StatusCode
+		}
+		log.mu.Lock()
+		log.sent = append(log.sent, s)
+		log.mu.Unlock()
+		return resp, err
+	})
+	c, err := client.New(cfg, client.Options{Scheme: h.scheme, Mapper: h.admin.RESTMapper()})
+	if err != nil {
+		t.Fatalf("reconciletest: %v", err)
+	}
+	now := tc.Now
+	if now.IsZero() {
+		now = DefaultNow
+	}
+	recorder := events.NewFakeRecorder(1000)
+	r := h.rt.Reconciler(Deps{Client: c, Clock: NewClock(now), Recorder: recorder})
+	req := rtreconcile.Request{NamespacedName: key}
+	for i := range tc.ReconciledBefore {
+		if _, err := r.Reconcile(ctx, req); err != nil {
+			t.Logf("reconciletest: reconcile %d of ReconciledBefore returned %v", i+1, err)
+		}
+	}
+	drain(recorder)
+	if tc.Meanwhile != nil {
+		if err := tc.Meanwhile(ctx, h.admin, ns); err != nil {
+			t.Fatalf("reconciletest: Meanwhile: %v", err)
+		}
+	}
+	log.reset(true)
+	result, err := r.Reconcile(ctx, req)
+	log.disarm()
+
+	check := checker{t: t, log: &log}
+	if err != nil { // its text, as a table can write it
+		err = errors.New(strings.ReplaceAll(err.Error(), ns, CaseNamespace))
+	}
+	check.outcome(tc, result, err)
+	check.diff("the writes", tc.WantRequests, log.writes(), true)
+	recorded := drain(recorder)
+	for i := range recorded {
+		recorded[i] = strings.ReplaceAll(recorded[i], ns, CaseNamespace)
+	}
+	check.diff("the events", tc.WantEvents, recorded, false)
+	if tc.WantStatus != nil {
+		h.checkStatus(&check, objs.given[0], tc.WantStatus)
+	}
+	h.checkObjects(&check, ns, objs.want)
+}
+
+// disarm stops the faults and keeps the log.
+func (l *requestLog) disarm() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.armed = false
+}
+
+// drain returns the events recorded so far.
+func drain(r *events.FakeRecorder) []string {
+	var got []string
+	for {
+		select {
+		case e := <-r.Events:
+			got = append(got, e)
+		default:
+			return got
+		}
+	}
+}
+
+// create creates a case's object in its namespace, then writes its status, which a
+// create ignores where there is a status subresource.
+func (h *harness) create(t testing.TB, ns string, obj client.Object) {
+	t.Helper()
+	ctx := t.Context()
+	if h.namespaced(t, obj) {
+		obj.SetNamespace(ns)
+	} else {
+		obj.SetNamespace("")
+		t.Cleanup(func() { h.deleteClusterScoped(t, obj) })
+	}
+	h.resolveOwners(t, obj)
+	gvk, err := apiutil.GVKForObject(obj, h.scheme)
+	if err != nil {
+		t.Fatalf("reconciletest: %v", err)
+	}
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		t.Fatalf("reconciletest: %v", err)
+	}
+	u := &unstructured.Unstructured{Object: content}
+	u.SetGroupVersionKind(gvk)
+	status, _ := content["status"].(map[string]any)
+	if err := h.admin.Create(ctx, u); err != nil {
+		t.Fatalf("reconciletest: creating %s %s: %v", gvk.Kind, obj.GetName(), err)
+	}
+	if len(status) == 0 {
+		return
+	}
+	stored, _ := u.Object["status"].(map[string]any)
+	merged := merge(stored, status)
+	if reflect.DeepEqual(stored, merged) { // no status subresource: the create kept it
+		return
+	}
+	u.Object["status"] = merged
+	if err := h.admin.Status().Update(ctx, u); err != nil {
+		t.Fatalf("reconciletest: writing the status of %s %s: %v", gvk.Kind, obj.GetName(), err)
+	}
+}
+
+// merge returns the status the API server stored with the given one written over it:
+// kept are the fields the server set on create (a pod's qosClass), which a status
+// update may not remove.
+func merge(stored, given map[string]any) map[string]any {
+	out := make(map[string]any, len(stored)+len(given))
+	for k, v := range stored {
+		out[k] = v
+	}
+	for k, v := range given {
+		s, sok := out[k].(map[string]any)
+		g, gok := v.(map[string]any)
+		if sok && gok {
+			out[k] = merge(s, g)
+		} else {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func (h *harness) deleteClusterScoped(t testing.TB, obj client.Object) {
+	u := &unstructured.Unstructured{}
+	gvk, err := apiutil.GVKForObject(obj, h.scheme)
+	if err != nil {
+		return // create said so already
+	}
+	u.SetGroupVersionKind(gvk)
+	u.SetName(obj.GetName())
+	// The test's context is done by the time cleanups run.
+	if err := h.admin.Delete(context.Background(), u); client.IgnoreNotFound(err) != nil {
+		t.Errorf("reconciletest: deleting %s %s: %v", gvk.Kind, obj.GetName(), err)
+	}
+}
+
+// resolveOwners gives each owner reference without a UID the UID of the object it
+// names, which must exist.
+func (h *harness) resolveOwners(t testing.TB, obj client.Object) {
+	t.Helper()
+	refs := obj.GetOwnerReferences()
+	for i, ref := range refs {
+		if ref.UID != "" {
+			continue
+		}
+		owner := &unstructured.Unstructured{}
+		owner.SetGroupVersionKind(schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind))
+		key := client.ObjectKey{Name: ref.Name}
+		if h.namespaced(t, owner) {
+			key.Namespace = obj.GetNamespace()
+		}
+		if err := h.admin.Get(t.Context(), key, owner); err != nil {
+			t.Fatalf("reconciletest: the owner %s %s of %s: %v", ref.Kind, ref.Name, obj.GetName(), err)
+		}
+		refs[i].UID = owner.GetUID()
+	}
+	obj.SetOwnerReferences(refs)
+}
+
+// checker reports what a case got wrong, each with the diff and, for requests, what
+// was sent.
+type checker struct {
+	t   testing.TB
+	log *requestLog
+}
+
+func (c *checker) outcome(tc ReconcilerTestCase, result rtreconcile.Result, err error) {
+	c.t.Helper()
+	switch {
+	case err == nil && tc.WantErr != "":
+		c.t.Errorf("Reconcile returned no error; want one containing %q", tc.WantErr)
+	case err != nil && tc.WantErr == "":
+		c.t.Errorf("Reconcile returned the error %q; want none", err)
+	case err != nil && !strings.Contains(err.Error(), tc.WantErr):
+		c.t.Errorf("Reconcile returned the error %q; want one containing %q", err, tc.WantErr)
+	}
+	if d := cmp.Diff(tc.WantResult, result); d != "" {
+		c.t.Errorf("the result (-want +got):\n%s", d)
+	}
+}
+
+// diff compares two lists of strings, and shows every request sent with a difference
+// in requests.
+func (c *checker) diff(what string, want, got []string, requests bool) {
+	c.t.Helper()
+	d := cmp.Diff(want, got, cmpopts.EquateEmpty())
+	if d == "" {
+		return
+	}
+	msg := fmt.Sprintf("%s (-want +got):\n%s", what, d)
+	if requests {
+		msg += "every request the reconcile sent, in order:\n" + c.log.String()
+	} else if len(got) > 0 { // in full: go-cmp shortens long strings
+		msg += what + ", in full:\n"
+		for _, g := range got {
+			msg += fmt.Sprintf("  %q\n", g)
+		}
+	}
+	c.t.Errorf("%s", msg)
+}
+
+func (h *harness) checkStatus(c *checker, obj client.Object, want any) {
+	c.t.Helper()
+	live, err := h.live(c.t.Context(), obj, client.ObjectKeyFromObject(obj))
+	if err != nil {
+		c.t.Errorf("reading the object reconciled: %v", err)
+		return
+	}
+	status := reflect.ValueOf(live).Elem().FieldByName("Status")
+	if !status.IsValid() {
+		c.t.Errorf("WantStatus: a %T has no Status field", live)
+		return
+	}
+	got, err := withPlaceholder(status.Interface(), obj.GetNamespace())
+	if err != nil {
+		c.t.Errorf("reading the status of the object reconciled: %v", err)
+		return
+	}
+	if d := cmp.Diff(want, got, cmpopts.EquateEmpty()); d != "" {
+		c.t.Errorf("the status of %s %s (-want +got):\n%s", kindOf(h.scheme, obj), obj.GetName(), d)
+	}
+}
+
+// withPlaceholder returns a copy of status with CaseNamespace for every mention of the
+// case's namespace, as a message may name an object.
+func withPlaceholder(status any, ns string) (any, error) {
+	raw, err := json.Marshal(status)
+	if err != nil {
+		return nil, err
+	}
+	quoted, _ := json.Marshal(ns) // a namespace needs no escaping; this is its JSON all the same
+	raw = bytes.ReplaceAll(raw, quoted[1:len(quoted)-1], []byte(CaseNamespace))
+	out := reflect.New(reflect.TypeOf(status))
+	if err := json.Unmarshal(raw, out.Interface()); err != nil {
+		return nil, err
+	}
+	return out.Elem().Interface(), nil
+}
+
+// live reads an object of obj's type afresh.
+func (h *harness) live(ctx context.Context, obj client.Object, key client.ObjectKey) (client.Object, error) {
+	fresh := obj.DeepCopyObject().(client.Object)
+	if err := h.admin.Get(ctx, key, fresh); err != nil {
+		return nil, err
+	}
+	return fresh, nil
+}
+
+// compareObjects are the go-cmp options objects are compared with.
+var compareObjects = []cmp.Option{
+	cmpopts.IgnoreFields(metav1.ObjectMeta{}, "ResourceVersion", "UID", "CreationTimestamp",
+		"Generation", "ManagedFields", "GenerateName", "SelfLink"),
+	cmpopts.IgnoreTypes(metav1.TypeMeta{}),
+	cmpopts.EquateEmpty(),
+	// The status of the object itself: a pointer's Status field.
+	cmp.FilterPath(func(p cmp.Path) bool {
+		if len(p) != 3 {
+			return false
+		}
+		_, indirect := p[1].(cmp.Indirect)
+		f, field := p[2].(cmp.StructField)
+		return indirect && field && f.Name() == "Status"
+	}, cmp.Ignore()),
+}
+
+// forgetIntent removes ownership.IntentAnnotation, a hash no person writes.
+func forgetIntent(obj client.Object) {
+	annotations := obj.GetAnnotations()
+	if _, ok := annotations[ownership.IntentAnnotation]; !ok {
+		return
+	}
+	delete(annotations, ownership.IntentAnnotation)
+	if len(annotations) == 0 {
+		annotations = nil
+	}
+	obj.SetAnnotations(annotations)
+}
+
+// checkObjects compares the objects that exist afterwards with those wanted.
+func (h *harness) checkObjects(c *checker, ns string, want []client.Object) {
+	c.t.Helper()
+	ctx := c.t.Context()
+	var kinds []schema.GroupVersionKind
+	wanted := map[schema.GroupVersionKind]map[string]bool{}
+	seen := map[schema.GroupVersionKind]string{} // the newest resourceVersion read, by kind
+	for _, w := range want {
+		gvk, err := apiutil.GVKForObject(w, h.scheme)
+		if err != nil {
+			c.t.Errorf("WantObjects: %v", err)
+			continue
+		}
+		if !slices.Contains(kinds, gvk) {
+			kinds = append(kinds, gvk)
+			wanted[gvk] = map[string]bool{}
+		}
+		wanted[gvk][w.GetName()] = true
+		namespaced := h.namespaced(c.t, w)
+		key := client.ObjectKey{Name: w.GetName()}
+		if namespaced {
+			w.SetNamespace(ns)
+			key.Namespace = ns
+		} else {
+			w.SetNamespace("")
+		}
+		live, err := h.live(ctx, w, key)
+		if apierrors.IsNotFound(err) {
+			c.t.Errorf("%s %s does not exist; WantObjects has it", gvk.Kind, w.GetName())
+			continue
+		} else if err != nil {
+			c.t.Errorf("reading %s %s: %v", gvk.Kind, w.GetName(), err)
+			continue
+		}
+		seen[gvk] = newer(seen[gvk], live.GetResourceVersion())
+		if !h.resolveWantedOwners(c, w) {
+			continue
+		}
+		defaulted, err := h.defaulted(ctx, w)
+		if err != nil {
+			c.t.Errorf("WantObjects: %s %s as the API server would store it: %v", gvk.Kind, w.GetName(), err)
+			continue
+		}
+		forgetIntent(defaulted)
+		forgetIntent(live)
+		if d := cmp.Diff(defaulted, live, compareObjects...); d != "" {
+			c.t.Errorf("%s %s (-want +got):\n%s", gvk.Kind, w.GetName(), d)
+		}
+	}
+	// Every object of a namespaced kind wanted is wanted by name.
+	for _, gvk := range kinds {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		probe := &unstructured.Unstructured{}
+		probe.SetGroupVersionKind(gvk)
+		if !h.namespaced(c.t, probe) {
+			continue
+		}
+		// A list that must be consistent waits for the API server's watch cache to
+		// catch up with etcd, which takes up to a tenth of a second: more than the rest
+		// of a case. This one needs to be no older than the objects just read (it holds
+		// every object created before them), and each object it holds that the case
+		// does not want is read again, consistently, before it fails the case.
+		opts := &metav1.ListOptions{ResourceVersion: "0"}
+		if rv := seen[gvk]; rv != "" {
+			opts = &metav1.ListOptions{ResourceVersion: rv, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan}
+		}
+		if err := h.admin.List(ctx, list, client.InNamespace(ns), &client.ListOptions{Raw: opts}); err != nil {
+			c.t.Errorf("listing %s: %v", gvk.Kind, err)
+			continue
+		}
+		for _, item := range list.Items {
+			if wanted[gvk][item.GetName()] {
+				continue
+			}
+			err := h.admin.Get(ctx, client.ObjectKeyFromObject(&item), &item)
+			if apierrors.IsNotFound(err) {
+				continue // deleted since the list's resourceVersion
+			}
+			c.t.Errorf("%s %s exists; WantObjects does not have it%s", gvk.Kind, item.GetName(), ownedBy(item.GetOwnerReferences()))
+		}
+	}
+}
+
+// newer returns the newer of two resourceVersions read from the same kind. They are
+// opaque to clients in general; etcd's are increasing integers, and an API server alone
+// has no other storage.
+func newer(a, b string) string {
+	x, errA := strconv.ParseUint(a, 10, 64)
+	y, errB := strconv.ParseUint(b, 10, 64)
+	switch {
+	case errA != nil:
+		return b
+	case errB != nil || x >= y:
+		return a
+	}
+	return b
+}
+
+func ownedBy(refs []metav1.OwnerReference) string {
+	for _, ref := range refs {
+		if ref.Controller != nil && *ref.Controller {
+			return fmt.Sprintf(" (controlled by %s %s)", ref.Kind, ref.Name)
+		}
+	}
+	return ""
+}
+
+// resolveWantedOwners is resolveOwners for a wanted object, whose owner may be missing:
+// that fails the case, not the test.
+func (h *harness) resolveWantedOwners(c *checker, obj client.Object) bool {
+	c.t.Helper()
+	refs := obj.GetOwnerReferences()
+	for i, ref := range refs {
+		if ref.UID != "" {
+			continue
+		}
+		owner := &unstructured.Unstructured{}
+		owner.SetGroupVersionKind(schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind))
+		key := client.ObjectKey{Name: ref.Name}
+		if h.namespaced(c.t, owner) {
+			key.Namespace = obj.GetNamespace()
+		}
+		if err := h.admin.Get(c.t.Context(), key, owner); err != nil {
+			c.t.Errorf("WantObjects: the owner %s %s of %s: %v", ref.Kind, ref.Name, obj.GetName(), err)
+			return false
+		}
+		refs[i].UID = owner.GetUID()
+	}
+	obj.SetOwnerReferences(refs)
+	return true
+}
+
+// defaulted returns obj as the API server would store it, defaults and admission
+// included, by a dry-run create under a generated name: an object of its name exists.
+func (h *harness) defaulted(ctx context.Context, obj client.Object) (client.Object, error) {
+	d := obj.DeepCopyObject().(client.Object)
+	name := d.GetName()
+	d.SetName("")
+	d.SetGenerateName("want-")
+	d.SetResourceVersion("")
+	if err := h.admin.Create(ctx, d, client.DryRunAll); err != nil {
+		return nil, err
+	}
+	d.SetName(name)
+	d.SetGenerateName("")
+	return d, nil
+}
+
+func kindOf(scheme *runtime.Scheme, obj client.Object) string {
+	gvk, err := apiutil.GVKForObject(obj, scheme)
+	if err != nil {
+		return fmt.Sprintf("%T", obj)
+	}
+	return gvk.Kind
+}
+
+// summarize describes the times cases took.
+func summarize(took []time.Duration) string {
+	sorted := slices.Clone(took)
+	slices.Sort(sorted)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	p95 := sorted[min(len(sorted)-1, (len(sorted)*95+99)/100-1)]
+	var total time.Duration
+	for _, d := range took {
+		total += d
+	}
+	return fmt.Sprintf("cases=%d median_case_ms=%.1f p95_case_ms=%.1f total_case_ms=%.1f",
+		len(took), ms(sorted[len(sorted)/2]), ms(p95), ms(total))
+}
