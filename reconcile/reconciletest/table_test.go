@@ -97,25 +97,25 @@ func webConfig(image string) *corev1.ConfigMap {
 	return configMapOf(web(image))
 }
 
-// recordingTB is a testing.TB whose failures are recorded, not reported, to test the
+// errorRecorder is a testing.TB whose errors are recorded, not reported, to test the
 // failure messages of a case that must fail.
-type recordingTB struct {
+type errorRecorder struct {
 	testing.TB
 	mu     sync.Mutex
 	errors []string
 }
 
-func (r *recordingTB) Helper() {}
+func (r *errorRecorder) Helper() {}
 
-func (r *recordingTB) Errorf(format string, args ...any) {
+func (r *errorRecorder) Errorf(format string, args ...any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.errors = append(r.errors, fmt.Sprintf(format, args...))
 }
 
-func (r *recordingTB) Error(args ...any) { r.Errorf("%s", fmt.Sprint(args...)) }
+func (r *errorRecorder) Error(args ...any) { r.Errorf("%s", fmt.Sprint(args...)) }
 
-func (r *recordingTB) message() string {
+func (r *errorRecorder) message() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return strings.Join(r.errors, "\n")
@@ -185,7 +185,7 @@ metadata: {name: none-of-this-kind}
 		table.Cases = table.Cases[:len(table.Cases)-1]
 		table.Run(t)
 
-		rec := &recordingTB{TB: t}
+		rec := &errorRecorder{TB: t}
 		table.RunCase(rec, last)
 		if msg := rec.message(); msg != "ConfigMap none-of-this-kind does not exist; WantObjects has it" {
 			t.Errorf("a case whose wanted object is missing said:\n%s", msg)
@@ -193,7 +193,7 @@ metadata: {name: none-of-this-kind}
 	})
 
 	t.Run("a wrong expectation fails with a diff and the requests sent", func(t *testing.T) {
-		rec := &recordingTB{TB: t}
+		rec := &errorRecorder{TB: t}
 		table.RunCase(rec, ReconcilerTestCase{
 			Name:         "wrong",
 			Object:       web("nginx:1"),
@@ -231,7 +231,7 @@ metadata: {name: none-of-this-kind}
 	})
 
 	t.Run("an unexpected write fails the case", func(t *testing.T) {
-		rec := &recordingTB{TB: t}
+		rec := &errorRecorder{TB: t}
 		table.RunCase(rec, ReconcilerTestCase{
 			Name:             "unexpected",
 			Object:           web("nginx:1"),
@@ -247,7 +247,7 @@ metadata: {name: none-of-this-kind}
 	})
 
 	t.Run("an object a case does not name fails it", func(t *testing.T) {
-		rec := &recordingTB{TB: t}
+		rec := &errorRecorder{TB: t}
 		table.RunCase(rec, ReconcilerTestCase{
 			Name:         "extra",
 			Object:       web("nginx:1"),

@@ -30,7 +30,6 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
-	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
@@ -54,7 +53,7 @@ func TestStatusOfAPodSetAsStandardClientsReadIt(t *testing.T) {
 		},
 		{
 			name:   "a Deployment of its name that it does not own: Failed",
-			before: foreignDeployment,
+			before: createForeignDeployment,
 			want:   verdict{status: kstatus.FailedStatus, ready: metav1.ConditionFalse}, reason: "DeploymentNotOwned",
 			event: &wantEvent{corev1.EventTypeWarning, "DeploymentNotOwned"},
 		},
@@ -426,12 +425,10 @@ func (e *env) awaitEvent(t *testing.T, obj client.Object, want wantEvent) events
 	return found
 }
 
-// foreignDeployment creates a Deployment with the PodSet's name and no owner.
-func foreignDeployment(t *testing.T, e *env) {
-	dep := ownership.Deployment(e.Namespace, "web", 1, corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "someone-elses"}},
-		Spec:       ownership.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "someone/app:1"}}}, 1000),
-	})
+// createForeignDeployment creates a Deployment with the PodSet's name and no owner.
+func createForeignDeployment(t *testing.T, e *env) {
+	dep := foreignDeployment(nil)
+	dep.Namespace = e.Namespace
 	if err := e.Create(t.Context(), dep); err != nil {
 		t.Fatal(err)
 	}
