@@ -144,7 +144,8 @@ func TestAPausedMemcachedLeavesItsDeploymentAloneUntilResumed(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := dep.DeepCopy()
-	dep.Spec.Template.Spec.Containers[0].Image = "memcached:latest"
+	const theirs = "memcached:latest"
+	dep.Spec.Template.Spec.Containers[0].Image = theirs
 	if err := e.Patch(t.Context(), dep, client.MergeFrom(before), client.FieldOwner("someone-else")); err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +153,7 @@ func TestAPausedMemcachedLeavesItsDeploymentAloneUntilResumed(t *testing.T) {
 	if err := e.Get(t.Context(), client.ObjectKeyFromObject(dep), dep); err != nil {
 		t.Fatal(err)
 	}
-	if image := dep.Spec.Template.Spec.Containers[0].Image; image != "memcached:latest" {
+	if image := dep.Spec.Template.Spec.Containers[0].Image; image != theirs {
 		t.Errorf("the paused Memcached's Deployment runs %s; want the other writer's change kept", image)
 	}
 
