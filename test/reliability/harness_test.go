@@ -217,11 +217,13 @@ type denials struct {
 
 func (d *denials) wrap(cfg *rest.Config) *rest.Config {
 	return reconciletest.Intercept(cfg, func(r *reconciletest.Request) (*http.Response, error) {
+		// Named before sending: the transport may still read the body after the answer.
+		call := r.Verb + " " + object(r)
 		resp, err := r.Send()
 		if err == nil && resp.StatusCode == http.StatusForbidden {
 			d.mu.Lock()
 			defer d.mu.Unlock()
-			if c := r.Verb + " " + object(r); !slices.Contains(d.calls, c) {
+			if c := call; !slices.Contains(d.calls, c) {
 				d.calls = append(d.calls, c)
 			}
 		}

@@ -71,6 +71,8 @@ var (
 		resize: func(obj client.Object) {
 			mc := obj.(*memcachedv1alpha1.Memcached)
 			mc.Spec.Size = mc.Spec.Size%3 + 1
+			// A new port changes the Service too, so that patching it is put to use.
+			mc.Spec.ContainerPort = 11211 + 11212 - max(mc.Spec.ContainerPort, 11211)
 		},
 		unconverged: memcachedsUnconverged,
 		regressed:   availabilityRegressed,
