@@ -54,39 +54,7 @@ func TestAtTable(t *testing.T) {
 		Name:         "a due At creates the pod that runs its command, and is RUNNING",
 		Object:       at(now.Add(time.Second), "echo done"),
 		WantRequests: []string{"create pods", "patch ats/status"},
-		// Written out, not built by controller.CommandPod: the command once, restricted.
-		WantObjectsYAML: `
-apiVersion: v1
-kind: Pod
-metadata:
-  name: report
-  labels:
-    app.kubernetes.io/name: at
-    app.kubernetes.io/instance: report
-    app.kubernetes.io/managed-by: at-operator
-  ownerReferences:
-  - apiVersion: cnat.example.com/v1alpha1
-    kind: At
-    name: report
-    controller: true
-    blockOwnerDeletion: true
-spec:
-  restartPolicy: Never
-  securityContext:
-    runAsNonRoot: true
-    runAsUser: 1001
-    seccompProfile:
-      type: RuntimeDefault
-  containers:
-  - name: command
-    image: busybox:1.36
-    command: [sh, -c, echo done]
-    terminationMessagePolicy: FallbackToLogsOnError
-    securityContext:
-      allowPrivilegeEscalation: false
-      capabilities:
-        drop: [ALL]
-`,
+		WantObjects:  []client.Object{writtenOutPod("echo done")},
 		WantStatus: cnatv1alpha1.AtStatus{Phase: cnatv1alpha1.PhaseRunning, PodName: "report", ObservedGeneration: 1, Conditions: []metav1.Condition{
 			condition("Ready", "False", "Running", "phase RUNNING"),
 			condition("Reconciling", "True", "Running", "phase RUNNING"),
@@ -215,6 +183,37 @@ func terminated(exitCode int32, message string) []corev1.ContainerStatus {
 	return []corev1.ContainerStatus{{Name: "command", Image: controller.Image, ImageID: controller.Image,
 		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exitCode, Message: message,
 			StartedAt: metav1.NewTime(reconciletest.DefaultNow), FinishedAt: metav1.NewTime(reconciletest.DefaultNow)}}}}
+}
+
+// writtenOutPod is the pod of the At report running command, written out rather than
+// built by controller.CommandPod: the command once, never restarted, restricted, controlled
+// by the At.
+func writtenOutPod(command string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "report",
+			Labels: map[string]string{
+				"app.kubernetes.io/name":       "at",
+				"app.kubernetes.io/instance":   "report",
+				"app.kubernetes.io/managed-by": "at-operator",
+			},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: cnatv1alpha1.GroupVersion.String(), Kind: "At", Name: "report",
+				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
+		},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](1001),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+			Containers: []corev1.Container{{
+				Name:                     "command",
+				Image:                    "busybox:1.36",
+				Command:                  []string{"sh", "-c", command},
+				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+				SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false),
+					Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
+			}},
+		},
+	}
 }
 
 // someoneElsesPod is a pod named report that is not the At's.

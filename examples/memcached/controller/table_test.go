@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -39,69 +40,8 @@ func TestMemcachedTable(t *testing.T) {
 		Name:         "a new Memcached gets a restricted Deployment of memcached on its port, and a Service in front",
 		Object:       memcached(2, ""),
 		WantRequests: []string{"create deployments", "create services", "patch memcacheds/status"},
-		// Written out, not built by controller.Deployment and controller.Service.
-		WantObjectsYAML: `
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: cache
-  labels: &labels
-    app.kubernetes.io/name: memcached
-    app.kubernetes.io/instance: cache
-    app.kubernetes.io/managed-by: memcached-operator
-  ownerReferences: &owner
-  - apiVersion: cache.example.com/v1alpha1
-    kind: Memcached
-    name: cache
-    controller: true
-    blockOwnerDeletion: true
-spec:
-  replicas: 2
-  selector:
-    matchLabels: *labels
-  template:
-    metadata:
-      labels: *labels
-    spec:
-      securityContext:
-        runAsNonRoot: true
-        runAsUser: 1001
-        seccompProfile:
-          type: RuntimeDefault
-      containers:
-      - name: memcached
-        image: memcached:1.4.36-alpine
-        command: [memcached, -m=64, -o, modern, -v, -p, "11211"]
-        ports:
-        - name: memcached
-          containerPort: 11211
-        securityContext:
-          allowPrivilegeEscalation: false
-          capabilities:
-            drop: [ALL]
----
-apiVersion: v1
-kind: Service
-metadata:
-  name: cache
-  labels: &labels
-    app.kubernetes.io/name: memcached
-    app.kubernetes.io/instance: cache
-    app.kubernetes.io/managed-by: memcached-operator
-  ownerReferences:
-  - apiVersion: cache.example.com/v1alpha1
-    kind: Memcached
-    name: cache
-    controller: true
-    blockOwnerDeletion: true
-spec:
-  selector: *labels
-  ports:
-  - name: memcached
-    port: 11211
-    targetPort: memcached
-`,
-		WantStatus: rollingOut(2),
+		WantObjects:  []client.Object{writtenOutDeployment(), writtenOutService()},
+		WantStatus:   rollingOut(2),
 	}, {
 		Name:             "a converged Memcached writes nothing",
 		Object:           memcached(2, ""),
@@ -229,6 +169,55 @@ func controlledBy(apiVersion, kind, name string) []metav1.OwnerReference {
 // ownedBy is a controller reference to the Memcached cache.
 func ownedBy() []metav1.OwnerReference {
 	return controlledBy(cachev1alpha1.GroupVersion.String(), "Memcached", "cache")
+}
+
+// writtenOutDeployment is the Deployment of the Memcached cache of size 2, written out
+// rather than built by controller.Deployment: memcached on the default port, restricted,
+// controlled by the Memcached.
+func writtenOutDeployment() *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "cache", Labels: writtenOutLabels(), OwnerReferences: ownedBy()},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](2),
+			Selector: &metav1.LabelSelector{MatchLabels: writtenOutLabels()},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: writtenOutLabels()},
+				Spec: corev1.PodSpec{
+					SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](1001),
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+					Containers: []corev1.Container{{
+						Name:    "memcached",
+						Image:   "memcached:1.4.36-alpine",
+						Command: []string{"memcached", "-m=64", "-o", "modern", "-v", "-p", "11211"},
+						Ports:   []corev1.ContainerPort{{Name: "memcached", ContainerPort: 11211}},
+						SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false),
+							Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
+					}},
+				},
+			},
+		},
+	}
+}
+
+// writtenOutService is the Service of the Memcached cache, written out rather than built
+// by controller.Service: its pods, on memcached's port.
+func writtenOutService() *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "cache", Labels: writtenOutLabels(), OwnerReferences: ownedBy()},
+		Spec: corev1.ServiceSpec{
+			Selector: writtenOutLabels(),
+			Ports:    []corev1.ServicePort{{Name: "memcached", Port: 11211, TargetPort: intstr.FromString("memcached")}},
+		},
+	}
+}
+
+// writtenOutLabels are the labels of the Memcached cache's objects and pods.
+func writtenOutLabels() map[string]string {
+	return map[string]string{
+		"app.kubernetes.io/name":       "memcached",
+		"app.kubernetes.io/instance":   "cache",
+		"app.kubernetes.io/managed-by": "memcached-operator",
+	}
 }
 
 // ownedDeployment is the Deployment the Memcached cache of size wants, with args.
