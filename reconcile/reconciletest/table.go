@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -166,9 +167,10 @@ type ReconcilerTestCase struct {
 	// server (a dry-run create) and compared with the live object of its kind and
 	// name with go-cmp. Not compared: resourceVersion, uid, creationTimestamp,
 	// generation, managedFields, generateName, ownership.IntentAnnotation (a hash no
-	// person writes), an empty field with a missing one, and status: the status of
-	// the object reconciled is WantStatus's, and nothing writes the status of the
-	// others on an API server alone. Every kind named here is listed whole: an object
+	// person writes), an empty field with a missing one, the fields the API server
+	// allocates that the object leaves empty (a Service's cluster IPs and node
+	// ports), and status: the status of the object reconciled is WantStatus's, and
+	// nothing writes the status of the others on an API server alone. Every kind named here is listed whole: an object
 	// of that kind in the case's namespace that WantObjects does not name fails the
 	// case, as does one it names that does not exist. Cluster-scoped objects are
 	// compared by name alone.
@@ -794,6 +796,29 @@ func forgetIntent(obj client.Object) {
 	obj.SetAnnotations(annotations)
 }
 
+// keepAllocated gives defaulted what live has in the fields the API server allocates and
+// the wanted object w leaves empty: a Service's cluster IPs and node ports. A dry-run
+// create allocates values of its own there, which no case can know.
+func keepAllocated(w, defaulted, live client.Object) {
+	want, okW := w.(*corev1.Service)
+	d, okD := defaulted.(*corev1.Service)
+	l, okL := live.(*corev1.Service)
+	if !okW || !okD || !okL {
+		return
+	}
+	if want.Spec.ClusterIP == "" && len(want.Spec.ClusterIPs) == 0 {
+		d.Spec.ClusterIP, d.Spec.ClusterIPs = l.Spec.ClusterIP, l.Spec.ClusterIPs
+	}
+	if want.Spec.HealthCheckNodePort == 0 {
+		d.Spec.HealthCheckNodePort = l.Spec.HealthCheckNodePort
+	}
+	for i := range d.Spec.Ports {
+		if i < len(want.Spec.Ports) && want.Spec.Ports[i].NodePort == 0 && i < len(l.Spec.Ports) {
+			d.Spec.Ports[i].NodePort = l.Spec.Ports[i].NodePort
+		}
+	}
+}
+
 // checkObjects compares the objects that exist afterwards with those wanted.
 func (h *harness) checkObjects(c *checker, ns string, want []client.Object) {
 	c.t.Helper()
@@ -839,6 +864,7 @@ func (h *harness) checkObjects(c *checker, ns string, want []client.Object) {
 		}
 		forgetIntent(defaulted)
 		forgetIntent(live)
+		keepAllocated(w, defaulted, live)
 		if d := cmp.Diff(defaulted, live, compareObjects...); d != "" {
 			c.t.Errorf("%s %s (-want +got):\n%s", gvk.Kind, w.GetName(), d)
 		}

@@ -97,6 +97,17 @@ func webConfig(image string) *corev1.ConfigMap {
 	return configMapOf(web(image))
 }
 
+// webService is a Service in front of web's pods.
+func webService() *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app": "web"},
+			Ports:    []corev1.ServicePort{{Name: "http", Port: 80}},
+		},
+	}
+}
+
 // errorRecorder is a testing.TB whose errors are recorded, not reported, to test the
 // failure messages of a case that must fail.
 type errorRecorder struct {
@@ -150,6 +161,14 @@ func TestReconcilerTests(t *testing.T) {
 			Given:        []client.Object{webConfig("nginx:1")}, // owned by the Deployment, created before it
 			WantRequests: []string{"update configmaps", "patch deployments/status"},
 			WantObjects:  []client.Object{webConfig("nginx:2")},
+		}, {
+			// The API server allocates a Service's cluster IP; a dry run allocates another.
+			Name:         "a Service compares without the cluster IP the API server gave it",
+			Object:       web("nginx:1"),
+			Given:        []client.Object{webService()},
+			WantRequests: []string{"create configmaps", "patch deployments/status"},
+			WantObjects:  []client.Object{webConfig("nginx:1"), webService()},
+			WantEvents:   []string{"Normal Configured created ConfigMap web-config"},
 		}, {
 			Name:   "a foreign ConfigMap, given as YAML, is left alone",
 			Object: web("nginx:1"),

@@ -8,57 +8,17 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/reconcilekit/reconcilekit/conditions"
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
-	"github.com/reconcilekit/reconcilekit/examples/at/controller"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
 // tolerance is how early the operator may run a command: the original cnat operator's.
 const tolerance = 2 * time.Second
-
-func TestAtWithAPastScheduleRunsItsCommandAtOnceAndRecordsHowItEnded(t *testing.T) {
-	for _, command := range []struct {
-		name     string
-		command  string
-		status   metav1.ConditionStatus
-		reason   string
-		exitCode int32
-		// ready is the At's Ready: a failed command is a failed end, Stalled (kstatus Failed).
-		ready metav1.ConditionStatus
-	}{
-		{"a command that succeeds", "echo done", metav1.ConditionTrue, "CommandSucceeded", 0, metav1.ConditionTrue},
-		// The simulated node fails a command whose last word is "exit 1", as a shell would.
-		{"a command that fails", "exit 1", metav1.ConditionFalse, "CommandFailed", 1, metav1.ConditionFalse},
-	} {
-		t.Run(command.name, func(t *testing.T) {
-			e := newEnv(t)
-			e.Run(t)
-			at := e.create(t, "report", time.Now().Add(-time.Hour), command.command)
-			e.awaitPhase(t, at, cnatv1alpha1.PhaseDone)
-
-			succeeded := conditions.Find(at, controller.Succeeded)
-			if succeeded == nil || succeeded.Status != command.status || succeeded.Reason != command.reason ||
-				at.Status.ExitCode == nil || *at.Status.ExitCode != command.exitCode {
-				t.Errorf("want Succeeded=%s because %s and exit code %d; have %+v", command.status, command.reason, command.exitCode, at.Status)
-			}
-			if ready := conditions.Find(at, conditions.Ready); ready == nil || ready.Status != command.ready ||
-				conditions.IsTrue(at, conditions.Stalled) != (command.ready == metav1.ConditionFalse) {
-				t.Errorf("want Ready=%s, and Stalled only when not Ready; have %+v", command.ready, at.Status.Conditions)
-			}
-			pod := e.onlyPod(t, at)
-			if c := pod.Spec.Containers[0]; pod.Spec.RestartPolicy != corev1.RestartPolicyNever || !slices.Equal(c.Command, []string{"sh", "-c", command.command}) {
-				t.Errorf("the pod runs %q with restart policy %s; want the command, once", c.Command, pod.Spec.RestartPolicy)
-			}
-		})
-	}
-}
 
 func TestAtWaitsForItsScheduleThenRunsItsCommandOnce(t *testing.T) {
 	e := newEnv(t)
@@ -149,60 +109,6 @@ func TestDeletingAnAtGarbageCollectsItsPod(t *testing.T) {
 			return nil
 		}
 		return fmt.Errorf("the pod is still there (%v)", err)
-	})
-}
-
-func TestAtLeavesAForeignPodAloneAndSaysWhy(t *testing.T) {
-	e := newEnv(t)
-	foreign := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "report"},
-		Spec:       ownership.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "someone/app:1"}}}, 1000),
-	}
-	if err := e.Create(t.Context(), foreign); err != nil {
-		t.Fatal(err)
-	}
-	e.Run(t)
-	at := e.create(t, "report", time.Now().Add(-time.Hour), "echo done")
-
-	reconciletest.Eventually(t, func(ctx context.Context) error {
-		if err := e.Get(ctx, client.ObjectKeyFromObject(at), at); err != nil {
-			return err
-		}
-		if succeeded := conditions.Find(at, controller.Succeeded); succeeded == nil || succeeded.Status != metav1.ConditionFalse || succeeded.Reason != "PodNameTaken" {
-			return fmt.Errorf("want Succeeded=False because PodNameTaken, have %+v; the operator's requests so far:\n%s", at.Status, &e.Requests)
-		}
-		return nil
-	})
-	t.Logf("the At says: %s", conditions.Find(at, controller.Succeeded).Message)
-
-	live := &corev1.Pod{}
-	if err := e.Get(t.Context(), client.ObjectKeyFromObject(foreign), live); err != nil {
-		t.Fatal(err)
-	}
-	if len(live.OwnerReferences) > 0 || live.Annotations[ownership.IntentAnnotation] != "" || at.Status.PodName != "" {
-		t.Errorf("the foreign pod was taken: owners %+v, annotations %v, the At's pod %q", live.OwnerReferences, live.Annotations, at.Status.PodName)
-	}
-}
-
-func TestAtRecordsAWarningEventWhenItsWorkFails(t *testing.T) {
-	e := newEnv(t)
-	// Every write of a pod fails, so the operator cannot run the command.
-	e.Config = (&reconciletest.Faults{Verbs: []string{"create", "update", "patch"}, Resources: []string{"pods"}, Rate: 1}).Wrap(e.Config)
-	e.Run(t)
-	at := e.create(t, "report", time.Now().Add(-time.Hour), "echo done")
-
-	reconciletest.Eventually(t, func(ctx context.Context) error {
-		var events eventsv1.EventList
-		if err := e.List(ctx, &events, client.InNamespace(e.Namespace)); err != nil {
-			return err
-		}
-		for _, ev := range events.Items {
-			if ev.Regarding.UID == at.UID && ev.Type == corev1.EventTypeWarning && ev.Reason == "ReconcileError" {
-				t.Logf("event: %s", ev.Note)
-				return nil
-			}
-		}
-		return fmt.Errorf("no ReconcileError event regarding the At among %d events", len(events.Items))
 	})
 }
 

@@ -9,35 +9,15 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/examples/memcached/controller"
-	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
-
-func TestMemcachedBecomesAvailableWithARestrictedDeploymentOfMemcached(t *testing.T) {
-	e := newEnv(t)
-	e.Run(t)
-	mc := e.create(t, "cache", 2)
-	dep := e.awaitAvailable(t, mc)
-
-	if !ownership.IsControlledBy(dep, mc) {
-		t.Errorf("the Deployment is not controlled by the Memcached: %+v", dep.OwnerReferences)
-	}
-	pod := dep.Spec.Template.Spec
-	c := pod.Containers[0]
-	if c.Image != controller.Image || c.Ports[0].ContainerPort != 11211 || *pod.SecurityContext.RunAsUser != 1001 {
-		t.Errorf("the Deployment runs %s on port %d as user %d; want %s on the default port 11211 as user 1001",
-			c.Image, c.Ports[0].ContainerPort, *pod.SecurityContext.RunAsUser, controller.Image)
-	}
-}
 
 func TestMemcachedListensOnItsContainerPort(t *testing.T) {
 	for _, port := range []int32{11211, 11300} {
@@ -45,18 +25,6 @@ func TestMemcachedListensOnItsContainerPort(t *testing.T) {
 		c := controller.Deployment(mc).Spec.Template.Spec.Containers[0]
 		if i := slices.Index(c.Command, "-p"); i < 0 || i+1 == len(c.Command) || c.Command[i+1] != strconv.Itoa(int(port)) || c.Ports[0].ContainerPort != port {
 			t.Errorf("port %d: memcached runs %q and declares port %d; want it to listen on %d", port, c.Command, c.Ports[0].ContainerPort, port)
-		}
-	}
-}
-
-func TestMemcachedScalesItsDeploymentToItsSize(t *testing.T) {
-	e := newEnv(t)
-	e.Run(t)
-	mc := e.create(t, "cache", 1)
-	for _, size := range []int32{1, 3, 2} {
-		e.resize(t, mc, size)
-		if dep := e.awaitAvailable(t, mc); *dep.Spec.Replicas != size {
-			t.Errorf("size %d: the Deployment has %d replicas", size, *dep.Spec.Replicas)
 		}
 	}
 }
@@ -114,81 +82,6 @@ func TestDeletingAMemcachedGarbageCollectsItsDeployment(t *testing.T) {
 			return nil
 		}
 		return fmt.Errorf("the Deployment is still there (%v)", err)
-	})
-}
-
-func TestMemcachedLeavesAForeignDeploymentAloneAndSaysWhy(t *testing.T) {
-	for _, foreign := range []struct {
-		name  string
-		owner func(e *env, t *testing.T) []metav1.OwnerReference
-	}{
-		{"with no owner", func(*env, *testing.T) []metav1.OwnerReference { return nil }},
-		{"controlled by another object", func(e *env, t *testing.T) []metav1.OwnerReference {
-			other := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "other"}}
-			if err := e.Create(t.Context(), other); err != nil {
-				t.Fatal(err)
-			}
-			return []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: other.Name, UID: other.UID, Controller: ptr.To(true)}}
-		}},
-	} {
-		t.Run(foreign.name, func(t *testing.T) {
-			e := newEnv(t)
-			labels := map[string]string{"app": "someone-elses"}
-			dep := ownership.Deployment(e.Namespace, "cache", 1, corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       ownership.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "someone/app:1"}}}, 1000),
-			})
-			dep.OwnerReferences = foreign.owner(e, t)
-			if err := e.Create(t.Context(), dep); err != nil {
-				t.Fatal(err)
-			}
-			e.Run(t)
-			mc := e.create(t, "cache", 2)
-
-			reconciletest.Eventually(t, func(ctx context.Context) error {
-				if err := e.Get(ctx, client.ObjectKeyFromObject(mc), mc); err != nil {
-					return err
-				}
-				degraded, available := conditions.Find(mc, conditions.Degraded), conditions.Find(mc, conditions.Available)
-				if degraded == nil || degraded.Status != metav1.ConditionTrue || degraded.Reason != "DeploymentNotOwned" ||
-					available == nil || available.Status != metav1.ConditionFalse {
-					return fmt.Errorf("want Degraded=True and Available=False because DeploymentNotOwned, have %+v", mc.Status.Conditions)
-				}
-				return nil
-			})
-			t.Logf("the Memcached says: %s", conditions.Find(mc, conditions.Degraded).Message)
-
-			live := &appsv1.Deployment{}
-			if err := e.Get(t.Context(), client.ObjectKeyFromObject(dep), live); err != nil {
-				t.Fatal(err)
-			}
-			if live.Generation != dep.Generation || ownership.IsControlledBy(live, mc) || live.Annotations[ownership.IntentAnnotation] != "" {
-				t.Errorf("the foreign Deployment was touched: generation %d → %d, owners %+v, annotations %v",
-					dep.Generation, live.Generation, live.OwnerReferences, live.Annotations)
-			}
-		})
-	}
-}
-
-func TestMemcachedRecordsAWarningEventWhenItsWorkFails(t *testing.T) {
-	e := newEnv(t)
-	// Every write of a Deployment fails, so the operator cannot do its work.
-	e.Config = (&reconciletest.Faults{Verbs: []string{"create", "update", "patch"}, Resources: []string{"deployments"}, Rate: 1}).Wrap(e.Config)
-	e.Run(t)
-	mc := e.create(t, "cache", 1)
-
-	reconciletest.Eventually(t, func(ctx context.Context) error {
-		var events eventsv1.EventList
-		if err := e.List(ctx, &events, client.InNamespace(e.Namespace)); err != nil {
-			return err
-		}
-		for _, ev := range events.Items {
-			if ev.Regarding.UID == mc.UID && ev.Type == corev1.EventTypeWarning && ev.Reason == "ReconcileError" {
-				t.Logf("event: %s", ev.Note)
-				return nil
-			}
-		}
-		return fmt.Errorf("no ReconcileError event regarding the Memcached among %d events", len(events.Items))
 	})
 }
 

@@ -15,33 +15,9 @@ import (
 	"github.com/reconcilekit/reconcilekit/conditions"
 	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/examples/memcached/controller"
-	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
-
-func TestMemcachedIsReachedThroughAServiceOnItsPort(t *testing.T) {
-	e := newEnv(t)
-	e.Run(t)
-	mc := e.create(t, "cache", 1)
-	dep := e.awaitAvailable(t, mc)
-
-	svc := &corev1.Service{}
-	if err := e.Get(t.Context(), client.ObjectKeyFromObject(mc), svc); err != nil {
-		t.Fatal(err)
-	}
-	if !ownership.IsControlledBy(svc, mc) {
-		t.Errorf("the Service is not controlled by the Memcached: %+v", svc.OwnerReferences)
-	}
-	if p := svc.Spec.Ports; len(p) != 1 || p[0].Port != 11211 || p[0].TargetPort.StrVal != "memcached" {
-		t.Errorf("the Service's ports are %+v; want 11211 to the pods' memcached port", p)
-	}
-	for k, v := range svc.Spec.Selector {
-		if dep.Spec.Template.Labels[k] != v {
-			t.Errorf("the Service selects %v, which the pods (%v) do not all match", svc.Spec.Selector, dep.Spec.Template.Labels)
-		}
-	}
-}
 
 func TestMemcachedArgumentsFromAConfigMapRollTheDeploymentWhenTheyChange(t *testing.T) {
 	e := newEnv(t)
