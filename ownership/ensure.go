@@ -81,6 +81,9 @@ func CreateOnly() Option { return func(o *options) { o.createOnly = true } }
 //     drift on them is reverted, fields desired no longer sets are removed, fields others
 //     set are kept. A list element whose key someone changed (a container's port number)
 //     is theirs under server-side apply; it is removed first, so the list ends as desired.
+//     (A list the API server refuses empty, such as a Service's ports, cannot lose its only
+//     element that way: that removal fails and is retried.) Elements re-keyed by a change
+//     of desired itself are replaced by the apply, in one request.
 //
 // The live object is read through c, normally the manager's cached client: in steady state
 // Ensure makes no request at all, and creating an object takes one. desired itself is not
@@ -151,7 +154,11 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, owner client.
 	if len(diffs) == 0 {
 		diffs = []string{"the desired object changed shape (a field was added or removed)"}
 	}
-	if strays := strays(want, live); len(strays) > 0 {
+	// A changed desired object re-keys its own elements (a new port): they are this
+	// manager's, and the apply replaces them in one request, where removing them first
+	// could leave a list the API server refuses empty (a Service's ports). Only an element
+	// someone else re-keyed, found while desired is unchanged, is removed first.
+	if strays := strays(want, live); len(strays) > 0 && !reshaped {
 		if err := removeStrays(ctx, c, live, strays); err != nil {
 			return zero, Result{}, err
 		}
