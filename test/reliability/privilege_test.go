@@ -68,8 +68,6 @@ func (op *operator) unneeded(g grant) string {
 		return "the operator reads these from its cache only; get comes with list and watch by convention"
 	case g.verb == "get" && slices.Contains(rule.Resources, "configmaps"):
 		return "the ConfigMaps a Memcached names are read from the cache only; get comes with list and watch by convention"
-	case g.verb == "get" && slices.Contains(rule.Resources, "services"):
-		return "read only to confirm a cache miss (a Service of that name the cache does not hold); this scenario makes none"
 	case g.verb == "get" && slices.Contains(rule.Resources, "pods"):
 		return "read only to confirm a cache miss (a pod that exists though the label-restricted cache does not hold it, or a recorded pod the cache lost); this scenario makes neither"
 	}
