@@ -20,14 +20,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
@@ -44,28 +41,28 @@ func TestStatusOfAMemcachedAsStandardClientsReadIt(t *testing.T) {
 		// then happens to the Memcached once it exists.
 		then func(t *testing.T, e *env, mc *cachev1alpha1.Memcached)
 		// want is the verdict the Memcached settles at, with its Ready condition's reason.
-		want   verdict
+		want   reconciletest.Verdict
 		reason string
 		// event is the event recorded on the Memcached on its way there, if any.
-		event *wantEvent
+		event *reconciletest.Event
 	}{
 		{
 			name: "converged: Current, and Ready",
-			want: verdict{status: kstatus.CurrentStatus, ready: metav1.ConditionTrue, waited: true}, reason: "Reconciled",
-			event: &wantEvent{corev1.EventTypeNormal, "Ready"},
+			want: reconciletest.Verdict{Status: kstatus.CurrentStatus, Ready: metav1.ConditionTrue, Waited: true}, reason: "Reconciled",
+			event: &reconciletest.Event{Type: corev1.EventTypeNormal, Reason: "Ready"},
 		},
 		{
 			name:   "a Deployment of its name that it does not own: Failed",
 			before: foreignDeployment,
-			want:   verdict{status: kstatus.FailedStatus, ready: metav1.ConditionFalse}, reason: "DeploymentNotOwned",
-			event: &wantEvent{corev1.EventTypeWarning, "DeploymentNotOwned"},
+			want:   reconciletest.Verdict{Status: kstatus.FailedStatus, Ready: metav1.ConditionFalse}, reason: "DeploymentNotOwned",
+			event: &reconciletest.Event{Type: corev1.EventTypeWarning, Reason: "DeploymentNotOwned"},
 		},
 		{
 			name:   "pods the namespace refuses, past the Deployment's progress deadline: Failed",
 			before: refusePods,
 			then:   shortenProgressDeadline,
-			want:   verdict{status: kstatus.FailedStatus, ready: metav1.ConditionFalse}, reason: "ProgressDeadlineExceeded",
-			event: &wantEvent{corev1.EventTypeWarning, "ProgressDeadlineExceeded"},
+			want:   reconciletest.Verdict{Status: kstatus.FailedStatus, Ready: metav1.ConditionFalse}, reason: "ProgressDeadlineExceeded",
+			event: &reconciletest.Event{Type: corev1.EventTypeWarning, Reason: "ProgressDeadlineExceeded"},
 		},
 		{
 			// kstatus looks at the deletion first. The Ready condition keeps the last
@@ -80,7 +77,7 @@ func TestStatusOfAMemcachedAsStandardClientsReadIt(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			want: verdict{status: kstatus.TerminatingStatus, ready: metav1.ConditionTrue, waited: false}, reason: "Reconciled",
+			want: reconciletest.Verdict{Status: kstatus.TerminatingStatus, Ready: metav1.ConditionTrue, Waited: false}, reason: "Reconciled",
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,29 +91,29 @@ func TestStatusOfAMemcachedAsStandardClientsReadIt(t *testing.T) {
 				tt.then(t, e, mc)
 			}
 
-			var got verdict
+			var got reconciletest.Verdict
 			reconciletest.Eventually(t, func(ctx context.Context) error {
 				if err := e.Get(ctx, client.ObjectKeyFromObject(mc), mc); err != nil {
 					return err
 				}
-				got = verdictOf(t, mc)
+				got = reconciletest.VerdictOf(t, operator.Scheme, mc)
 				// kstatus reads an object without a status as Current: wait for the
 				// operator's verdict on this generation, except on a deletion, which no
 				// one observes.
-				unobserved := mc.Status.ObservedGeneration != mc.Generation && tt.want.status != kstatus.TerminatingStatus
-				if unobserved || got.status != tt.want.status {
-					return fmt.Errorf("the verdict on generation %d is %s; want %s; status %+v", mc.Generation, got, tt.want.status, mc.Status)
+				unobserved := mc.Status.ObservedGeneration != mc.Generation && tt.want.Status != kstatus.TerminatingStatus
+				if unobserved || got.Status != tt.want.Status {
+					return fmt.Errorf("the verdict on generation %d is %s; want %s; status %+v", mc.Generation, got, tt.want.Status, mc.Status)
 				}
 				return nil
 			})
-			if got.ready != tt.want.ready || got.waited != tt.want.waited {
+			if got.Ready != tt.want.Ready || got.Waited != tt.want.Waited {
 				t.Errorf("the verdict is %s; want %s", got, tt.want)
 			}
 			if ready := conditions.Find(mc, conditions.Ready); ready == nil || ready.Reason != tt.reason {
 				t.Errorf("want Ready because %s; have %+v", tt.reason, ready)
 			}
 			if tt.event != nil {
-				ev := e.awaitEvent(t, mc, *tt.event)
+				ev := e.AwaitEvent(t, mc, *tt.event)
 				t.Logf("kstatus: %s; event: %s %s: %s", got, ev.Type, ev.Reason, ev.Note)
 			}
 		})
@@ -142,7 +139,7 @@ func TestStatusIsInProgressWhileAMemcachedRollsOut(t *testing.T) {
 		// compare and no condition to read, so it says Current; kubectl wait is not
 		// fooled, it waits for a Ready condition. A client that reads kstatus must look
 		// for the operator's first status itself.
-		if v := verdictOf(t, versions[0]); versions[0].Status.ObservedGeneration != 0 || v.status != kstatus.CurrentStatus || v.waited {
+		if v := reconciletest.VerdictOf(t, operator.Scheme, versions[0]); versions[0].Status.ObservedGeneration != 0 || v.Status != kstatus.CurrentStatus || v.Waited {
 			t.Errorf("the Memcached as created: %s with status %+v; want kstatus Current, and kubectl wait waiting", v, versions[0].Status)
 		}
 		expectInProgressUntilCurrent(t, versions[1:])
@@ -170,9 +167,9 @@ func TestStatusIsInProgressUntilTheOperatorHasSeenANewSpec(t *testing.T) {
 	}
 	// The Ready condition still says True, for the generation before; kubectl wait, like
 	// kstatus, sees that it describes an older generation.
-	want := verdict{status: kstatus.InProgressStatus, ready: metav1.ConditionTrue, waited: false}
-	if v := verdictOf(t, mc); v.status != want.status || v.ready != want.ready || v.waited != want.waited ||
-		!strings.Contains(v.message, "Memcached generation is 2, but latest observed generation is 1") {
+	want := reconciletest.Verdict{Status: kstatus.InProgressStatus, Ready: metav1.ConditionTrue, Waited: false}
+	if v := reconciletest.VerdictOf(t, operator.Scheme, mc); v.Status != want.Status || v.Ready != want.Ready || v.Waited != want.Waited ||
+		!strings.Contains(v.Message, "Memcached generation is 2, but latest observed generation is 1") {
 		t.Errorf("with the operator stopped after a resize: %s; want %s, for an unobserved generation", v, want)
 	}
 
@@ -201,7 +198,7 @@ func TestStatusEventNamesTheDriftTheOperatorReverted(t *testing.T) {
 
 			e.drift(t, mc, drift.change)
 
-			ev := e.awaitEvent(t, mc, wantEvent{corev1.EventTypeNormal, "DriftReverted"})
+			ev := e.AwaitEvent(t, mc, reconciletest.Event{Type: corev1.EventTypeNormal, Reason: "DriftReverted"})
 			if !strings.Contains(ev.Note, drift.path) {
 				t.Errorf("the DriftReverted event does not name %s: %q", drift.path, ev.Note)
 			}
@@ -315,66 +312,6 @@ func TestScaleSubresourceOfAMemcachedSizesItAndReportsItsPods(t *testing.T) {
 	}
 }
 
-// verdict is what standard clients read from an object's status.
-type verdict struct {
-	// status and message are kstatus'.
-	status  kstatus.Status
-	message string
-	// ready is the Ready condition's status, "" without one.
-	ready metav1.ConditionStatus
-	// waited is whether `kubectl wait --for=condition=Ready` would return.
-	waited bool
-}
-
-func (v verdict) String() string {
-	return fmt.Sprintf("kstatus %s (%q), Ready=%q, kubectl wait returns: %t", v.status, v.message, v.ready, v.waited)
-}
-
-// verdictOf reads obj as standard clients do: unstructured.
-func verdictOf(t *testing.T, obj client.Object) verdict {
-	t.Helper()
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{Object: content}
-	// A typed object read through a client has no kind; kstatus' messages name it.
-	gvk, err := apiutil.GVKForObject(obj, operator.Scheme)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.SetGroupVersionKind(gvk)
-	res, err := kstatus.Compute(u)
-	if err != nil {
-		t.Fatalf("kstatus: %v", err)
-	}
-	v := verdict{status: res.Status, message: res.Message}
-	v.ready, v.waited = kubectlWaitReady(u)
-	return v
-}
-
-// kubectlWaitReady returns the Ready condition's status, and whether `kubectl wait
-// --for=condition=Ready` would return, by kubectl's rule (k8s.io/kubectl/pkg/cmd/wait,
-// ConditionalWait.checkCondition): the condition is True and was not observed for an
-// older generation, by its own observedGeneration or else the status'.
-func kubectlWaitReady(u *unstructured.Unstructured) (metav1.ConditionStatus, bool) {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		cond, _ := c.(map[string]any)
-		if typ, _, _ := unstructured.NestedString(cond, "type"); !strings.EqualFold(typ, conditions.Ready) {
-			continue
-		}
-		s, _, _ := unstructured.NestedString(cond, "status")
-		observed, found, _ := unstructured.NestedInt64(cond, "observedGeneration")
-		if !found {
-			observed, found, _ = unstructured.NestedInt64(u.Object, "status", "observedGeneration")
-		}
-		stale := found && observed < u.GetGeneration()
-		return metav1.ConditionStatus(s), !stale && strings.EqualFold(s, string(metav1.ConditionTrue))
-	}
-	return "", false
-}
-
 // converged reports whether a version of a Memcached is Ready for its own generation.
 func converged(mc *cachev1alpha1.Memcached) bool {
 	return mc.Status.ObservedGeneration == mc.Generation && conditions.IsTrue(mc, conditions.Ready)
@@ -394,11 +331,11 @@ func expectInProgressUntilCurrent(t *testing.T, versions []*cachev1alpha1.Memcac
 		t.Fatalf("%d versions: no InProgress one before Current", len(versions))
 	}
 	for i, mc := range versions {
-		v, want := verdictOf(t, mc), kstatus.InProgressStatus
+		v, want := reconciletest.VerdictOf(t, operator.Scheme, mc), kstatus.InProgressStatus
 		if i == len(versions)-1 {
 			want = kstatus.CurrentStatus
 		}
-		if v.status != want || v.waited != (want == kstatus.CurrentStatus) {
+		if v.Status != want || v.Waited != (want == kstatus.CurrentStatus) {
 			t.Errorf("version %d of %d (generation %d, observed %d): %s; want kstatus %s", i+1, len(versions), mc.Generation, mc.Status.ObservedGeneration, v, want)
 		}
 		t.Logf("version %d: %s", i+1, v)
@@ -553,40 +490,11 @@ func (e *env) awaitCurrent(t *testing.T, mc *cachev1alpha1.Memcached) {
 		if err := e.Get(ctx, client.ObjectKeyFromObject(mc), mc); err != nil {
 			return err
 		}
-		if v := verdictOf(t, mc); !converged(mc) || v.status != kstatus.CurrentStatus {
+		if v := reconciletest.VerdictOf(t, operator.Scheme, mc); !converged(mc) || v.Status != kstatus.CurrentStatus {
 			return fmt.Errorf("generation %d, observed %d: %s", mc.Generation, mc.Status.ObservedGeneration, v)
 		}
 		return nil
 	})
-}
-
-// wantEvent is an event the operator records on an object.
-type wantEvent struct{ typ, reason string }
-
-// awaitEvent waits until an event of the type and reason regarding obj is in its
-// namespace, and returns it.
-func (e *env) awaitEvent(t *testing.T, obj client.Object, want wantEvent) eventsv1.Event {
-	t.Helper()
-	var found eventsv1.Event
-	reconciletest.Eventually(t, func(ctx context.Context) error {
-		var events eventsv1.EventList
-		if err := e.List(ctx, &events, client.InNamespace(e.Namespace)); err != nil {
-			return err
-		}
-		var others []string
-		for _, ev := range events.Items {
-			if ev.Regarding.UID != obj.GetUID() {
-				continue
-			}
-			if ev.Type == want.typ && ev.Reason == want.reason {
-				found = ev
-				return nil
-			}
-			others = append(others, ev.Type+" "+ev.Reason)
-		}
-		return fmt.Errorf("no %s %s event regarding %s; there are %v", want.typ, want.reason, obj.GetName(), others)
-	})
-	return found
 }
 
 // foreignDeployment creates a Deployment with the Memcached's name and no owner.
