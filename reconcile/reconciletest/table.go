@@ -591,7 +591,9 @@ func (h *harness) create(t testing.TB, ns string, obj client.Object) {
 		obj.SetNamespace("")
 		t.Cleanup(func() { h.deleteClusterScoped(t, obj) })
 	}
-	h.resolveOwners(t, obj)
+	if err := h.resolveOwners(t, obj); err != nil {
+		t.Fatalf("reconciletest: %v", err)
+	}
 	gvk, err := apiutil.GVKForObject(obj, h.scheme)
 	if err != nil {
 		t.Fatalf("reconciletest: %v", err)
@@ -656,7 +658,7 @@ func (h *harness) deleteClusterScoped(t testing.TB, obj client.Object) {
 
 // resolveOwners gives each owner reference without a UID the UID of the object it
 // names, which must exist.
-func (h *harness) resolveOwners(t testing.TB, obj client.Object) {
+func (h *harness) resolveOwners(t testing.TB, obj client.Object) error {
 	t.Helper()
 	refs := obj.GetOwnerReferences()
 	for i, ref := range refs {
@@ -670,11 +672,12 @@ func (h *harness) resolveOwners(t testing.TB, obj client.Object) {
 			key.Namespace = obj.GetNamespace()
 		}
 		if err := h.admin.Get(t.Context(), key, owner); err != nil {
-			t.Fatalf("reconciletest: the owner %s %s of %s: %v", ref.Kind, ref.Name, obj.GetName(), err)
+			return fmt.Errorf("the owner %s %s of %s: %w", ref.Kind, ref.Name, obj.GetName(), err)
 		}
 		refs[i].UID = owner.GetUID()
 	}
 	obj.SetOwnerReferences(refs)
+	return nil
 }
 
 // checker reports what a case got wrong, each with the diff and, for requests, what
@@ -854,7 +857,9 @@ func (h *harness) checkObjects(c *checker, ns string, want []client.Object) {
 			continue
 		}
 		seen[gvk] = newer(seen[gvk], live.GetResourceVersion())
-		if !h.resolveWantedOwners(c, w) {
+		// A wanted object's owner may be missing: that fails the case, not the test.
+		if err := h.resolveOwners(c.t, w); err != nil {
+			c.t.Errorf("WantObjects: %v", err)
 			continue
 		}
 		defaulted, err := h.defaulted(ctx, w)
@@ -926,31 +931,6 @@ func ownedBy(refs []metav1.OwnerReference) string {
 		}
 	}
 	return ""
-}
-
-// resolveWantedOwners is resolveOwners for a wanted object, whose owner may be missing:
-// that fails the case, not the test.
-func (h *harness) resolveWantedOwners(c *checker, obj client.Object) bool {
-	c.t.Helper()
-	refs := obj.GetOwnerReferences()
-	for i, ref := range refs {
-		if ref.UID != "" {
-			continue
-		}
-		owner := &unstructured.Unstructured{}
-		owner.SetGroupVersionKind(schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind))
-		key := client.ObjectKey{Name: ref.Name}
-		if h.namespaced(c.t, owner) {
-			key.Namespace = obj.GetNamespace()
-		}
-		if err := h.admin.Get(c.t.Context(), key, owner); err != nil {
-			c.t.Errorf("WantObjects: the owner %s %s of %s: %v", ref.Kind, ref.Name, obj.GetName(), err)
-			return false
-		}
-		refs[i].UID = owner.GetUID()
-	}
-	obj.SetOwnerReferences(refs)
-	return true
 }
 
 // defaulted returns obj as the API server would store it, defaults and admission
