@@ -9,11 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -27,32 +24,12 @@ import (
 // returns a client that serves the converged objects from memory and refuses writes.
 func convergedMemcached(b *testing.B, reconciler func(client.Client) rtreconcile.Reconciler) client.Client {
 	b.Helper()
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		b.Fatal(err)
-	}
-	if err := cachev1alpha1.AddToScheme(scheme); err != nil {
-		b.Fatal(err)
-	}
 	mc := &cachev1alpha1.Memcached{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: "cache", UID: "5d3f6a1c-memcached", Generation: 1},
 		Spec:       cachev1alpha1.MemcachedSpec{Size: 1, ContainerPort: 11211},
 	}
-	server := fake.NewClientBuilder().WithScheme(scheme).WithObjects(mc).WithStatusSubresource(mc).Build()
+	server, r, dep := fakeRollout(b, cachev1alpha1.AddToScheme, mc, reconciler)
 	ctx, key := b.Context(), client.ObjectKeyFromObject(mc)
-	r := reconciler(server)
-	if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key}); err != nil {
-		b.Fatal(err)
-	}
-	dep := &appsv1.Deployment{}
-	if err := server.Get(ctx, key, dep); err != nil {
-		b.Fatal(err)
-	}
-	dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
-		Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"}}}
-	if err := server.Status().Update(ctx, dep); err != nil {
-		b.Fatal(err)
-	}
 	if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key}); err != nil {
 		b.Fatal(err)
 	}

@@ -10,11 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -28,32 +25,12 @@ import (
 // returns a client that serves the converged objects from memory and refuses writes.
 func convergedPodSet(b *testing.B, reconciler func(client.Client) rtreconcile.Reconciler) client.Client {
 	b.Helper()
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		b.Fatal(err)
-	}
-	if err := appsv1alpha1.AddToScheme(scheme); err != nil {
-		b.Fatal(err)
-	}
 	ps := &appsv1alpha1.PodSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: "set", UID: "8c2e4b7a-podset", Generation: 1},
 		Spec:       appsv1alpha1.PodSetSpec{Size: 1},
 	}
-	server := fake.NewClientBuilder().WithScheme(scheme).WithObjects(ps).WithStatusSubresource(ps).Build()
+	server, r, dep := fakeRollout(b, appsv1alpha1.AddToScheme, ps, reconciler)
 	ctx, key := b.Context(), client.ObjectKeyFromObject(ps)
-	r := reconciler(server)
-	if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key}); err != nil {
-		b.Fatal(err)
-	}
-	dep := &appsv1.Deployment{}
-	if err := server.Get(ctx, key, dep); err != nil {
-		b.Fatal(err)
-	}
-	dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
-		Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"}}}
-	if err := server.Status().Update(ctx, dep); err != nil {
-		b.Fatal(err)
-	}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: "set-7d4b9c-x2x8q", Labels: dep.Spec.Template.Labels},
 		Spec:       dep.Spec.Template.Spec,

@@ -5,13 +5,16 @@ import (
 	"reflect"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	atcontroller "github.com/reconcilekit/reconcilekit/examples/at/controller"
@@ -71,6 +74,39 @@ func BenchmarkNoOpReconcile(b *testing.B) {
 
 // cached reads like the manager's client, a deep copy of an object held in memory, where
 // the fake client would encode and decode JSON. Any write fails the benchmark: a
+
+// fakeRollout serves obj from a fake API server whose scheme adds addToScheme's types,
+// reconciles it once with reconciler, and marks the Deployment it then has (named after
+// obj) rolled out and available, as kube-controller-manager would. It returns the server,
+// the reconciler and the Deployment.
+func fakeRollout(b *testing.B, addToScheme func(*runtime.Scheme) error, obj client.Object,
+	reconciler func(client.Client) rtreconcile.Reconciler) (client.Client, rtreconcile.Reconciler, *appsv1.Deployment) {
+	b.Helper()
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		b.Fatal(err)
+	}
+	if err := addToScheme(scheme); err != nil {
+		b.Fatal(err)
+	}
+	server := fake.NewClientBuilder().WithScheme(scheme).WithObjects(obj).WithStatusSubresource(obj).Build()
+	ctx, key := b.Context(), client.ObjectKeyFromObject(obj)
+	r := reconciler(server)
+	if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key}); err != nil {
+		b.Fatal(err)
+	}
+	dep := &appsv1.Deployment{}
+	if err := server.Get(ctx, key, dep); err != nil {
+		b.Fatal(err)
+	}
+	dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
+		Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"}}}
+	if err := server.Status().Update(ctx, dep); err != nil {
+		b.Fatal(err)
+	}
+	return server, r, dep
+}
+
 // reconcile that changes nothing must make none.
 type cached struct {
 	client.Client
