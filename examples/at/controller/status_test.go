@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
@@ -121,4 +122,39 @@ func foreignPod(t *testing.T, e *env) {
 	if err := e.Create(t.Context(), pod); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestStatusOfAnAtBeingDeletedIsTerminating(t *testing.T) {
+	const hold = "test.reconcilekit.io/hold"
+	e := newEnv(t)
+	e.Run(t)
+	at := e.create(t, "report", time.Now().Add(time.Hour), "echo later")
+	// A finalizer of the test's own keeps the At while it is being deleted.
+	before := at.DeepCopy()
+	controllerutil.AddFinalizer(at, hold)
+	if err := e.Patch(t.Context(), at, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		if err := e.Get(ctx, client.ObjectKeyFromObject(at), at); err == nil {
+			before := at.DeepCopy()
+			controllerutil.RemoveFinalizer(at, hold)
+			if err := e.Patch(ctx, at, client.MergeFrom(before)); client.IgnoreNotFound(err) != nil {
+				t.Errorf("removing the finalizer %s: %v", hold, err)
+			}
+		}
+	})
+	if err := e.Delete(t.Context(), at); err != nil {
+		t.Fatal(err)
+	}
+	reconciletest.Eventually(t, func(ctx context.Context) error {
+		if err := e.Get(ctx, client.ObjectKeyFromObject(at), at); err != nil {
+			return err
+		}
+		if got := reconciletest.VerdictOf(t, operator.Scheme, at); got.Status != kstatus.TerminatingStatus || got.Waited {
+			return fmt.Errorf("the verdict on an At being deleted is %s; want Terminating, and kubectl wait not returning", got)
+		}
+		return nil
+	})
 }
