@@ -45,6 +45,28 @@ func VerdictOf(t testing.TB, scheme *runtime.Scheme, obj client.Object) Verdict 
 		t.Fatal(err)
 	}
 	u.SetGroupVersionKind(gvk)
+	return verdictOf(t, u)
+}
+
+// ReadVerdict reads obj from the API server through c as standard clients do, as
+// unstructured JSON: what a typed object cannot show, such as a field the Go type omits
+// when empty, counts.
+func ReadVerdict(t testing.TB, c client.Client, obj client.Object) Verdict {
+	t.Helper()
+	gvk, err := apiutil.GVKForObject(obj, c.Scheme())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(obj), u); err != nil {
+		t.Fatal(err)
+	}
+	return verdictOf(t, u)
+}
+
+func verdictOf(t testing.TB, u *unstructured.Unstructured) Verdict {
+	t.Helper()
 	res, err := kstatus.Compute(u)
 	if err != nil {
 		t.Fatalf("kstatus: %v", err)

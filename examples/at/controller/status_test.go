@@ -89,8 +89,7 @@ func TestStatusOfAnAtAsStandardClientsReadIt(t *testing.T) {
 					return err
 				}
 				got = reconciletest.VerdictOf(t, operator.Scheme, at)
-				// kstatus reads an object without a status as Current: wait for the
-				// operator's verdict on this generation.
+				// Wait for the operator's verdict on this generation.
 				if at.Status.ObservedGeneration != at.Generation || at.Status.Phase != tt.phase || got.Status != tt.want.Status {
 					return fmt.Errorf("the verdict on generation %d in phase %q is %s; want %s in phase %s; status %+v",
 						at.Generation, at.Status.Phase, got, tt.want.Status, tt.phase, at.Status)

@@ -56,9 +56,12 @@ type AtStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
 
 	// ObservedGeneration is the generation of the spec that the status
-	// describes; the status is stale while it trails metadata.generation.
+	// describes; the status is stale while it trails metadata.generation. It is
+	// 0, and always written, until the operator has reported on the object, so
+	// that a client such as kstatus reads a just-created object as in progress.
+	// +kubebuilder:default=0
 	// +optional
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	ObservedGeneration int64 `json:"observedGeneration"`
 }
 
 // At runs a command once, at a scheduled time.
@@ -84,6 +87,8 @@ type At struct {
 	Spec AtSpec `json:"spec"`
 
 	// Status is the observed state of the At.
+	// It is there from creation, with observedGeneration 0.
+	// +kubebuilder:default={observedGeneration: 0}
 	// +optional
 	Status AtStatus `json:"status,omitempty"`
 }

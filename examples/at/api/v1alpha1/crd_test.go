@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
@@ -77,4 +78,17 @@ func TestCRD(t *testing.T) {
 			}
 		})
 	}
+	// No operator runs here: the status that clients read is the CRD's default.
+	t.Run("a just-created At reads as in progress", func(t *testing.T) {
+		at := &cnatv1alpha1.At{
+			ObjectMeta: metav1.ObjectMeta{Name: "just-created", Namespace: "default"},
+			Spec:       cnatv1alpha1.AtSpec{Schedule: "2030-01-02T15:04:05Z", Command: "echo hello"},
+		}
+		if err := c.Create(t.Context(), at); err != nil {
+			t.Fatal(err)
+		}
+		if v := reconciletest.ReadVerdict(t, c, at); v.Status != kstatus.InProgressStatus || v.Waited {
+			t.Errorf("%s; want kstatus InProgress, and kubectl wait waiting", v)
+		}
+	})
 }

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
@@ -105,6 +106,19 @@ func TestCRD(t *testing.T) {
 		}
 		if scale.Status.Replicas != 2 || scale.Status.Selector != mc.Status.Selector {
 			t.Errorf("the scale's status is %+v, want replicas 2 and selector %q", scale.Status, mc.Status.Selector)
+		}
+	})
+	// No operator runs here: the status that clients read is the CRD's default.
+	t.Run("a just-created Memcached reads as in progress", func(t *testing.T) {
+		mc := &cachev1alpha1.Memcached{
+			ObjectMeta: metav1.ObjectMeta{Name: "just-created", Namespace: "default"},
+			Spec:       cachev1alpha1.MemcachedSpec{Size: 1},
+		}
+		if err := c.Create(t.Context(), mc); err != nil {
+			t.Fatal(err)
+		}
+		if v := reconciletest.ReadVerdict(t, c, mc); v.Status != kstatus.InProgressStatus || v.Waited {
+			t.Errorf("%s; want kstatus InProgress, and kubectl wait waiting", v)
 		}
 	})
 }

@@ -43,9 +43,12 @@ type MemcachedStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
 
 	// ObservedGeneration is the generation of the spec that the status
-	// describes; the status is stale while it trails metadata.generation.
+	// describes; the status is stale while it trails metadata.generation. It is
+	// 0, and always written, until the operator has reported on the object, so
+	// that a client such as kstatus reads a just-created object as in progress.
+	// +kubebuilder:default=0
 	// +optional
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	ObservedGeneration int64 `json:"observedGeneration"`
 
 	// Replicas is the number of memcached pods that exist: the
 	// status.replicas of the Memcached's Deployment. It is the scale
@@ -89,6 +92,8 @@ type Memcached struct {
 	Spec MemcachedSpec `json:"spec"`
 
 	// Status is the observed state of the Memcached.
+	// It is there from creation, with observedGeneration 0.
+	// +kubebuilder:default={observedGeneration: 0}
 	// +optional
 	Status MemcachedStatus `json:"status,omitempty"`
 }

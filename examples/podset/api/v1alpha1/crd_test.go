@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
@@ -104,6 +105,19 @@ func TestCRD(t *testing.T) {
 		}
 		if scale.Status.Replicas != 2 || scale.Status.Selector != ps.Status.Selector {
 			t.Errorf("the scale's status is %+v, want replicas 2 and selector %q", scale.Status, ps.Status.Selector)
+		}
+	})
+	// No operator runs here: the status that clients read is the CRD's default.
+	t.Run("a just-created PodSet reads as in progress", func(t *testing.T) {
+		ps := &appsv1alpha1.PodSet{
+			ObjectMeta: metav1.ObjectMeta{Name: "just-created", Namespace: "default"},
+			Spec:       appsv1alpha1.PodSetSpec{Size: 1},
+		}
+		if err := c.Create(t.Context(), ps); err != nil {
+			t.Fatal(err)
+		}
+		if v := reconciletest.ReadVerdict(t, c, ps); v.Status != kstatus.InProgressStatus || v.Waited {
+			t.Errorf("%s; want kstatus InProgress, and kubectl wait waiting", v)
 		}
 	})
 }
