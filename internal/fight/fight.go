@@ -8,6 +8,7 @@ package fight
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -191,7 +192,8 @@ func Managers(entries []metav1.ManagedFieldsEntry, paths []string, self string) 
 }
 
 // owns reports whether fields (a FieldsV1 set) holds the path segs. A list element in
-// brackets matches the elements whose key mentions it.
+// brackets matches the elements whose key mentions it, or, given by its index, any
+// element (a set of fields has no order); an atomic list is owned whole.
 func owns(fields map[string]any, segs []string) bool {
 	if len(segs) == 0 {
 		return true
@@ -208,13 +210,20 @@ func owns(fields map[string]any, segs []string) bool {
 	if i := strings.Index(key, "]"); i >= 0 {
 		key = key[:i] // a list of lists: the first key is enough to tell
 	}
+	_, err := strconv.Atoi(key)
+	byIndex := err == nil
+	var elements int
 	for k, v := range child {
 		element, ok := v.(map[string]any)
-		if ok && (strings.HasPrefix(k, "k:") || strings.HasPrefix(k, "v:") || strings.HasPrefix(k, "i:")) && strings.Contains(k, key) && owns(element, segs[1:]) {
+		if !ok || !(strings.HasPrefix(k, "k:") || strings.HasPrefix(k, "v:") || strings.HasPrefix(k, "i:")) {
+			continue
+		}
+		elements++
+		if (byIndex || strings.Contains(k, key)) && owns(element, segs[1:]) {
 			return true
 		}
 	}
-	return false
+	return elements == 0
 }
 
 // Paths returns the paths of diff lines ("path: live → desired").
