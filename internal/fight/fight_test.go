@@ -1,6 +1,8 @@
 package fight
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,5 +32,26 @@ func TestManagersNamesWhoOwnsAPath(t *testing.T) {
 				t.Errorf("Managers(%s) = %v, want %v", tt.path, got, tt.want)
 			}
 		})
+	}
+}
+
+func TestDiffNamesTheFieldsWrittenBack(t *testing.T) {
+	live := map[string]any{"phase": "Broken", "replicas": float64(2), "conditions": []any{
+		map[string]any{"type": "Ready", "status": "True", "lastTransitionTime": "then"},
+		map[string]any{"type": "Available", "status": "False", "reason": "ProbeFailed", "lastTransitionTime": "then"},
+	}}
+	desired := map[string]any{"phase": "Sized", "replicas": float64(2), "selector": "app=web", "conditions": []any{
+		map[string]any{"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable", "lastTransitionTime": "now"},
+		map[string]any{"type": "Ready", "status": "True", "lastTransitionTime": "now"},
+	}}
+	got := Diff(live, desired, "status")
+	want := []string{
+		`status.conditions[Available].reason: "ProbeFailed" → "MinimumReplicasAvailable"`,
+		`status.conditions[Available].status: "False" → "True"`,
+		`status.phase: "Broken" → "Sized"`,
+		`status.selector: (unset) → "app=web"`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Diff =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
