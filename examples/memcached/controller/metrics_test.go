@@ -12,9 +12,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
@@ -281,4 +283,56 @@ func TestMemcachedBacksOffFromAWebhookThatRewritesItsDeployment(t *testing.T) {
 	if command := strings.Join(dep.Spec.Template.Spec.Containers[0].Command, " "); !strings.Contains(command, "-m=32") {
 		t.Errorf("the Deployment runs %q; want the webhook's -m=32 kept", command)
 	}
+}
+
+func TestMemcachedBacksOffFromAWriterThatResetsItsConditions(t *testing.T) {
+	e := newEnv(t)
+	_, metrics := e.RunServingMetrics(t)
+	mc := e.create(t, "cache", 1)
+	e.awaitAvailable(t, mc)
+	fightsBefore := fights(t, metrics)
+
+	// A second controller that also thinks it owns the Memcached's availability: every
+	// 200 ms for 15 s it sets Available False. Each write the operator sends puts the
+	// condition back, so each changes the object: only the reverts tell it is a fight.
+	statusWrites := e.Requests.Count("patch", "memcacheds/status")
+	var resets int
+	for start := time.Now(); time.Since(start) < 15*time.Second; resets++ {
+		prober := &unstructured.Unstructured{}
+		prober.SetGroupVersionKind(cachev1alpha1.GroupVersion.WithKind("Memcached"))
+		prober.SetNamespace(e.Namespace)
+		prober.SetName(mc.Name)
+		condition := map[string]any{"type": "Available", "status": "False", "reason": "ProbeFailed",
+			"message": "memcached does not answer", "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}
+		if err := unstructured.SetNestedSlice(prober.Object, []any{condition}, "status", "conditions"); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.SubResource("status").Apply(t.Context(), client.ApplyConfigurationFromUnstructured(prober),
+			client.FieldOwner("availability-prober"), client.ForceOwnership); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	fought := e.Requests.Count("patch", "memcacheds/status") - statusWrites
+	t.Logf("against %d writes of a second writer in 15 s, the operator wrote the Memcached's status %d times (%.2f/s)", resets, fought, float64(fought)/15)
+	// Three writes make the fight, then 10 s of back-off: one more write, and one for a
+	// slow start.
+	if fought > 5 {
+		t.Errorf("the operator wrote the status %d times in 15 s of a fight, want at most 5: it must back off", fought)
+	}
+	if got := fights(t, metrics) - fightsBefore; got < 1 {
+		t.Errorf("reconcilekit_fights_total grew by %v, want at least 1", got)
+	}
+	if v, _ := scrape(t, metrics).Sum("reconcilekit_fights_total", map[string]string{"kind": "Memcached", "write": "status"}); v < 1 {
+		t.Errorf("reconcilekit_fights_total{kind=\"Memcached\",write=\"status\"} = %v, want at least 1", v)
+	}
+	warnings := e.fightWarnings(t, mc)
+	if len(warnings) == 0 || !strings.Contains(warnings[0], "field manager availability-prober") ||
+		!strings.Contains(warnings[0], `status.conditions[Available].status: "False" → "True"`) {
+		t.Errorf("Warning Fighting events %q, want one naming availability-prober and the condition's status", warnings)
+	}
+	if len(logs.Containing("fight detected over the status", e.Namespace, "availability-prober")) == 0 {
+		t.Error("no log line of the status fight naming availability-prober")
+	}
+	t.Logf("event: %q", warnings)
 }
