@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Endpoint is the metrics endpoint of a manager a test runs, as Prometheus would scrape
@@ -22,7 +24,7 @@ type Endpoint struct {
 }
 
 // RunServingMetrics is Run with the manager's metrics endpoint served on a free local
-// port, returned with the manager. The metrics are controller-runtime's registry, shared
+// port, returned with the manager once it answers. The metrics are controller-runtime's registry, shared
 // by every manager of the test binary: a counter counts the reconciles of all of them, so
 // compare a counter's value before and after, not with a constant.
 func (e *Env) RunServingMetrics(t testing.TB) (*Manager, Endpoint) {
@@ -33,7 +35,12 @@ func (e *Env) RunServingMetrics(t testing.TB) (*Manager, Endpoint) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	return e.run(t, addr), Endpoint{URL: "http://" + addr + "/metrics"}
+	m, endpoint := e.run(t, addr), Endpoint{URL: "http://" + addr + "/metrics"}
+	Eventually(t, func(ctx context.Context) error { // the manager serves it once started
+		_, err := endpoint.Scrape(ctx)
+		return err
+	})
+	return m, endpoint
 }
 
 // Scrape reads the endpoint once.
@@ -152,4 +159,52 @@ func includes(labels, want map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// Conditions returns what the reconcilekit_condition series of the scrape say of the
+// object of kind named namespace/name: each condition type's status.
+func (s Scrape) Conditions(kind, namespace, name string) map[string]string {
+	conditions := map[string]string{}
+	for _, x := range s.Series("reconcilekit_condition", map[string]string{"kind": kind, "namespace": namespace, "name": name}) {
+		if x.Value == 1 {
+			conditions[x.Labels["type"]] = x.Labels["status"]
+		}
+	}
+	return conditions
+}
+
+// AwaitConditions waits until the endpoint's reconcilekit_condition series say of obj, of
+// kind, exactly want (condition type → status): no condition missing, none more, and no
+// series at all for an empty want, as once obj is gone.
+func (e Endpoint) AwaitConditions(t testing.TB, kind string, obj client.Object, want map[string]string) {
+	t.Helper()
+	Eventually(t, func(ctx context.Context) error {
+		s, err := e.Scrape(ctx)
+		if err != nil {
+			return err
+		}
+		if got := s.Conditions(kind, obj.GetNamespace(), obj.GetName()); !maps.Equal(got, want) {
+			return fmt.Errorf("the conditions of %s %s/%s are %v, want %v", kind, obj.GetNamespace(), obj.GetName(), got, want)
+		}
+		return nil
+	})
+}
+
+// Read is Scrape for a test: an endpoint that cannot be read fails it.
+func (e Endpoint) Read(t testing.TB) Scrape {
+	t.Helper()
+	s, err := e.Scrape(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Since returns by how much the series Sum adds up grew from the scrape before to s:
+// what a counter of the registry, which every manager of the test binary shares, counted
+// in between.
+func (s Scrape) Since(before Scrape, name string, labels map[string]string) float64 {
+	now, _ := s.Sum(name, labels)
+	then, _ := before.Sum(name, labels)
+	return now - then
 }

@@ -20,20 +20,10 @@ import (
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
-// scrape reads the operator's metrics endpoint once.
-func scrape(t *testing.T, m reconciletest.Endpoint) reconciletest.Scrape {
-	t.Helper()
-	s, err := m.Scrape(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 // fights is reconcilekit_fights_total of every kind, read from the endpoint.
 func fights(t *testing.T, m reconciletest.Endpoint) float64 {
 	t.Helper()
-	v, _ := scrape(t, m).Sum("reconcilekit_fights_total", nil)
+	v, _ := m.Read(t).Sum("reconcilekit_fights_total", nil)
 	return v
 }
 
@@ -94,23 +84,8 @@ func TestMemcachedMetricsShowItsConditionsAndAFightAndGoWithIt(t *testing.T) {
 
 	mc := e.create(t, "cache", 2)
 	e.awaitAvailable(t, mc)
-	mine := map[string]string{"kind": "Memcached", "namespace": e.Namespace, "name": "cache"}
-	reconciletest.Eventually(t, func(ctx context.Context) error {
-		got, err := metrics.Scrape(ctx)
-		if err != nil {
-			return err
-		}
-		for _, c := range []string{"Available", "Ready"} {
-			if v, ok := got.Sum("reconcilekit_condition", with(mine, "type", c, "status", "True")); !ok || v != 1 {
-				return fmt.Errorf("no series of the Memcached with %s True in:\n%s", c, got.Text("reconcilekit_condition"))
-			}
-		}
-		if v, _ := got.Sum("reconcilekit_condition", with(mine, "type", "Degraded", "status", "True")); v != 0 {
-			return fmt.Errorf("the Memcached is counted Degraded:\n%s", got.Text("reconcilekit_condition"))
-		}
-		return nil
-	})
-	converged := scrape(t, metrics)
+	metrics.AwaitConditions(t, "Memcached", mc, map[string]string{"Available": "True", "Ready": "True", "Progressing": "False", "Degraded": "False"})
+	converged := metrics.Read(t)
 	if v, _ := converged.Sum("reconcilekit_writes_total", map[string]string{"kind": "Deployment", "write": "create", "changed": "true"}); v < 1 {
 		t.Errorf("reconcilekit_writes_total counts %v Deployments created, want at least the Memcached's", v)
 	}
@@ -157,7 +132,7 @@ func TestMemcachedMetricsShowItsConditionsAndAFightAndGoWithIt(t *testing.T) {
 	if fought > 6 {
 		t.Errorf("the operator wrote the Deployment %d times in 15 s of a fight, want at most 6: it must back off", fought)
 	}
-	after := scrape(t, metrics)
+	after := metrics.Read(t)
 	if v, _ := after.Sum("reconcilekit_fights_total", map[string]string{"kind": "Deployment"}); v < 1 {
 		t.Errorf("reconcilekit_fights_total{kind=\"Deployment\"} = %v, want at least 1", v)
 	}
@@ -177,16 +152,7 @@ func TestMemcachedMetricsShowItsConditionsAndAFightAndGoWithIt(t *testing.T) {
 	if err := e.Delete(t.Context(), mc); err != nil {
 		t.Fatal(err)
 	}
-	reconciletest.Eventually(t, func(ctx context.Context) error {
-		got, err := metrics.Scrape(ctx)
-		if err != nil {
-			return err
-		}
-		if left := got.Series("reconcilekit_condition", map[string]string{"namespace": e.Namespace}); len(left) > 0 {
-			return fmt.Errorf("series of the deleted Memcached remain: %v", left)
-		}
-		return nil
-	})
+	metrics.AwaitConditions(t, "Memcached", mc, nil)
 	time.Sleep(time.Second)
 	stop()
 	<-done
@@ -195,18 +161,6 @@ func TestMemcachedMetricsShowItsConditionsAndAFightAndGoWithIt(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-}
-
-// with returns labels with more label pairs.
-func with(labels map[string]string, pairs ...string) map[string]string {
-	m := map[string]string{}
-	for k, v := range labels {
-		m[k] = v
-	}
-	for i := 0; i+1 < len(pairs); i += 2 {
-		m[pairs[i]] = pairs[i+1]
-	}
-	return m
 }
 
 var deployments = appsv1.SchemeGroupVersion.WithResource("deployments")
@@ -323,7 +277,7 @@ func TestMemcachedBacksOffFromAWriterThatResetsItsConditions(t *testing.T) {
 	if got := fights(t, metrics) - fightsBefore; got < 1 {
 		t.Errorf("reconcilekit_fights_total grew by %v, want at least 1", got)
 	}
-	if v, _ := scrape(t, metrics).Sum("reconcilekit_fights_total", map[string]string{"kind": "Memcached", "write": "status"}); v < 1 {
+	if v, _ := metrics.Read(t).Sum("reconcilekit_fights_total", map[string]string{"kind": "Memcached", "write": "status"}); v < 1 {
 		t.Errorf("reconcilekit_fights_total{kind=\"Memcached\",write=\"status\"} = %v, want at least 1", v)
 	}
 	warnings := e.fightWarnings(t, mc)
