@@ -17,7 +17,7 @@ type sample struct {
 // bands naming what the test was doing: docs/images/memcached-fight.svg, redrawn by
 // RECONCILEKIT_CHART=<path> on TestMemcachedMetricsShowItsConditionsAndAFightAndGoWithIt.
 func chart(samples []sample) []byte {
-	const width, height, left, right, top, bottom = 720, 300, 40, 700, 60, 260
+	const width, height, left, right, top, bottom = 720, 320, 40, 700, 44, 260
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="11">`+"\n", width, height)
 	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", width, height)
@@ -41,8 +41,8 @@ func chart(samples []sample) []byte {
 		end := samples[min(i, len(samples)-1)].seconds
 		fmt.Fprintf(&b, `<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s"/>`+"\n",
 			x(samples[start].seconds), top, x(end)-x(samples[start].seconds), bottom-top, shades[n%len(shades)])
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" transform="rotate(-20 %.1f %d)">%s</text>`+"\n",
-			x(samples[start].seconds)+2, top-4, x(samples[start].seconds)+2, top-4, samples[start].phase)
+		// Under the axis, on two rows, so that the names of short phases do not overlap.
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d">%s</text>`+"\n", x(samples[start].seconds)+2, bottom+32+n%2*14, samples[start].phase)
 		start, n = i, n+1
 	}
 	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#888"/><line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#888"/>`+"\n",
@@ -58,6 +58,7 @@ func chart(samples []sample) []byte {
 	line("#d62728", func(s sample) float64 { return s.writes - first.writes })
 	fmt.Fprintf(&b, `<text x="%d" y="14" fill="#1f77b4">Memcached reconciles (cumulative)</text>`+"\n", left)
 	fmt.Fprintf(&b, `<text x="%d" y="28" fill="#d62728">writes of every kind (cumulative)</text>`+"\n", left)
+	fmt.Fprintf(&b, `<text x="%d" y="%d" fill="#555">(shaded: what the test does)</text>`+"\n", left+300, 14)
 	fmt.Fprintf(&b, `<text x="%d" y="%d">0 s</text><text x="%d" y="%d">%.0f s</text>`+"\n", left, bottom+16, right-30, bottom+16, span)
 	fmt.Fprintf(&b, `<text x="4" y="%d">%.0f</text><text x="24" y="%d">0</text>`+"\n", top+4, top1, bottom)
 	b.WriteString("</svg>\n")
