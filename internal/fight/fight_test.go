@@ -10,9 +10,9 @@ import (
 
 func TestManagersNamesWhoOwnsAPath(t *testing.T) {
 	entries := []metav1.ManagedFieldsEntry{
-		{Manager: "operator", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{"f:command":{},"f:image":{}}}}}}}`)}},
-		{Manager: "replica-fighter", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:replicas":{}}}`)}},
-		{Manager: "prober", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:conditions":{"k:{\"type\":\"Available\"}":{"f:status":{},"f:reason":{}}}}}`)}},
+		{Manager: "operator", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{"f:command":{},"f:image":{}}}}}}}`)},
+		{Manager: "replica-fighter", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:replicas":{}}}`)},
+		{Manager: "prober", FieldsV1: metav1.NewFieldsV1(`{"f:status":{"f:conditions":{"k:{\"type\":\"Available\"}":{"f:status":{},"f:reason":{}}}}}`)},
 	}
 	tests := []struct {
 		name, path, self string
