@@ -174,9 +174,9 @@ func (s observedStatus) Patch(ctx context.Context, obj client.Object, patch clie
 	}
 	// Who changed the status is in its managedFields until this write takes the fields
 	// back: look, only when this write decides a fight.
-	var held holders
+	var who holders
 	if m.statuses.Decisive(obj.GetUID(), intent, "status", now) {
-		held = s.holders(ctx, obj)
+		who = s.holders(ctx, obj)
 	}
 	rv := obj.GetResourceVersion()
 	if err := s.SubResourceWriter.Patch(ctx, obj, patch, opts...); err != nil {
@@ -190,7 +190,7 @@ func (s observedStatus) Patch(ctx context.Context, obj client.Object, patch clie
 	}
 	self := m.options.fieldOwner
 	f := &ownership.FightingError{Kind: m.kind, Namespace: obj.GetNamespace(), Name: obj.GetName(),
-		Fields: held.fields, Managers: held.managers, Admission: v.NoOp || (len(held.managers) == 0 && held.self),
+		Fields: who.fields, Managers: who.managers, Admission: v.NoOp || (len(who.managers) == 0 && who.self),
 		Self: self, NoOp: v.NoOp, Writes: v.Writes, RetryAfter: v.Backoff}
 	if len(f.Fields) == 0 {
 		f.Fields = []string{"status"}
