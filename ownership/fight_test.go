@@ -115,7 +115,7 @@ func TestEnsureRaisesNoAlarmWhenSomeoneChangesAFieldTwice(t *testing.T) {
 }
 
 func TestEnsureDetectsAWebhookThatRewritesWhatItApplies(t *testing.T) {
-	base, _, owner := setup(t)
+	c, _, owner := setup(t)
 	// A mutating admission webhook of a registry policy: every image sent is rewritten on
 	// the way in, so the stored object never has the desired image and every apply
 	// changes nothing.
@@ -125,7 +125,6 @@ func TestEnsureDetectsAWebhookThatRewritesWhatItApplies(t *testing.T) {
 			c.(map[string]any)["image"] = rewritten
 		}
 	})
-	c := base
 	var err error
 	var round int
 	for round = 1; round <= 5 && !ownership.IsFighting(err); round++ {

@@ -224,8 +224,8 @@ func TestMemcachedBacksOffFromAWebhookThatRewritesItsDeployment(t *testing.T) {
 	const watch = 30 * time.Second
 	time.Sleep(watch)
 	after := e.Requests.Count("patch", "deployments") - detectedAfter
-	t.Logf("then %d applies in %v (%.2f/s); the webhook admitted %d writes of the Deployment in all",
-		after, watch, float64(after)/watch.Seconds(), hook.Admitted())
+	t.Logf("then %d applies in %v (%.2f/s); the webhook admitted %d writes of the Deployment in all, and rewrote %d",
+		after, watch, float64(after)/watch.Seconds(), hook.Admitted(), hook.Mutated())
 	// The back-off is 10 s, then 20 s: two applies in 30 s, one more for a slow start.
 	if after > 3 {
 		t.Errorf("the operator applied the Deployment %d times in %v after the fight was detected, want at most 3: it must back off", after, watch)
