@@ -147,7 +147,7 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, owner client.
 		if err := readLive(ctx, c, gvk, key, live); err != nil {
 			return zero, Result{}, err
 		}
-		if err := takeOverCreatedFields(ctx, c, live, o.fieldOwner); err != nil {
+		if err := takeOverCreatedFields(ctx, c, live, gvk.Kind, o.fieldOwner); err != nil {
 			return zero, Result{}, err
 		}
 	}
@@ -159,7 +159,7 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, owner client.
 	// could leave a list the API server refuses empty (a Service's ports). Only an element
 	// someone else re-keyed, found while desired is unchanged, is removed first.
 	if strays := strays(want, live); len(strays) > 0 && !reshaped {
-		if err := removeStrays(ctx, c, live, strays); err != nil {
+		if err := removeStrays(ctx, c, live, gvk.Kind, strays); err != nil {
 			return zero, Result{}, err
 		}
 	}
@@ -178,12 +178,18 @@ func readLive(ctx context.Context, c client.Client, gvk schema.GroupVersionKind,
 
 // takeOverCreatedFields moves the fields manager owns by an update (the create) into its
 // apply entry, with a patch guarded by live's resourceVersion; live becomes the result.
-func takeOverCreatedFields(ctx context.Context, c client.Client, live client.Object, manager string) error {
+// The patch is a write of a child of kind like any other, and counted as one.
+func takeOverCreatedFields(ctx context.Context, c client.Client, live client.Object, kind, manager string) error {
 	patch, err := csaupgrade.UpgradeManagedFieldsPatch(live, sets.New(manager), manager)
 	if err != nil || patch == nil {
 		return err
 	}
-	return c.Patch(ctx, live, client.RawPatch(types.JSONPatchType, patch), client.FieldOwner(manager))
+	rv := live.GetResourceVersion()
+	if err := c.Patch(ctx, live, client.RawPatch(types.JSONPatchType, patch), client.FieldOwner(manager)); err != nil {
+		return err
+	}
+	telemetry.Wrote(kind, telemetry.Update, live.GetResourceVersion() != rv)
+	return nil
 }
 
 // newLike returns a new, empty object of obj's type.
@@ -235,8 +241,9 @@ func apply[T client.Object](ctx context.Context, c client.Client, want T, gvk sc
 }
 
 // removeStrays removes the strays from live with a JSON patch guarded by its
-// resourceVersion. Removing, unlike applying, needs no ownership of the elements.
-func removeStrays(ctx context.Context, c client.Client, live client.Object, strays []stray) error {
+// resourceVersion, counted as a write of a child of kind. Removing, unlike applying, needs
+// no ownership of the elements.
+func removeStrays(ctx context.Context, c client.Client, live client.Object, kind string, strays []stray) error {
 	ops := []map[string]any{{"op": "test", "path": "/metadata/resourceVersion", "value": live.GetResourceVersion()}}
 	for _, s := range strays {
 		ops = append(ops, map[string]any{"op": "remove", "path": s.path})
@@ -245,7 +252,12 @@ func removeStrays(ctx context.Context, c client.Client, live client.Object, stra
 	if err != nil {
 		return err
 	}
-	return c.Patch(ctx, live.DeepCopyObject().(client.Object), client.RawPatch(types.JSONPatchType, patch))
+	patched := live.DeepCopyObject().(client.Object)
+	if err := c.Patch(ctx, patched, client.RawPatch(types.JSONPatchType, patch)); err != nil {
+		return err
+	}
+	telemetry.Wrote(kind, telemetry.Update, patched.GetResourceVersion() != live.GetResourceVersion())
+	return nil
 }
 
 // applyConfiguration keeps what a caller can mean to set: no status, no server-managed

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,6 +31,13 @@ type FightingError struct {
 	// Managers are the other field managers that own those fields; none when the server
 	// itself rewrites them (a mutating webhook, defaulting).
 	Managers []string
+	// Admission says that the fields are undone as each write is admitted (a mutating
+	// webhook, defaulting), not by writes of someone else's: the API server records such a
+	// rewrite under the field manager of the write it rewrites, Self, so there is no other
+	// manager to name.
+	Admission bool
+	// Self is the library's own field manager.
+	Self string
 	// NoOp says that the writes changed nothing: what is written is not what the server
 	// keeps.
 	NoOp bool
@@ -44,8 +52,8 @@ func (e *FightingError) Error() string {
 	switch {
 	case len(e.Managers) > 0:
 		who = "field manager " + strings.Join(e.Managers, ", ")
-	case e.NoOp:
-		who = "the API server (a mutating webhook or defaulting rewrites what is written)"
+	case e.Admission:
+		who = fmt.Sprintf("the API server's admission (a mutating webhook or defaulting rewrites each write; the rewrite is recorded under field manager %s, the writer's own)", e.Self)
 	}
 	// No back-off in the message: it ends up in the owner's status, and a countdown there
 	// would make every reconcile write it, the very loop this error is to stop.
@@ -96,10 +104,13 @@ func watchedApply[T client.Object](ctx context.Context, c client.Client, owner c
 	// them), and gone once this apply takes the fields back: read them first, only when
 	// this apply decides a fight.
 	var managers []string
+	var mine bool // the fields are recorded as the library's own: rewritten on admission
 	if !reshaped && children.Decisive(live.GetUID(), intent, result.Diff, now) {
 		fresh := newLike(want)
 		if err := readLive(ctx, c, gvk, client.ObjectKeyFromObject(live), fresh); err == nil {
-			managers = fight.Managers(fresh.GetManagedFields(), fight.Paths(result.Diff), o.fieldOwner)
+			paths := fight.Paths(result.Diff)
+			managers = fight.Managers(fresh.GetManagedFields(), paths, o.fieldOwner)
+			mine = slices.Contains(fight.Managers(fresh.GetManagedFields(), paths, ""), o.fieldOwner)
 		}
 	}
 	updated, err := apply(ctx, c, want, gvk, intent, live.GetUID(), o)
@@ -119,7 +130,8 @@ func watchedApply[T client.Object](ctx context.Context, c client.Client, owner c
 	}
 	f := &FightingError{
 		Kind: gvk.Kind, Namespace: live.GetNamespace(), Name: live.GetName(), Fields: diffs,
-		Managers: managers, NoOp: v.NoOp, Writes: v.Writes, RetryAfter: v.Backoff,
+		Managers: managers, Admission: v.NoOp || (len(managers) == 0 && mine), Self: o.fieldOwner,
+		NoOp: v.NoOp, Writes: v.Writes, RetryAfter: v.Backoff,
 	}
 	children.Attach(live.GetUID(), f)
 	reportFight(ctx, owner, f)
@@ -131,7 +143,7 @@ func watchedApply[T client.Object](ctx context.Context, c client.Client, owner c
 func reportFight(ctx context.Context, owner client.Object, f *FightingError) {
 	telemetry.Fights.WithLabelValues(f.Kind, telemetry.Update).Inc()
 	log.FromContext(ctx).Info("fight detected: backing off", "kind", f.Kind, "name", f.Name,
-		"fields", f.Fields, "managers", f.Managers, "writes", f.Writes, "retryAfter", f.RetryAfter)
+		"fields", f.Fields, "managers", f.Managers, "admission", f.Admission, "writes", f.Writes, "retryAfter", f.RetryAfter)
 	if r, ok := ctx.Value(recorderKey{}).(events.EventRecorder); ok {
 		regarding := owner.DeepCopyObject().(client.Object)
 		regarding.SetResourceVersion("")

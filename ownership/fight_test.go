@@ -1,18 +1,15 @@
 package ownership_test
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/reconcilekit/reconcilekit/internal/fight"
 	"github.com/reconcilekit/reconcilekit/internal/telemetry"
@@ -118,26 +115,15 @@ func TestEnsureRaisesNoAlarmWhenSomeoneChangesAFieldTwice(t *testing.T) {
 }
 
 func TestEnsureDetectsAWebhookThatRewritesWhatItApplies(t *testing.T) {
-	// A mutating webhook, simulated: every image sent is rewritten on the way in, so the
-	// stored object never has the desired image and every apply changes nothing.
-	rewrite := func(u map[string]any) {
-		spec := u["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
-		spec["containers"].([]any)[0].(map[string]any)["image"] = "registry.local/busybox"
-	}
-	base, _, owner := setup(t)
-	c := interceptor.NewClient(base, interceptor.Funcs{
-		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-			if d, ok := obj.(*appsv1.Deployment); ok {
-				d.Spec.Template.Spec.Containers[0].Image = "registry.local/busybox"
-			}
-			return c.Create(ctx, obj, opts...)
-		},
-		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
-			if u, ok := obj.(interface{ UnstructuredContent() map[string]any }); ok {
-				rewrite(u.UnstructuredContent())
-			}
-			return c.Apply(ctx, obj, opts...)
-		},
+	c, _, owner := setup(t)
+	// A mutating admission webhook of a registry policy: every image sent is rewritten on
+	// the way in, so the stored object never has the desired image and every apply
+	// changes nothing.
+	const rewritten = "registry.local/busybox"
+	hook := cp.MutatingWebhook(t, owner.Namespace, appsv1.SchemeGroupVersion.WithResource("deployments"), func(obj map[string]any) {
+		for _, c := range nested(obj, "spec", "template", "spec")["containers"].([]any) {
+			c.(map[string]any)["image"] = rewritten
+		}
 	})
 	var err error
 	var round int
@@ -145,15 +131,26 @@ func TestEnsureDetectsAWebhookThatRewritesWhatItApplies(t *testing.T) {
 		_, _, err = ownership.Ensure(t.Context(), c, owner, desired(owner))
 	}
 	var f *ownership.FightingError
-	if !errors.As(err, &f) || !f.NoOp || len(f.Managers) != 0 {
-		t.Fatalf("after %d Ensures: %v, want a fight over writes that change nothing, with no other manager", round-1, err)
+	if !errors.As(err, &f) || !f.NoOp || len(f.Managers) != 0 || !f.Admission {
+		t.Fatalf("after %d Ensures: %v, want a fight over writes that change nothing, undone on admission", round-1, err)
 	}
-	t.Logf("detected after %d applies: %v", f.Writes, f)
+	t.Logf("detected after %d applies (%d admitted by the webhook): %v", f.Writes, hook.Admitted(), f)
 	// The first apply changes the object all the same: it makes Ensure's field manager the
 	// owner of the fields it applies. The ones after it change nothing.
 	if f.Writes > fight.NoOps+1 {
 		t.Errorf("detected after %d writes, want %d", f.Writes, fight.NoOps+1)
 	}
+	if !strings.Contains(f.Error(), rewritten) || !strings.Contains(f.Error(), ownership.DefaultFieldOwner) {
+		t.Errorf("the error says %q; want the field rewritten and the field manager the rewrite is recorded under", f)
+	}
+}
+
+// nested returns the object at path in obj.
+func nested(obj map[string]any, path ...string) map[string]any {
+	for _, p := range path {
+		obj = obj[p].(map[string]any)
+	}
+	return obj
 }
 
 func drain(r *events.FakeRecorder) []string {

@@ -6,12 +6,17 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -29,6 +34,7 @@ import (
 // writes that change nothing.
 type observer struct {
 	kind     string
+	gvk      schema.GroupVersionKind // unknown without a scheme: fights then name no fields
 	mu       sync.Mutex
 	seen     map[types.NamespacedName][]condition
 	statuses fight.Detector
@@ -38,13 +44,13 @@ type observer struct {
 type condition struct{ typ, status string }
 
 func newObserver(c client.Client, obj client.Object, o *options) *observer {
-	kind := reflect.TypeOf(obj).Elem().Name()
+	m := &observer{kind: reflect.TypeOf(obj).Elem().Name(), seen: map[types.NamespacedName][]condition{}, options: o}
 	if c != nil && c.Scheme() != nil {
 		if gvk, err := apiutil.GVKForObject(obj, c.Scheme()); err == nil {
-			kind = gvk.Kind
+			m.kind, m.gvk = gvk.Kind, gvk
 		}
 	}
-	return &observer{kind: kind, seen: map[types.NamespacedName][]condition{}, options: o}
+	return m
 }
 
 // observe counts the reconcile of obj by its outcome and keeps obj's condition series;
@@ -141,18 +147,21 @@ func (c observedClient) Patch(ctx context.Context, obj client.Object, patch clie
 
 // Status returns the status writer, observed.
 func (c observedClient) Status() client.SubResourceWriter {
-	return observedStatus{SubResourceWriter: c.Client.Status(), m: c.m}
+	return observedStatus{SubResourceWriter: c.Client.Status(), reader: c.Client, m: c.m}
 }
 
 type observedStatus struct {
 	client.SubResourceWriter
-	m *observer
+	reader client.Reader
+	m      *observer
 }
 
 // Patch writes a status unless the shell is backing off from writing it, counts the write
 // and whether it changed the object, and reports a fight when status writes of the same
-// content for the same generation keep changing nothing: the server does not keep what
-// the shell writes (a defaulting or a webhook rewrites it), so writing again cannot help.
+// content for the same generation keep changing nothing (the server does not keep what
+// the shell writes: a defaulting or a webhook rewrites it) or keep putting back what
+// someone else changed (another controller writes the same fields), so that writing again
+// cannot help.
 func (s observedStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 	m, now := s.m, time.Now()
 	intent := statusIntent(obj)
@@ -162,6 +171,12 @@ func (s observedStatus) Patch(ctx context.Context, obj client.Object, patch clie
 		held := *f
 		held.RetryAfter = wait
 		return &held
+	}
+	// Who changed the status is in its managedFields until this write takes the fields
+	// back: look, only when this write decides a fight.
+	var who holders
+	if m.statuses.Decisive(obj.GetUID(), intent, "status", now) {
+		who = s.holders(ctx, obj)
 	}
 	rv := obj.GetResourceVersion()
 	if err := s.SubResourceWriter.Patch(ctx, obj, patch, opts...); err != nil {
@@ -173,17 +188,55 @@ func (s observedStatus) Patch(ctx context.Context, obj client.Object, patch clie
 	if !v.Fighting {
 		return nil
 	}
+	self := m.options.fieldOwner
 	f := &ownership.FightingError{Kind: m.kind, Namespace: obj.GetNamespace(), Name: obj.GetName(),
-		Fields: []string{"status"}, NoOp: v.NoOp, Writes: v.Writes, RetryAfter: v.Backoff}
+		Fields: who.fields, Managers: who.managers, Admission: v.NoOp || (len(who.managers) == 0 && who.self),
+		Self: self, NoOp: v.NoOp, Writes: v.Writes, RetryAfter: v.Backoff}
+	if len(f.Fields) == 0 {
+		f.Fields = []string{"status"}
+	}
 	m.statuses.Attach(obj.GetUID(), f)
 	telemetry.Fights.WithLabelValues(m.kind, telemetry.Status).Inc()
-	log.FromContext(ctx).Info("fight detected over the status: backing off", "writes", f.Writes, "retryAfter", f.RetryAfter)
+	log.FromContext(ctx).Info("fight detected over the status: backing off", "fields", f.Fields, "managers", f.Managers,
+		"admission", f.Admission, "writes", f.Writes, "retryAfter", f.RetryAfter)
 	if r := m.options.recorder; r != nil {
 		regarding := obj.DeepCopyObject().(client.Object)
 		regarding.SetResourceVersion("")
 		r.Eventf(regarding, nil, corev1.EventTypeWarning, "Fighting", "Reconcile", "%s", f.Error())
 	}
 	return nil // this write went through; the next one waits
+}
+
+// holders is what a fresh read of an object says of the status fields a write puts back.
+type holders struct {
+	fields   []string // "path: live → written"
+	managers []string // the field managers other than the shell's that hold them
+	self     bool     // the shell's own field manager holds them
+}
+
+// holders reads obj afresh (the manager's cache strips managedFields; its client does not
+// cache unstructured objects) and finds which of the status fields obj is to write hold
+// other values now, and who wrote those.
+func (s observedStatus) holders(ctx context.Context, obj client.Object) holders {
+	if s.m.gvk.Empty() {
+		return holders{}
+	}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(s.m.gvk)
+	if err := s.reader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
+		return holders{}
+	}
+	written, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return holders{}
+	}
+	fields := fight.Diff(live.Object["status"], written["status"], "status")
+	paths, self := fight.Paths(strings.Join(fields, "\n")), s.m.options.fieldOwner
+	return holders{
+		fields:   fields,
+		managers: fight.Managers(live.GetManagedFields(), paths, self),
+		self:     slices.Contains(fight.Managers(live.GetManagedFields(), paths, ""), self),
+	}
 }
 
 // statusIntent identifies what a status write sends: the generation and the status's

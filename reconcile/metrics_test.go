@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -138,4 +140,64 @@ func TestShellBacksOffFromAStatusTheServerDoesNotKeep(t *testing.T) {
 	if !warned {
 		t.Error("no Warning Fighting event on the object")
 	}
+}
+
+func TestShellBacksOffFromAWriterThatResetsItsStatus(t *testing.T) {
+	f := newFixture(t)
+	r := f.reconciler(func(_ context.Context, w *Widget) requeue.Outcome {
+		w.Status.Phase = "Sized"
+		return requeue.Done()
+	}, reconcile.WithFieldOwner("widget-controller"))
+	// Another controller that owns the phase too, as a second operator installed for the
+	// same kind would: before each reconcile it sets the phase back, taking the field.
+	reset := func() {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(schema.GroupVersionKind{Group: "test.reconcilekit.io", Version: "v1", Kind: "Widget"})
+		u.SetNamespace(f.widget.Namespace)
+		u.SetName(f.widget.Name)
+		if err := unstructured.SetNestedField(u.Object, "Broken", "status", "phase"); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.client.SubResource("status").Apply(t.Context(), client.ApplyConfigurationFromUnstructured(u),
+			client.FieldOwner("phase-setter"), client.ForceOwnership); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.reconcile(t, r); err != nil {
+		t.Fatal(err)
+	}
+	fights := testutil.ToFloat64(telemetry.Fights.WithLabelValues("Widget", telemetry.Status))
+	var writes, detected int
+	var events []string
+	for round := 1; round <= 10; round++ {
+		reset()
+		f.counter.Reset()
+		result, err := f.reconcile(t, r)
+		writes += f.counter.Count("patch", "widgets/status")
+		events = append(events, f.recorded()...)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if detected == 0 && result.RequeueAfter > 0 {
+			detected = round
+		}
+	}
+	t.Logf("status fight detected at reconcile %d; %d status writes in 10 rounds of the other writer", detected, writes)
+	// Each write changes the object (it puts the phase back): only the reverts tell.
+	if detected == 0 || detected > fight.Reverts || writes > fight.Reverts {
+		t.Errorf("detected at reconcile %d after %d writes, want within %d", detected, writes, fight.Reverts)
+	}
+	if n := testutil.ToFloat64(telemetry.Fights.WithLabelValues("Widget", telemetry.Status)) - fights; n != 1 {
+		t.Errorf("reconcilekit_fights_total{write=status} grew by %v, want 1", n)
+	}
+	var warning string
+	for _, e := range events {
+		if strings.HasPrefix(e, "Warning Fighting") {
+			warning = e
+		}
+	}
+	if !strings.Contains(warning, "field manager phase-setter") || !strings.Contains(warning, `status.phase: "Broken" → "Sized"`) {
+		t.Errorf("Warning Fighting event %q, want one naming phase-setter and status.phase", warning)
+	}
+	t.Log(warning)
 }

@@ -7,7 +7,11 @@ package fight
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -191,7 +195,8 @@ func Managers(entries []metav1.ManagedFieldsEntry, paths []string, self string) 
 }
 
 // owns reports whether fields (a FieldsV1 set) holds the path segs. A list element in
-// brackets matches the elements whose key mentions it.
+// brackets matches the elements whose key mentions it, or, given by its index, any
+// element (a set of fields has no order); an atomic list is owned whole.
 func owns(fields map[string]any, segs []string) bool {
 	if len(segs) == 0 {
 		return true
@@ -208,13 +213,20 @@ func owns(fields map[string]any, segs []string) bool {
 	if i := strings.Index(key, "]"); i >= 0 {
 		key = key[:i] // a list of lists: the first key is enough to tell
 	}
+	_, err := strconv.Atoi(key)
+	byIndex := err == nil
+	var elements int
 	for k, v := range child {
 		element, ok := v.(map[string]any)
-		if ok && (strings.HasPrefix(k, "k:") || strings.HasPrefix(k, "v:") || strings.HasPrefix(k, "i:")) && strings.Contains(k, key) && owns(element, segs[1:]) {
+		if !ok || !(strings.HasPrefix(k, "k:") || strings.HasPrefix(k, "v:") || strings.HasPrefix(k, "i:")) {
+			continue
+		}
+		elements++
+		if (byIndex || strings.Contains(k, key)) && owns(element, segs[1:]) {
 			return true
 		}
 	}
-	return false
+	return elements == 0
 }
 
 // Paths returns the paths of diff lines ("path: live → desired").
@@ -226,4 +238,78 @@ func Paths(diff string) []string {
 		}
 	}
 	return paths
+}
+
+// Diff returns, as "path: live → desired" lines like ownership's, the fields desired sets
+// (JSON decoded into maps) that live holds otherwise, under the path prefix. The elements
+// of a list of objects that each have a type or a name, as conditions do, are matched by
+// it and named by it; other lists are compared whole. A condition's lastTransitionTime is
+// left out: the writer stamps it anew when it puts a condition back, as a consequence of
+// the fight, not what is fought over.
+func Diff(live, desired any, prefix string) []string {
+	var lines []string
+	diff(live, desired, prefix, &lines)
+	return lines
+}
+
+func diff(live, desired any, path string, lines *[]string) {
+	switch d := desired.(type) {
+	case map[string]any:
+		l, _ := live.(map[string]any)
+		keys := slices.Sorted(maps.Keys(d))
+		for _, k := range keys {
+			if k == "lastTransitionTime" {
+				continue
+			}
+			diff(l[k], d[k], path+"."+k, lines)
+		}
+		return
+	case []any:
+		if key := elementKey(d); key != "" {
+			l, _ := live.([]any)
+			for _, e := range d {
+				name := e.(map[string]any)[key]
+				var match any
+				for _, le := range l {
+					if m, ok := le.(map[string]any); ok && m[key] == name {
+						match = m
+					}
+				}
+				diff(match, e, fmt.Sprintf("%s[%v]", path, name), lines)
+			}
+			return
+		}
+	}
+	if !reflect.DeepEqual(live, desired) {
+		*lines = append(*lines, fmt.Sprintf("%s: %s → %s", path, show(live), show(desired)))
+	}
+}
+
+// elementKey returns the field, type or name, that every element of list has, if any.
+func elementKey(list []any) string {
+	for _, key := range []string{"type", "name"} {
+		all := len(list) > 0
+		for _, e := range list {
+			m, ok := e.(map[string]any)
+			if _, has := m[key]; !ok || !has {
+				all = false
+				break
+			}
+		}
+		if all {
+			return key
+		}
+	}
+	return ""
+}
+
+func show(v any) string {
+	if v == nil {
+		return "(unset)"
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(raw)
 }

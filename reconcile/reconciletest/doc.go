@@ -18,7 +18,9 @@
 // empowers; a Counter counts the requests it makes; Faults makes chosen requests fail;
 // Intercept hands each request to a hook of the test's own, which may answer it;
 // ExpectNoWrites proves that reconciling a converged object writes nothing; a Clock
-// moves only when the test moves it.
+// moves only when the test moves it; Env.RunServingMetrics and an Endpoint read the
+// operator's metrics over HTTP as Prometheus would; MutatingWebhook puts a real mutating
+// admission webhook, served by the test's process, in the API server's way.
 //
 // The binaries are built once per machine by `make controlplane` and found through
 // KUBEBUILDER_ASSETS or in the user cache directory. Every process started is stopped by

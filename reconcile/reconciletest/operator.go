@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/reconcilekit/reconcilekit/ownership"
 )
@@ -224,6 +225,12 @@ func (o *Operator) Env(t testing.TB) *Env {
 // test stops at its next request through the Env's client or its next AwaitReconciles.
 func (e *Env) Run(t testing.TB) *Manager {
 	t.Helper()
+	return e.run(t, "")
+}
+
+// run is Run, with the metrics endpoint at metricsAddr; none if empty.
+func (e *Env) run(t testing.TB, metricsAddr string) *Manager {
+	t.Helper()
 	opts := cache.Options{
 		DefaultNamespaces: map[string]cache.Config{e.Namespace: {}},
 		DefaultTransform:  ownership.TransformCompact(),
@@ -234,7 +241,9 @@ func (e *Env) Run(t testing.TB) *Manager {
 	if e.refusals != nil { // nil in an Env a test built itself
 		e.refusals.start()
 	}
-	m := StartManager(t, e.Requests.Wrap(e.Config), manager.Options{Scheme: e.operator.Scheme, Cache: opts}, e.operator.Setup)
+	m := StartManager(t, e.Requests.Wrap(e.Config), manager.Options{
+		Scheme: e.operator.Scheme, Cache: opts, Metrics: metricsserver.Options{BindAddress: metricsAddr},
+	}, e.operator.Setup)
 	if e.refusals != nil {
 		m.refused = e.refusals.first
 	}

@@ -1,8 +1,12 @@
 package controller_test
 
 import (
+	"bytes"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,9 +30,12 @@ var operator = &reconciletest.Operator{
 	CacheOptions:   controller.CacheOptions,
 }
 
+// logs keeps what the operators log, for tests that prove what an operator says.
+var logs lines
+
 func TestMain(m *testing.M) {
 	// The operator's logs, shown when a test fails.
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
+	ctrl.SetLogger(zap.New(zap.WriteTo(io.MultiWriter(os.Stderr, &logs))))
 	os.Exit(operator.Main(m))
 }
 
@@ -36,3 +43,32 @@ func TestMain(m *testing.M) {
 type env struct{ *reconciletest.Env }
 
 func newEnv(t *testing.T) *env { return &env{operator.Env(t)} }
+
+// lines is a log that many goroutines write.
+type lines struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// Containing returns the lines that contain every one of parts.
+func (l *lines) Containing(parts ...string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var found []string
+next:
+	for line := range strings.Lines(l.buf.String()) {
+		for _, p := range parts {
+			if !strings.Contains(line, p) {
+				continue next
+			}
+		}
+		found = append(found, strings.TrimSpace(line))
+	}
+	return found
+}

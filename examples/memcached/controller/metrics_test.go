@@ -1,207 +1,292 @@
 package controller_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/reconcilekit/reconcilekit/examples/memcached/controller"
-	"github.com/reconcilekit/reconcilekit/ownership"
+	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
-// runServingMetrics runs the operator as Env.Run does, with its metrics endpoint on a free
-// local port, and returns the endpoint's address.
-func (e *env) runServingMetrics(t *testing.T) string {
+// fights is reconcilekit_fights_total of every kind, read from the endpoint.
+func fights(t *testing.T, m reconciletest.Endpoint) float64 {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	v, _ := m.Read(t).Sum("reconcilekit_fights_total", nil)
+	return v
+}
+
+// fightWarnings returns the notes of the Warning Fighting events regarding obj.
+func (e *env) fightWarnings(t *testing.T, obj client.Object) []string {
+	t.Helper()
+	var events eventsv1.EventList
+	if err := e.List(t.Context(), &events, client.InNamespace(e.Namespace)); err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
-	opts := manager.Options{
-		Scheme: operator.Scheme,
-		Cache: cache.Options{
-			DefaultNamespaces: map[string]cache.Config{e.Namespace: {}},
-			DefaultTransform:  ownership.TransformCompact(),
-		},
-		Metrics: metricsserver.Options{BindAddress: addr},
+	var notes []string
+	for _, ev := range events.Items {
+		if ev.Regarding.UID == obj.GetUID() && ev.Type == corev1.EventTypeWarning && ev.Reason == "Fighting" {
+			notes = append(notes, ev.Note)
+		}
 	}
-	reconciletest.StartManager(t, e.Requests.Wrap(e.Config), opts, controller.Setup)
-	return "http://" + addr + "/metrics"
+	return notes
 }
 
-// scrape reads the endpoint and returns its reconcilekit_ lines.
-func scrape(ctx context.Context, url string) ([]string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	var lines []string
-	s := bufio.NewScanner(resp.Body)
-	for s.Scan() {
-		if strings.Contains(s.Text(), "reconcilekit_") {
-			lines = append(lines, s.Text())
-		}
-	}
-	return lines, s.Err()
+// sampler reads the endpoint every quarter of a second, for the chart of a run: the
+// Memcached's reconciles and the writes of every kind, with what the test was doing.
+type sampler struct {
+	mu      sync.Mutex
+	start   time.Time
+	phase   string
+	samples []sample
 }
 
-// value returns the value of the series whose line contains every one of parts, summed.
-func value(lines []string, parts ...string) (float64, bool) {
-	var sum float64
-	var found bool
-next:
-	for _, l := range lines {
-		if strings.HasPrefix(l, "#") {
-			continue
+func (s *sampler) run(ctx context.Context, m reconciletest.Endpoint) {
+	s.start = time.Now()
+	for ctx.Err() == nil {
+		if got, err := m.Scrape(ctx); err == nil {
+			r, _ := got.Sum("reconcilekit_reconciles_total", map[string]string{"kind": "Memcached"})
+			w, _ := got.Sum("reconcilekit_writes_total", nil)
+			s.mu.Lock()
+			s.samples = append(s.samples, sample{time.Since(s.start).Seconds(), r, w, s.phase})
+			s.mu.Unlock()
 		}
-		for _, p := range parts {
-			if !strings.Contains(l, p) {
-				continue next
-			}
-		}
-		v, err := strconv.ParseFloat(l[strings.LastIndexByte(l, ' ')+1:], 64)
-		if err == nil {
-			sum, found = sum+v, true
-		}
+		time.Sleep(250 * time.Millisecond)
 	}
-	return sum, found
 }
 
-func TestMemcachedMetricsShowItsConditionsAFightAndGoWithIt(t *testing.T) {
+// enter names what the test does from now on.
+func (s *sampler) enter(phase string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.phase = phase
+}
+
+func TestMemcachedMetricsShowItsConditionsAndAFightAndGoWithIt(t *testing.T) {
 	e := newEnv(t)
-	url := e.runServingMetrics(t)
-	ns := `namespace="` + e.Namespace + `"`
-	mc := e.create(t, "cache", 2)
-	e.awaitAvailable(t, mc)
-
-	// Reconciles and writes over the run, sampled from the endpoint, for the chart.
-	var mu sync.Mutex
-	var samples [][3]float64 // seconds, reconciles, writes
-	start := time.Now()
+	_, metrics := e.RunServingMetrics(t)
 	sampling, stop := context.WithCancel(t.Context())
 	defer stop()
-	go func() {
-		for sampling.Err() == nil {
-			if lines, err := scrape(sampling, url); err == nil {
-				r, _ := value(lines, "reconcilekit_reconciles_total{", `kind="Memcached"`)
-				w, _ := value(lines, "reconcilekit_writes_total{")
-				mu.Lock()
-				samples = append(samples, [3]float64{time.Since(start).Seconds(), r, w})
-				mu.Unlock()
-			}
-			time.Sleep(250 * time.Millisecond)
-		}
-	}()
+	s := &sampler{phase: "create"}
+	done := make(chan struct{})
+	go func() { defer close(done); s.run(sampling, metrics) }()
 
-	reconciletest.Eventually(t, func(ctx context.Context) error {
-		lines, err := scrape(ctx, url)
-		if err != nil {
-			return err
-		}
-		for _, c := range []string{`type="Available"`, `type="Ready"`} {
-			if v, ok := value(lines, "reconcilekit_condition{", ns, `name="cache"`, c, `status="True"`); !ok || v != 1 {
-				return fmt.Errorf("no series of the Memcached with %s in:\n%s", c, strings.Join(lines, "\n"))
-			}
-		}
-		return nil
-	})
-	converged, _ := scrape(t.Context(), url)
+	mc := e.create(t, "cache", 2)
+	e.awaitAvailable(t, mc)
+	metrics.AwaitConditions(t, "Memcached", mc, map[string]string{"Available": "True", "Ready": "True", "Progressing": "False", "Degraded": "False"})
+	converged := metrics.Read(t)
+	if v, _ := converged.Sum("reconcilekit_writes_total", map[string]string{"kind": "Deployment", "write": "create", "changed": "true"}); v < 1 {
+		t.Errorf("reconcilekit_writes_total counts %v Deployments created, want at least the Memcached's", v)
+	}
 	if path := os.Getenv("RECONCILEKIT_SCRAPE"); path != "" {
-		if err := os.WriteFile(path, []byte(strings.Join(converged, "\n")+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(converged.Text("reconcilekit_")), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 
+	// A normal resize and a normal rollout (a new port changes the pods) are no fight.
+	fightsBefore := fights(t, metrics)
+	s.enter("resize and rollout")
+	e.resize(t, mc, 3)
+	e.awaitAvailable(t, mc)
+	before := mc.DeepCopy()
+	mc.Spec.ContainerPort = 11300
+	if err := e.Patch(t.Context(), mc, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
+	}
+	e.awaitAvailable(t, mc)
+	if got := fights(t, metrics) - fightsBefore; got != 0 || len(e.fightWarnings(t, mc)) > 0 {
+		t.Errorf("a resize and a rollout raised %v fights and warnings %q, want none", got, e.fightWarnings(t, mc))
+	}
+
 	// A second writer resets the replicas every 100 ms for 15 s, forcing them as its own.
+	s.enter("a second writer resets the replicas")
 	patches := e.Requests.Count("patch", "deployments")
-	fightStart := time.Now()
-	for time.Since(fightStart) < 15*time.Second {
-		replicas := appsv1ac.Deployment("cache", e.Namespace).WithSpec(appsv1ac.DeploymentSpec().WithReplicas(3))
+	var resets int
+	for fightStart := time.Now(); time.Since(fightStart) < 15*time.Second; resets++ {
+		replicas := appsv1ac.Deployment("cache", e.Namespace).WithSpec(appsv1ac.DeploymentSpec().WithReplicas(5))
 		if err := e.Apply(t.Context(), replicas, client.FieldOwner("replica-fighter"), client.ForceOwnership); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	s.enter("delete")
 	fought := e.Requests.Count("patch", "deployments") - patches
-	t.Logf("against 150 writes of a second writer in 15 s, the operator wrote the Deployment %d times (%.2f/s)", fought, float64(fought)/15)
+	t.Logf("against %d writes of a second writer in 15 s, the operator wrote the Deployment %d times (%.2f/s)", resets, fought, float64(fought)/15)
 	statusWrites := e.Requests.Count("patch", "memcacheds/status")
 	t.Logf("status writes of the Memcached over the whole run: %d", statusWrites)
-	if statusWrites > 30 {
+	if statusWrites > 40 {
 		t.Errorf("the Memcached's status was written %d times: the fight must not make a loop of its own", statusWrites)
 	}
 	if fought > 6 {
 		t.Errorf("the operator wrote the Deployment %d times in 15 s of a fight, want at most 6: it must back off", fought)
 	}
-	lines, err := scrape(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v, _ := value(lines, "reconcilekit_fights_total{", `kind="Deployment"`); v < 1 {
+	after := metrics.Read(t)
+	if v, _ := after.Sum("reconcilekit_fights_total", map[string]string{"kind": "Deployment"}); v < 1 {
 		t.Errorf("reconcilekit_fights_total{kind=\"Deployment\"} = %v, want at least 1", v)
 	}
-	var events eventsv1.EventList
-	if err := e.List(t.Context(), &events, client.InNamespace(e.Namespace)); err != nil {
-		t.Fatal(err)
+	if v, _ := after.Sum("reconcilekit_writes_backed_off_total", map[string]string{"kind": "Deployment"}); v < 1 {
+		t.Errorf("reconcilekit_writes_backed_off_total{kind=\"Deployment\"} = %v, want at least 1", v)
 	}
-	var warning string
-	for _, ev := range events.Items {
-		if ev.Regarding.UID == mc.UID && ev.Type == corev1.EventTypeWarning && ev.Reason == "Fighting" {
-			warning = ev.Note
-		}
+	warnings := e.fightWarnings(t, mc)
+	if len(warnings) == 0 || !strings.Contains(warnings[0], "replica-fighter") || !strings.Contains(warnings[0], "spec.replicas") {
+		t.Errorf("Warning Fighting events %q, want one naming replica-fighter and spec.replicas", warnings)
 	}
-	if !strings.Contains(warning, "replica-fighter") || !strings.Contains(warning, "spec.replicas") {
-		t.Errorf("Warning Fighting event %q, want one naming replica-fighter and spec.replicas", warning)
+	logged := logs.Containing("fight detected", e.Namespace, "replica-fighter")
+	if len(logged) == 0 {
+		t.Error("no log line of the fight naming replica-fighter")
 	}
-	t.Logf("event: %s", warning)
+	t.Logf("event: %q\nlog: %s", warnings, logged)
 
 	if err := e.Delete(t.Context(), mc); err != nil {
 		t.Fatal(err)
 	}
-	reconciletest.Eventually(t, func(ctx context.Context) error {
-		lines, err := scrape(ctx, url)
-		if err != nil {
-			return err
-		}
-		if _, ok := value(lines, "reconcilekit_condition{", ns); ok {
-			return fmt.Errorf("series of the deleted Memcached remain")
-		}
-		return nil
-	})
+	metrics.AwaitConditions(t, "Memcached", mc, nil)
 	time.Sleep(time.Second)
 	stop()
-	mu.Lock()
-	defer mu.Unlock()
-	if path := os.Getenv("RECONCILEKIT_SAMPLES"); path != "" {
-		var b strings.Builder
-		for _, s := range samples {
-			fmt.Fprintf(&b, "%.2f %.0f %.0f\n", s[0], s[1], s[2])
-		}
-		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+	<-done
+	if path := os.Getenv("RECONCILEKIT_CHART"); path != "" {
+		if err := os.WriteFile(path, chart(s.samples), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+var deployments = appsv1.SchemeGroupVersion.WithResource("deployments")
+
+func TestMemcachedBacksOffFromAWebhookThatRewritesItsDeployment(t *testing.T) {
+	e := newEnv(t)
+	// A policy webhook caps memcached's memory: it rewrites the -m=64 the operator sets to
+	// -m=32, and stamps every admission, as some policy engines do. So every write the
+	// operator sends changes the Deployment, whose change brings the operator back to
+	// write it again: the loop at full speed, as fast as the API server admits.
+	var stamps int
+	var mu sync.Mutex
+	hook := operator.ControlPlane.MutatingWebhook(t, e.Namespace, deployments, func(obj map[string]any) {
+		spec := obj["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+		for _, c := range spec["containers"].([]any) {
+			command, _ := c.(map[string]any)["command"].([]any)
+			for i, arg := range command {
+				if arg == "-m=64" {
+					command[i] = "-m=32"
+				}
+			}
+		}
+		mu.Lock()
+		stamps++
+		stamp := fmt.Sprint(stamps)
+		mu.Unlock()
+		meta := obj["metadata"].(map[string]any)
+		annotations, _ := meta["annotations"].(map[string]any)
+		if annotations == nil {
+			annotations = map[string]any{}
+		}
+		annotations["policy.example.com/admission"] = stamp
+		meta["annotations"] = annotations
+	})
+	_, metrics := e.RunServingMetrics(t)
+	fightsBefore := fights(t, metrics)
+
+	start := time.Now()
+	mc := e.create(t, "cache", 1)
+	warning := e.AwaitEvent(t, mc, reconciletest.Event{Type: corev1.EventTypeWarning, Reason: "Fighting"})
+	detectedIn, detectedAfter := time.Since(start), e.Requests.Count("patch", "deployments")
+	t.Logf("detected after the create and %d applies, in %v: %s", detectedAfter, detectedIn.Round(time.Millisecond), warning.Note)
+	// The applies that make a fight: the first takes the fields from the create, two more
+	// revert the same fields.
+	if detectedAfter > 3 {
+		t.Errorf("the fight was detected after %d applies, want at most 3", detectedAfter)
+	}
+	for _, want := range []string{"admission", "memcached-operator", "-m=32", "-m=64", "spec.template.spec.containers"} {
+		if !strings.Contains(warning.Note, want) {
+			t.Errorf("the Warning Fighting event says %q; want it to mention %q", warning.Note, want)
+		}
+	}
+	if got := fights(t, metrics) - fightsBefore; got < 1 {
+		t.Errorf("reconcilekit_fights_total grew by %v, want at least 1", got)
+	}
+	if len(logs.Containing("fight detected", e.Namespace, `"admission":true`)) == 0 {
+		t.Error("no log line of the fight saying it comes from admission")
+	}
+
+	// The operator backs off: its writes against the webhook over the next 30 s.
+	const watch = 30 * time.Second
+	time.Sleep(watch)
+	after := e.Requests.Count("patch", "deployments") - detectedAfter
+	t.Logf("then %d applies in %v (%.2f/s); the webhook admitted %d writes of the Deployment in all, and rewrote %d",
+		after, watch, float64(after)/watch.Seconds(), hook.Admitted(), hook.Mutated())
+	// The back-off is 10 s, then 20 s: two applies in 30 s, one more for a slow start.
+	if after > 3 {
+		t.Errorf("the operator applied the Deployment %d times in %v after the fight was detected, want at most 3: it must back off", after, watch)
+	}
+	dep := &appsv1.Deployment{}
+	if err := e.Get(t.Context(), client.ObjectKeyFromObject(mc), dep); err != nil {
+		t.Fatal(err)
+	}
+	if command := strings.Join(dep.Spec.Template.Spec.Containers[0].Command, " "); !strings.Contains(command, "-m=32") {
+		t.Errorf("the Deployment runs %q; want the webhook's -m=32 kept", command)
+	}
+}
+
+func TestMemcachedBacksOffFromAWriterThatResetsItsConditions(t *testing.T) {
+	e := newEnv(t)
+	_, metrics := e.RunServingMetrics(t)
+	mc := e.create(t, "cache", 1)
+	e.awaitAvailable(t, mc)
+	fightsBefore := fights(t, metrics)
+
+	// A second controller that also thinks it owns the Memcached's availability: every
+	// 200 ms for 15 s it sets Available False. Each write the operator sends puts the
+	// condition back, so each changes the object: only the reverts tell it is a fight.
+	statusWrites := e.Requests.Count("patch", "memcacheds/status")
+	var resets int
+	for start := time.Now(); time.Since(start) < 15*time.Second; resets++ {
+		prober := &unstructured.Unstructured{}
+		prober.SetGroupVersionKind(cachev1alpha1.GroupVersion.WithKind("Memcached"))
+		prober.SetNamespace(e.Namespace)
+		prober.SetName(mc.Name)
+		condition := map[string]any{"type": "Available", "status": "False", "reason": "ProbeFailed",
+			"message": "memcached does not answer", "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}
+		if err := unstructured.SetNestedSlice(prober.Object, []any{condition}, "status", "conditions"); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.SubResource("status").Apply(t.Context(), client.ApplyConfigurationFromUnstructured(prober),
+			client.FieldOwner("availability-prober"), client.ForceOwnership); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	fought := e.Requests.Count("patch", "memcacheds/status") - statusWrites
+	t.Logf("against %d writes of a second writer in 15 s, the operator wrote the Memcached's status %d times (%.2f/s)", resets, fought, float64(fought)/15)
+	// Three writes make the fight, then 10 s of back-off: one more write, and one for a
+	// slow start.
+	if fought > 5 {
+		t.Errorf("the operator wrote the status %d times in 15 s of a fight, want at most 5: it must back off", fought)
+	}
+	if got := fights(t, metrics) - fightsBefore; got < 1 {
+		t.Errorf("reconcilekit_fights_total grew by %v, want at least 1", got)
+	}
+	if v, _ := metrics.Read(t).Sum("reconcilekit_fights_total", map[string]string{"kind": "Memcached", "write": "status"}); v < 1 {
+		t.Errorf("reconcilekit_fights_total{kind=\"Memcached\",write=\"status\"} = %v, want at least 1", v)
+	}
+	warnings := e.fightWarnings(t, mc)
+	if len(warnings) == 0 || !strings.Contains(warnings[0], "field manager availability-prober") ||
+		!strings.Contains(warnings[0], `status.conditions[Available].status: "False" → "True"`) {
+		t.Errorf("Warning Fighting events %q, want one naming availability-prober and the condition's status", warnings)
+	}
+	if len(logs.Containing("fight detected over the status", e.Namespace, "availability-prober")) == 0 {
+		t.Error("no log line of the status fight naming availability-prober")
+	}
+	t.Logf("event: %q", warnings)
 }
