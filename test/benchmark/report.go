@@ -68,7 +68,7 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprint(w, ".\n\n")
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "kind\timplementation\tconverge s\tx ideal\twrites/obj\treads/obj\treconciles/obj\tconflicts\t"+
+	fmt.Fprintln(tw, "kind\timplementation\tconverge s\tx ideal\twrites/obj\tevents/obj\treads/obj\treconciles/obj\tconflicts\t"+
 		"resync s\tresync writes\tresync reads\tresync reconciles/obj\theap KiB/obj\t")
 	n := float64(r.n)
 	for _, k := range r.kinds {
@@ -81,12 +81,12 @@ func (r *report) print(w io.Writer) {
 			fmt.Fprintf(tw, "%s\t%s\t%.2f\t%s\t", k.name, impl, m.Converge, ratio(m.Converge, floor))
 			switch impl {
 			case bare:
-				fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t\t")
+				fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t\t\t")
 			case ideal:
-				fmt.Fprintf(tw, "%.2f\t%.2f\t\t%.0f\t\t\t\t\t\t\n", m.Writes/n, m.Reads/n, m.Conflicts)
+				fmt.Fprintf(tw, "%.2f\t%.2f\t%.2f\t\t%.0f\t\t\t\t\t\t\n", m.Writes/n, m.Events/n, m.Reads/n, m.Conflicts)
 			default:
-				fmt.Fprintf(tw, "%.2f\t%.2f\t%.2f\t%.0f\t%.2f\t%.0f\t%.0f\t%.2f\t%.1f\t\n",
-					m.Writes/n, m.Reads/n, m.Reconciles/n, m.Conflicts,
+				fmt.Fprintf(tw, "%.2f\t%.2f\t%.2f\t%.2f\t%.0f\t%.2f\t%.0f\t%.0f\t%.2f\t%.1f\t\n",
+					m.Writes/n, m.Events/n, m.Reads/n, m.Reconciles/n, m.Conflicts,
 					m.Resync, m.ResyncWrites, m.ResyncReads, m.ResyncReconciles/n, m.HeapPerObject/1024)
 			}
 		}

@@ -57,8 +57,10 @@ const creators = 16
 type measurement struct {
 	// Converge is from the creation of the first object until every object converged;
 	// the requests and reconciles are counted over the same time.
-	Converge   float64 `json:"convergeSeconds"`
+	Converge float64 `json:"convergeSeconds"`
+	// Writes are to objects; Events, the events recorded, are counted apart.
 	Writes     float64 `json:"writes"`
+	Events     float64 `json:"events"`
 	Reads      float64 `json:"reads"`
 	Reconciles float64 `json:"reconciles"`
 	Conflicts  float64 `json:"conflicts"`
@@ -76,7 +78,7 @@ type measurement struct {
 
 // fields lists m's fields, for the medians.
 func (m *measurement) fields() []*float64 {
-	return []*float64{&m.Converge, &m.Writes, &m.Reads, &m.Reconciles, &m.Conflicts,
+	return []*float64{&m.Converge, &m.Writes, &m.Events, &m.Reads, &m.Reconciles, &m.Conflicts,
 		&m.Resync, &m.ResyncWrites, &m.ResyncReads, &m.ResyncReconciles, &m.ResyncConflicts, &m.HeapPerObject}
 }
 
@@ -123,7 +125,7 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 		}
 		requests.Reset()
 		m.Converge, err = r.converge(ctx, cp.Config, scheme, admin, r.kind.object)
-		m.Writes, m.Reads, m.Conflicts = float64(requests.Writes()), float64(requests.Reads()), conflicts.count()
+		m.Writes, m.Events, m.Reads, m.Conflicts = objectWrites(&requests), events(&requests), float64(requests.Reads()), conflicts.count()
 		return m, errors.Join(err, stop())
 	}
 	op := r.kind.library
@@ -145,7 +147,7 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 	if err != nil {
 		return m, errors.Join(err, mgr.stop())
 	}
-	m.Writes, m.Reads, m.Conflicts = float64(requests.Writes()), float64(requests.Reads()), conflicts.count()
+	m.Writes, m.Events, m.Reads, m.Conflicts = objectWrites(&requests), events(&requests), float64(requests.Reads()), conflicts.count()
 	m.Reconciles = reconciles() - reconciled
 	if err := mgr.stop(); err != nil {
 		return m, err
@@ -166,7 +168,7 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 		return m, errors.Join(err, mgr.stop())
 	}
 	m.Resync = drained.Sub(start).Seconds()
-	m.ResyncWrites, m.ResyncReads, m.ResyncConflicts = float64(requests.Writes()), float64(requests.Reads()), conflicts.count()
+	m.ResyncWrites, m.ResyncReads, m.ResyncConflicts = objectWrites(&requests)+events(&requests), float64(requests.Reads()), conflicts.count()
 	m.ResyncReconciles = reconciles() - reconciled
 	full := liveHeap()
 	if err := mgr.stop(); err != nil {
@@ -175,6 +177,18 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 	m.HeapPerObject = (float64(full) - float64(liveHeap()) - float64(fixed)) / float64(r.n)
 	return m, nil
 }
+
+// events is how many event writes c counted.
+func events(c *reconciletest.Counter) float64 {
+	n := 0
+	for _, verb := range []string{"create", "patch", "update"} {
+		n += c.Count(verb, "events")
+	}
+	return float64(n)
+}
+
+// objectWrites is how many writes c counted, events left out.
+func objectWrites(c *reconciletest.Counter) float64 { return float64(c.Writes()) - events(c) }
 
 // converge creates n objects with newObject and returns how many seconds passed until
 // all of them converged.
