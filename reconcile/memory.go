@@ -33,8 +33,9 @@ func WithExpectationTimeout(timeout time.Duration) Option {
 }
 
 // WithProgressInterval paces the writes of progress. While an object is Reconciling, before
-// and after a reconcile, and no condition changes its status (nor observedGeneration its
-// value), what changed is progress: a count, a message, a reason. The shell writes it at once
+// and after a reconcile, and no condition changes its status (nor the phase of a
+// PhaseObject, nor observedGeneration), what changed is progress: a count, a list of names,
+// a condition's message or reason. The shell writes it at once
 // if it wrote nothing for the object in the last interval, and otherwise when the interval
 // has passed since that write, or earlier with the next change that is more than progress
 // (a condition's status, the object becoming Ready). So a rollout that goes well costs two
@@ -116,8 +117,9 @@ func (m *memory) len() int {
 }
 
 // onlyProgress reports whether after differs from before in progress only: both are
-// Reconciling, every condition has the status it had, the observedGeneration and the
-// metadata the shell writes are the same. Objects without conditions have no progress.
+// Reconciling, every condition has the status it had, the phase (of a PhaseObject), the
+// observedGeneration and the metadata the shell writes are the same. Objects without
+// conditions have no progress.
 func onlyProgress(before, after client.Object) bool {
 	b, ok := before.(conditions.Getter)
 	if !ok {
@@ -131,6 +133,9 @@ func onlyProgress(before, after client.Object) bool {
 		if old := conditions.Find(b, c.Type); old == nil || old.Status != c.Status {
 			return false
 		}
+	}
+	if p, ok := before.(PhaseObject); ok && p.GetPhase() != after.(PhaseObject).GetPhase() {
+		return false
 	}
 	return observedGeneration(before) == observedGeneration(after) &&
 		equality.Semantic.DeepEqual(before.GetLabels(), after.GetLabels()) &&

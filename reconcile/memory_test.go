@@ -161,8 +161,9 @@ func TestReadYourOwnWritesGivesUpOnALostEventAfterTheTimeout(t *testing.T) {
 
 func TestProgressIsWrittenAtMostOncePerIntervalAndAVerdictAtOnce(t *testing.T) {
 	f := newFixture(t)
-	available, done := 0, false
+	available, done, phase := 0, false, "Starting"
 	r := f.reconciler(func(_ context.Context, w *Widget) requeue.Outcome {
+		w.Status.Phase = phase
 		if done {
 			conditions.MarkFalse(w, conditions.Progressing, "RolloutComplete", "%d of 3 available", available)
 		} else {
@@ -183,6 +184,7 @@ func TestProgressIsWrittenAtMostOncePerIntervalAndAVerdictAtOnce(t *testing.T) {
 		{"more progress", func() { f.clock.Step(10 * time.Second); available = 2 }, 0, 20 * time.Second, "0 of 3 available"},
 		{"the interval passed", func() { f.clock.Step(20 * time.Second) }, 1, 0, "2 of 3 available"},
 		{"progress soon after again", func() { available = 3 }, 0, 30 * time.Second, "2 of 3 available"},
+		{"a new phase", func() { phase = "Warming" }, 1, 0, "3 of 3 available"},
 		{"the rollout completes", func() { done = true }, 1, 0, "3 of 3 available"},
 	}
 	for _, s := range steps {
