@@ -59,15 +59,15 @@ type measurement struct {
 	// the requests and reconciles are counted over the same time.
 	Converge float64 `json:"convergeSeconds"`
 	// Writes are to objects; Events, the events recorded, are counted apart.
-	Writes     float64 `json:"writes"`
-	Events     float64 `json:"events"`
-	Reads      float64 `json:"reads"`
+	Writes float64 `json:"writes"`
+	Events float64 `json:"events"`
+	Reads  float64 `json:"reads"`
 	// APIServerCPU and ProcessCPU are CPU seconds over the convergence: the API server's,
 	// and this process's (the operator with the benchmark's creators and observer).
 	APIServerCPU float64 `json:"apiServerCPUSeconds"`
 	ProcessCPU   float64 `json:"processCPUSeconds"`
-	Reconciles float64 `json:"reconciles"`
-	Conflicts  float64 `json:"conflicts"`
+	Reconciles   float64 `json:"reconciles"`
+	Conflicts    float64 `json:"conflicts"`
 	// Resync is from the restart of the manager over the converged objects until its
 	// controller went idle, having reconciled every object again.
 	Resync           float64 `json:"resyncSeconds"`
