@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -40,14 +41,35 @@ func main() {
 	impls := flag.String("implementations", "ideal,seed,reconcilekit", "the implementations to measure, separated by commas: ideal, seed, reconcilekit, bare")
 	record := flag.Bool("record", true, "record the medians in test/benchmark/results.json and redraw docs/performance.svg (not with -workers)")
 	workers := flag.Int("workers", 0, "reconciles at a time for the library-built operators; 0 keeps what the examples ship with")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (the operators under test among it) to this file")
+	redraw := flag.Bool("redraw", false, "only redraw docs/performance.svg from test/benchmark/results.json")
 	flag.Parse()
 	// The operators under test log nothing, so that neither implementation pays for its
 	// log; the control plane's helpers log through the same logger.
 	ctrl.SetLogger(logr.Discard())
 
+	if *redraw {
+		if err := redrawChart(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := bench(ctx, *n, *rounds, *workers, *only, *impls, *record); err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -121,6 +143,19 @@ func bench(ctx context.Context, n, rounds, workers int, only, impls string, reco
 	}
 	report.print(os.Stdout)
 	return nil
+}
+
+// redrawChart draws docs/performance.svg from the results recorded.
+func redrawChart() error {
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	results, err := readResults(filepath.Join(root, "test", "benchmark", "results.json"))
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(root, "docs", "performance.svg"), chart(results), 0o644)
 }
 
 // moduleRoot finds the root of the module from the working directory, where the CRDs are.

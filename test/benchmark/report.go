@@ -146,16 +146,9 @@ type result struct {
 // record replaces the results of this report's N in the results file and redraws the
 // chart from every N the file holds.
 func (r *report) record(resultsPath, chartPath string) error {
-	var results []result
-	data, err := os.ReadFile(resultsPath)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
+	results, err := readResults(resultsPath)
+	if err != nil {
 		return err
-	default:
-		if err := json.Unmarshal(data, &results); err != nil {
-			return fmt.Errorf("%s: %w", resultsPath, err)
-		}
 	}
 	date := time.Now().UTC().Format(time.DateOnly)
 	for _, k := range r.kinds {
@@ -171,7 +164,7 @@ func (r *report) record(resultsPath, chartPath string) error {
 			cmp.Compare(slices.Index(implementations, a.Implementation), slices.Index(implementations, b.Implementation)),
 			cmp.Compare(a.N, b.N))
 	})
-	data, err = json.MarshalIndent(results, "", "  ")
+	data, err := json.MarshalIndent(results, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -179,6 +172,22 @@ func (r *report) record(resultsPath, chartPath string) error {
 		return err
 	}
 	return os.WriteFile(chartPath, chart(results), 0o644)
+}
+
+// readResults reads the results recorded at path; none if there is no file.
+func readResults(path string) ([]result, error) {
+	var results []result
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	if err := json.Unmarshal(data, &results); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return results, nil
 }
 
 // kindOrder orders kinds as the benchmark measures them.

@@ -98,12 +98,12 @@ func TestRecordReplacesTheResultsOfItsNAndKeepsTheOthers(t *testing.T) {
 	}
 }
 
-func TestTheChartIsWellFormedSVGWithALinePerKindAndImplementation(t *testing.T) {
+func TestTheChartIsWellFormedSVGWithALinePerFigureKindAndImplementation(t *testing.T) {
 	var results []result
 	for _, k := range kinds {
 		for _, impl := range implementations {
 			for _, n := range []int{50, 200, 1000} {
-				results = append(results, result{N: n, Kind: k.name, Implementation: impl, Median: measurement{Converge: float64(n) / 20}})
+				results = append(results, result{N: n, Kind: k.name, Implementation: impl, Median: measurement{Converge: float64(n) / 20, APIServerCPU: float64(n) / 100}})
 			}
 		}
 	}
@@ -123,7 +123,7 @@ func TestTheChartIsWellFormedSVGWithALinePerKindAndImplementation(t *testing.T) 
 			lines++
 		}
 	}
-	if want := len(kinds) * len(implementations); lines != want {
+	if want := len(figures) * len(kinds) * len(implementations); lines != want {
 		t.Errorf("the chart has %d lines, want %d", lines, want)
 	}
 }
