@@ -50,9 +50,10 @@ type idealPipeline struct {
 	seed   maphash.Seed
 	work   [idealWorkers]chan idealTask
 
-	mu    sync.Mutex
-	state map[string]idealState
-	errs  []error
+	mu     sync.Mutex
+	state  map[string]idealState
+	errs   []error
+	failed func(error)
 }
 
 type idealState uint8
@@ -71,8 +72,9 @@ type idealTask struct {
 }
 
 // startIdeal starts the ideal pipeline of k on cfg and returns once its watches have
-// synced; stop ends it and returns the first error it met.
-func startIdeal(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.Scheme, k *kind) (stop func() error, err error) {
+// synced; stop ends it and returns the errors it met. The pipeline never retries, so it
+// calls failed with its first error: the run cannot converge.
+func startIdeal(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.Scheme, k *kind, failed func(error)) (stop func() error, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	writer, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
@@ -85,7 +87,7 @@ func startIdeal(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.Scheme
 		cancel()
 		return nil, err
 	}
-	p := &idealPipeline{kind: k, writer: writer, cache: c, seed: maphash.MakeSeed(), state: map[string]idealState{}}
+	p := &idealPipeline{kind: k, writer: writer, cache: c, seed: maphash.MakeSeed(), state: map[string]idealState{}, failed: failed}
 	var wg sync.WaitGroup
 	for i := range p.work {
 		p.work[i] = make(chan idealTask, 4096)
@@ -233,5 +235,6 @@ func (p *idealPipeline) fail(ctx context.Context, err error) {
 		p.mu.Lock()
 		p.errs = append(p.errs, err)
 		p.mu.Unlock()
+		p.failed(err)
 	}
 }

@@ -123,12 +123,17 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 	var conflicts conflictCounter
 	cfg := conflicts.wrap(requests.Wrap(cp.Config))
 	if r.impl == ideal {
-		stop, err := startIdeal(ctx, cfg, scheme, r.kind)
+		ctx, fail := context.WithCancelCause(ctx)
+		defer fail(nil)
+		stop, err := startIdeal(ctx, cfg, scheme, r.kind, fail)
 		if err != nil {
 			return m, err
 		}
 		requests.Reset()
 		err = r.converge(ctx, cp, scheme, admin, r.kind.object, &m)
+		if cause := context.Cause(ctx); err != nil && cause != nil {
+			err = cause
+		}
 		m.Writes, m.Events, m.Reads, m.Conflicts = objectWrites(&requests), events(&requests), float64(requests.Reads()), conflicts.count()
 		return m, errors.Join(err, stop())
 	}
