@@ -38,7 +38,7 @@ import (
 
 func main() {
 	n := flag.Int("n", 200, "objects per kind and implementation, at least 1")
-	rounds := flag.Int("rounds", 3, "rounds; the table shows the median of each figure")
+	rounds := flag.Int("rounds", 0, "rounds; the table shows the median of each figure (0: 3 up to N=1000, 1 above, where a run takes many minutes)")
 	only := flag.String("kinds", "memcached,podset,at", "the kinds to measure, separated by commas")
 	impls := flag.String("implementations", "ideal,seed,reconcilekit", "the implementations to measure, separated by commas: ideal, seed, reconcilekit, bare")
 	record := flag.Bool("record", true, "record the medians in test/benchmark/results.json and redraw docs/performance.svg (not with -workers)")
@@ -81,8 +81,14 @@ func bench(ctx context.Context, n, rounds, workers int, only, impls string, reco
 	if n < 1 {
 		return fmt.Errorf("-n is %d; want at least 1", n)
 	}
+	if rounds == 0 {
+		rounds = 3
+		if n > 1000 {
+			rounds = 1
+		}
+	}
 	if rounds < 1 {
-		return fmt.Errorf("-rounds is %d; want at least 1", rounds)
+		return fmt.Errorf("-rounds is %d; want 1 or more, or 0 for the default", rounds)
 	}
 	if workers < 0 {
 		return fmt.Errorf("-workers is %d; want 0 or more", workers)
