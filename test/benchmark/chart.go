@@ -71,7 +71,13 @@ func chart(results []result) []byte {
 			panel(&b, chartLeft+i*panelWidth, top, k.name, f, mine)
 		}
 	}
-	for i, impl := range implementations {
+	var legend []string
+	for _, impl := range implementations {
+		if slices.ContainsFunc(results, func(r result) bool { return r.Implementation == impl }) {
+			legend = append(legend, impl)
+		}
+	}
+	for i, impl := range legend {
 		x, y := chartLeft+i*170, height-18
 		fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke-width="2.5" %s/>`+"\n", x, y-4, x+30, y-4, lineStyle(impl))
 		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`+"\n", x+38, y, impl)
