@@ -109,13 +109,6 @@ func (m *memory) forget(key types.NamespacedName) {
 	delete(m.objects, key)
 }
 
-// len is how many objects the memory holds.
-func (m *memory) len() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.objects)
-}
-
 // onlyProgress reports whether after differs from before in progress only: both are
 // Reconciling, every condition has the status it had, the phase (of a PhaseObject), the
 // observedGeneration and the metadata the shell writes are the same. Objects without
