@@ -67,6 +67,10 @@ func newMemory() *memory { return &memory{objects: map[types.NamespacedName]*wri
 func (m *memory) wrote(key types.NamespacedName, rv string, now time.Time, inProgress bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if rv == "" && !inProgress { // nothing to wait for, nothing to pace
+		delete(m.objects, key)
+		return
+	}
 	m.objects[key] = &written{rv: rv, at: now, inProgress: inProgress}
 }
 
