@@ -95,7 +95,7 @@ need-kubectl:
 	@command -v kubectl >/dev/null || { echo "kubectl is not installed; 'make manifests' prints what to apply" >&2; exit 1; }
 
 .PHONY: bench
-bench: controlplane ## Compare library-built operators with seed-style ones and the bare pipeline (N=200 by default).
+bench: controlplane ## Compare library-built operators with seed-style ones and the ideal pipeline (N=200 by default; N=10000 runs one round).
 	$(GO) run ./test/benchmark $(if $(N),-n $(N))
 
 # How long each fuzz target of the reliability suite runs, after its committed corpus.

@@ -4,12 +4,16 @@ import (
 	"context"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/reconcilekit/reconcilekit/ownership"
 )
 
 // CoalesceDelay is a delay for Coalesce that merges the status updates of a rollout that
@@ -19,7 +23,11 @@ const CoalesceDelay = time.Second
 // Coalesce returns an event handler that asks for the reconciles h asks for, delay later.
 // Every event for the same object within the delay makes one reconcile, not one each: a
 // Deployment's rollout updates its status several times in a second, and each reconcile
-// could write the owner's status once more.
+// could write the owner's status once more. Two kinds of event go through at once, since
+// the owner's status or its children change with them: a deletion, and an update that
+// changes the object's readiness (a Deployment whose rollout completes or that becomes
+// available or unavailable, a pod whose phase or Ready condition changes). A rollout that
+// goes well thus ends in a reconcile without delay.
 //
 // Wrap the handlers of owned objects (EnqueueOwner does, for their controlling owner), not
 // the handler of the reconciled type itself, whose changes should be acted on at once.
@@ -47,11 +55,15 @@ func (c coalesced) Create(ctx context.Context, e event.CreateEvent, q queue) {
 }
 
 func (c coalesced) Update(ctx context.Context, e event.UpdateEvent, q queue) {
+	if readinessChanged(e.ObjectOld, e.ObjectNew) {
+		c.h.Update(ctx, e, q)
+		return
+	}
 	c.h.Update(ctx, e, delayed{q, c.delay})
 }
 
 func (c coalesced) Delete(ctx context.Context, e event.DeleteEvent, q queue) {
-	c.h.Delete(ctx, e, delayed{q, c.delay})
+	c.h.Delete(ctx, e, q)
 }
 
 func (c coalesced) Generic(ctx context.Context, e event.GenericEvent, q queue) {
@@ -68,3 +80,31 @@ type delayed struct {
 }
 
 func (d delayed) Add(r rtreconcile.Request) { d.AddAfter(r, d.delay) }
+
+// readinessChanged reports whether an update changed what an owner reports of the object:
+// a Deployment's rollout state or availability, a pod's phase or readiness. Other types'
+// updates are coalesced.
+func readinessChanged(old, updated client.Object) bool {
+	switch n := updated.(type) {
+	case *appsv1.Deployment:
+		o, ok := old.(*appsv1.Deployment)
+		if !ok {
+			return true
+		}
+		a, b := ownership.DeploymentReadiness(o), ownership.DeploymentReadiness(n)
+		return a.Rollout != b.Rollout || a.Available != b.Available
+	case *corev1.Pod:
+		o, ok := old.(*corev1.Pod)
+		return !ok || o.Status.Phase != n.Status.Phase || podReady(o) != podReady(n)
+	}
+	return false
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

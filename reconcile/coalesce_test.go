@@ -5,10 +5,12 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	crhandler "sigs.k8s.io/controller-runtime/pkg/handler"
@@ -52,9 +54,50 @@ func TestCoalesceMakesOneReconcileOfABurstAfterTheDelay(t *testing.T) {
 	}
 	q.Done(owner)
 
-	clock.Step(time.Second)
-	h.Delete(ctx, event.DeleteEvent{Object: child}, q)
-	if q.Len() != 0 {
-		t.Errorf("a delete was queued at once, want after the delay")
+}
+
+func TestCoalescePassesAtOnceWhatChangesAnOwnersReport(t *testing.T) {
+	owner := rtreconcile.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "owner"}}
+	toOwner := crhandler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []rtreconcile.Request {
+		return []rtreconcile.Request{owner}
+	})
+	pod := func(phase corev1.PodPhase, ready corev1.ConditionStatus) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "child"}, Status: corev1.PodStatus{
+			Phase: phase, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: ready}}}}
 	}
+	deployment := func(replicas, available int32, availableCondition corev1.ConditionStatus) *appsv1.Deployment {
+		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "child", Generation: 1},
+			Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1)},
+			Status: appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: replicas, UpdatedReplicas: replicas, ReadyReplicas: available, AvailableReplicas: available,
+				Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: availableCondition}}}}
+	}
+	for _, tc := range []struct {
+		name     string
+		old, new client.Object
+		atOnce   bool
+	}{
+		{"a pod that starts running", pod(corev1.PodPending, corev1.ConditionFalse), pod(corev1.PodRunning, corev1.ConditionFalse), true},
+		{"a pod that becomes ready", pod(corev1.PodRunning, corev1.ConditionFalse), pod(corev1.PodRunning, corev1.ConditionTrue), true},
+		{"a pod whose readiness is unchanged", pod(corev1.PodRunning, corev1.ConditionTrue), pod(corev1.PodRunning, corev1.ConditionTrue), false},
+		{"a Deployment whose rollout completes", deployment(1, 0, corev1.ConditionFalse), deployment(1, 1, corev1.ConditionTrue), true},
+		{"a Deployment that counts a replica and is still rolling out", deployment(0, 0, corev1.ConditionFalse), deployment(1, 0, corev1.ConditionFalse), false},
+		{"a ConfigMap", &corev1.ConfigMap{}, &corev1.ConfigMap{Data: map[string]string{"a": "b"}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[rtreconcile.Request]())
+			defer q.ShutDown()
+			reconcile.Coalesce(toOwner, time.Hour).Update(t.Context(), event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.new}, q)
+			if got := q.Len() == 1; got != tc.atOnce {
+				t.Errorf("queued at once: %v, want %v", got, tc.atOnce)
+			}
+		})
+	}
+	t.Run("a deletion", func(t *testing.T) {
+		q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[rtreconcile.Request]())
+		defer q.ShutDown()
+		reconcile.Coalesce(toOwner, time.Hour).Delete(t.Context(), event.DeleteEvent{Object: pod(corev1.PodRunning, corev1.ConditionTrue)}, q)
+		if q.Len() != 1 {
+			t.Errorf("a deletion was not queued at once")
+		}
+	})
 }

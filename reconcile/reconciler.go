@@ -55,6 +55,7 @@ type Reconciler[T client.Object] struct {
 	cleanup   Logic[T]
 	newObject func() T
 	metrics   *observer
+	memory    *memory
 }
 
 // Option configures a Reconciler.
@@ -66,6 +67,9 @@ type options struct {
 	fieldOwner string
 	finalizer  string
 	cleanup    any // a func(context.Context, T) requeue.Outcome
+
+	expectationTimeout time.Duration
+	progressInterval   time.Duration
 }
 
 // WithRecorder makes the shell record events on the object it reconciles: Normal when the
@@ -112,7 +116,8 @@ func WithFinalizer[T client.Object](finalizer string, cleanup func(ctx context.C
 // New returns a Reconciler that runs logic for objects of type T, reading and writing them
 // through c (normally the manager's client).
 func New[T client.Object](c client.Client, logic Logic[T], opts ...Option) *Reconciler[T] {
-	r := &Reconciler[T]{client: c, logic: logic, options: options{clock: clock.RealClock{}, fieldOwner: ownership.DefaultFieldOwner}}
+	r := &Reconciler[T]{client: c, logic: logic, memory: newMemory(), options: options{clock: clock.RealClock{}, fieldOwner: ownership.DefaultFieldOwner,
+		expectationTimeout: DefaultExpectationTimeout, progressInterval: DefaultProgressInterval}}
 	for _, opt := range opts {
 		opt(&r.options)
 	}
@@ -136,8 +141,16 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.metrics.forget(req.NamespacedName) // deleted: its series go with it
+			r.memory.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if r.options.expectationTimeout > 0 {
+		if wait, behind := r.memory.behind(req.NamespacedName, obj.GetResourceVersion(), r.options.clock.Now(), r.options.expectationTimeout); behind {
+			// The watch event of the shell's own write brings the object back.
+			log.FromContext(ctx).V(1).Info("the cache has yet to show the shell's last write", "resourceVersion", obj.GetResourceVersion())
+			return ctrl.Result{RequeueAfter: wait}, nil
+		}
 	}
 	ctx = context.WithValue(ctx, nowKey{}, r.options.clock.Now())
 	ctx = ownership.WithFieldOwner(ctx, r.options.fieldOwner)
@@ -190,6 +203,9 @@ func (r *Reconciler[T]) run(ctx context.Context, obj T) requeue.Outcome {
 		news = transitions(conds, old)
 	}
 	if !equality.Semantic.DeepEqual(before, obj) {
+		if wait, hold := r.holdProgress(before, obj); hold {
+			return requeue.Merge(outcome, requeue.After(wait))
+		}
 		err := r.write(ctx, before, obj)
 		switch {
 		case apierrors.IsNotFound(err):
@@ -224,7 +240,35 @@ func (r *Reconciler[T]) cleanupDeleted(ctx context.Context, obj T) requeue.Outco
 func (r *Reconciler[T]) patch(ctx context.Context, obj T, change func()) error {
 	before := obj.DeepCopyObject().(T)
 	change()
-	return r.client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(r.options.fieldOwner))
+	if err := r.client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(r.options.fieldOwner)); err != nil {
+		return err
+	}
+	r.remember(obj)
+	return nil
+}
+
+// remember records the shell's write of obj, now at the resourceVersion the API server
+// answered.
+func (r *Reconciler[T]) remember(obj T) {
+	rv := obj.GetResourceVersion()
+	if r.options.expectationTimeout <= 0 {
+		rv = ""
+	}
+	r.memory.wrote(client.ObjectKeyFromObject(obj), rv, r.options.clock.Now(), reconciling(obj))
+}
+
+// holdProgress reports whether the change from before to obj is progress to be written
+// later (see WithProgressInterval), and how much later at most.
+func (r *Reconciler[T]) holdProgress(before, obj T) (time.Duration, bool) {
+	if r.options.progressInterval <= 0 || !onlyProgress(before, obj) {
+		return 0, false
+	}
+	last, ok := r.memory.lastProgress(client.ObjectKeyFromObject(obj))
+	if !ok {
+		return 0, false
+	}
+	wait := r.options.progressInterval - r.options.clock.Now().Sub(last)
+	return wait, wait > 0
 }
 
 // event records an event on obj when the shell has a recorder. The event names obj without

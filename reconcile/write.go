@@ -67,7 +67,7 @@ func jsonName(f reflect.StructField) string {
 // object, then the status with a merge patch of its status subresource.
 func (r *Reconciler[T]) write(ctx context.Context, before, obj T) error {
 	lock, owner := client.MergeFromWithOptimisticLock{}, client.FieldOwner(r.options.fieldOwner)
-	base := before
+	base, metaWritten := before, false
 	if !equality.Semantic.DeepEqual(before.GetLabels(), obj.GetLabels()) ||
 		!equality.Semantic.DeepEqual(before.GetAnnotations(), obj.GetAnnotations()) ||
 		!equality.Semantic.DeepEqual(before.GetFinalizers(), obj.GetFinalizers()) {
@@ -79,10 +79,13 @@ func (r *Reconciler[T]) write(ctx context.Context, before, obj T) error {
 			return err
 		}
 		log.FromContext(ctx).V(1).Info("metadata written")
-		base = meta
+		base, metaWritten = meta, true
 	}
 	status := func(o T) reflect.Value { return reflect.ValueOf(o).Elem().FieldByName("Status") }
 	if s := status(obj); !s.IsValid() || equality.Semantic.DeepEqual(status(before).Interface(), s.Interface()) {
+		if metaWritten {
+			r.remember(base) // its status, unchanged, is obj's
+		}
 		return nil
 	}
 	w := base.DeepCopyObject().(T)
@@ -91,5 +94,6 @@ func (r *Reconciler[T]) write(ctx context.Context, before, obj T) error {
 		return err
 	}
 	log.FromContext(ctx).V(1).Info("status written")
+	r.remember(w)
 	return nil
 }

@@ -8,28 +8,43 @@ import (
 	"strings"
 )
 
-// The chart's geometry, in pixels: one panel per kind, side by side.
+// The chart's geometry, in pixels: one panel per kind and figure, kinds side by side,
+// figures one above the other.
 const (
 	panelWidth  = 310
 	plotWidth   = 240
-	plotTop     = 60
-	plotHeight  = 220
+	plotHeight  = 180
+	rowHeight   = 260
+	chartTop    = 60
 	chartLeft   = 60
-	chartHeight = 370
+	legendSpace = 40
 )
 
-// The colour of each implementation's line; the bare pipeline's, a limit, is dashed.
-var colours = map[string]string{bare: "#777777", seeded: "#d95f02", library: "#1b7f9e"}
+// The colour of each implementation's line; the ideal pipeline's, the floor, is dashed,
+// as is the bare pipeline's, the control plane's limit.
+var colours = map[string]string{bare: "#aaaaaa", ideal: "#555555", seeded: "#d95f02", library: "#1b7f9e"}
 
 func lineStyle(impl string) string {
-	if impl == bare {
+	if impl == bare || impl == ideal {
 		return fmt.Sprintf(`stroke=%q stroke-dasharray="5 4"`, colours[impl])
 	}
 	return fmt.Sprintf(`stroke=%q`, colours[impl])
 }
 
-// chart draws, as SVG, the convergence time of every implementation against N, one panel
-// per kind.
+// A figure is what one row of the chart plots, per object, against N.
+type figure struct {
+	label string
+	value func(m measurement, n float64) float64
+}
+
+var figures = []figure{
+	{"convergence, ms per object", func(m measurement, n float64) float64 { return 1000 * m.Converge / n }},
+	{"API server CPU, ms per object", func(m measurement, n float64) float64 { return 1000 * m.APIServerCPU / n }},
+}
+
+// chart draws, as SVG, what an object costs against N for every implementation, on a
+// logarithmic N axis: the convergence time per object, then the API server's CPU per
+// object, one panel per kind. A flat line is a cost that does not grow with N.
 func chart(results []result) []byte {
 	var shown []*kind
 	for _, k := range kinds {
@@ -37,25 +52,33 @@ func chart(results []result) []byte {
 			shown = append(shown, k)
 		}
 	}
-	width := chartLeft + len(shown)*panelWidth
+	width, height := chartLeft+len(shown)*panelWidth, chartTop+len(figures)*rowHeight+legendSpace
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n",
-		width, chartHeight, width, chartHeight)
-	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", width, chartHeight)
-	fmt.Fprintf(&b, `<text x="%d" y="22" font-size="14" font-weight="bold">Real convergence time against N (medians; a fresh, unthrottled local cluster per run)</text>`+"\n", chartLeft-40)
-	fmt.Fprintf(&b, `<text transform="translate(18 %d) rotate(-90)" text-anchor="middle">seconds until every object converged</text>`+"\n", plotTop+plotHeight/2)
-	for i, k := range shown {
-		var mine []result
-		for _, r := range results {
-			if r.Kind == k.name {
-				mine = append(mine, r)
+		width, height, width, height)
+	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", width, height)
+	fmt.Fprintf(&b, `<text x="%d" y="22" font-size="14" font-weight="bold">What an object costs against N (medians; a fresh, unthrottled local cluster per run)</text>`+"\n", chartLeft-40)
+	for row, f := range figures {
+		top := chartTop + row*rowHeight
+		fmt.Fprintf(&b, `<text transform="translate(18 %d) rotate(-90)" text-anchor="middle">%s</text>`+"\n", top+plotHeight/2, f.label)
+		for i, k := range shown {
+			var mine []result
+			for _, r := range results {
+				if r.Kind == k.name {
+					mine = append(mine, r)
+				}
 			}
+			panel(&b, chartLeft+i*panelWidth, top, k.name, f, mine)
 		}
-		panel(&b, chartLeft+i*panelWidth, k.name, mine)
 	}
-	for i, impl := range implementations {
-		x := chartLeft + i*170
-		y := chartHeight - 22
+	var legend []string
+	for _, impl := range implementations {
+		if slices.ContainsFunc(results, func(r result) bool { return r.Implementation == impl }) {
+			legend = append(legend, impl)
+		}
+	}
+	for i, impl := range legend {
+		x, y := chartLeft+i*170, height-18
 		fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke-width="2.5" %s/>`+"\n", x, y-4, x+30, y-4, lineStyle(impl))
 		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`+"\n", x+38, y, impl)
 	}
@@ -63,33 +86,45 @@ func chart(results []result) []byte {
 	return b.Bytes()
 }
 
-// panel draws one kind's lines with their axes, the plot's left edge at left.
-func panel(b *bytes.Buffer, left int, title string, results []result) {
-	var maxN, maxTime float64
+// panel draws one kind's lines of figure f with their axes, the plot's top left corner at
+// left, top.
+func panel(b *bytes.Buffer, left, top int, title string, f figure, results []result) {
+	minN, maxN, maxValue := math.Inf(1), 0.0, 0.0
 	for _, r := range results {
-		maxN, maxTime = max(maxN, float64(r.N)), max(maxTime, r.Median.Converge)
+		n := float64(r.N)
+		minN, maxN, maxValue = min(minN, n), max(maxN, n), max(maxValue, f.value(r.Median, n))
 	}
-	xStep, yStep := niceStep(maxN, 4), niceStep(maxTime, 4)
-	xMax, yMax := math.Ceil(maxN/xStep)*xStep, math.Ceil(maxTime/yStep)*yStep
-	x := func(n float64) float64 { return float64(left) + n/xMax*plotWidth }
-	y := func(s float64) float64 { return plotTop + plotHeight - s/yMax*plotHeight }
+	// N spans whole powers of ten, logarithmically.
+	lo, hi := math.Floor(math.Log10(minN)), math.Ceil(math.Log10(maxN))
+	if hi == lo {
+		hi++
+	}
+	yStep := niceStep(maxValue, 4)
+	yMax := math.Ceil(maxValue/yStep) * yStep
+	if yMax == 0 {
+		yMax = 1
+	}
+	x := func(n float64) float64 { return float64(left) + (math.Log10(n)-lo)/(hi-lo)*plotWidth }
+	y := func(v float64) float64 { return float64(top) + plotHeight - v/yMax*plotHeight }
 
-	fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="middle" font-weight="bold">%s</text>`+"\n", left+plotWidth/2, plotTop-12, title)
+	fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="middle" font-weight="bold">%s</text>`+"\n", left+plotWidth/2, top-10, title)
 	for v := 0.0; v <= yMax+yStep/2; v += yStep {
 		fmt.Fprintf(b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#e5e5e5"/>`+"\n", left, y(v), left+plotWidth, y(v))
 		fmt.Fprintf(b, `<text x="%d" y="%.1f" text-anchor="end">%g</text>`+"\n", left-6, y(v)+4, v)
 	}
-	for v := 0.0; v <= xMax+xStep/2; v += xStep {
-		fmt.Fprintf(b, `<text x="%.1f" y="%d" text-anchor="middle">%g</text>`+"\n", x(v), plotTop+plotHeight+16, v)
+	for e := lo; e <= hi; e++ {
+		n := math.Pow(10, e)
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#e5e5e5"/>`+"\n", x(n), top, x(n), top+plotHeight)
+		fmt.Fprintf(b, `<text x="%.1f" y="%d" text-anchor="middle">%g</text>`+"\n", x(n), top+plotHeight+16, n)
 	}
-	fmt.Fprintf(b, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#999999"/>`+"\n", left, plotTop, plotWidth, plotHeight)
-	fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="middle">N objects</text>`+"\n", left+plotWidth/2, plotTop+plotHeight+34)
+	fmt.Fprintf(b, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#999999"/>`+"\n", left, top, plotWidth, plotHeight)
+	fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="middle">N objects</text>`+"\n", left+plotWidth/2, top+plotHeight+32)
 
 	for _, impl := range implementations {
 		var points []string
 		for _, r := range results { // sorted by N
 			if r.Implementation == impl {
-				points = append(points, fmt.Sprintf("%.1f,%.1f", x(float64(r.N)), y(r.Median.Converge)))
+				points = append(points, fmt.Sprintf("%.1f,%.1f", x(float64(r.N)), y(f.value(r.Median, float64(r.N)))))
 			}
 		}
 		if len(points) == 0 {

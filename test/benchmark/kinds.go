@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,6 +49,8 @@ type kind struct {
 	// starts before its first reconcile, so that the heap of a manager over no object
 	// holds them too.
 	watches []client.Object
+	// ideal is the least API work an operator of the kind does.
+	ideal   idealSpec
 	library operator
 	seed    operator
 }
@@ -85,6 +89,18 @@ var kinds = []*kind{
 		statusDone: func(obj client.Object) bool {
 			return meta.IsStatusConditionTrue(obj.(*cachev1alpha1.Memcached).Status.Conditions, conditions.Available)
 		},
+		// The library-built operator creates a Service too, so the ideal does.
+		ideal: idealSpec{
+			children: func(obj client.Object) []client.Object {
+				mc := obj.(*cachev1alpha1.Memcached)
+				return []client.Object{memcached.Deployment(mc), memcached.Service(mc)}
+			},
+			progressing: func(obj client.Object) { idealConditions(obj, false) },
+			ready: func(_ context.Context, _ client.Reader, obj client.Object) bool {
+				idealConditions(obj, true)
+				return true
+			},
+		},
 		library: operator{cache: func(o *cache.Options) { compact(o); memcached.CacheOptions(o) }, concurrency: memcached.Concurrency, setup: memcached.Setup},
 		seed: operator{cache: defaultCache, setup: func(mgr ctrl.Manager) error {
 			r := &seed.MemcachedReconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("memcached-controller")}
@@ -110,6 +126,28 @@ var kinds = []*kind{
 			ps := obj.(*appsv1alpha1.PodSet)
 			return len(ps.Status.PodNames) == int(ps.Spec.Size) &&
 				(ps.Status.Conditions == nil || meta.IsStatusConditionTrue(ps.Status.Conditions, conditions.Available))
+		},
+		ideal: idealSpec{
+			children: func(obj client.Object) []client.Object {
+				return []client.Object{podset.Deployment(obj.(*appsv1alpha1.PodSet))}
+			},
+			progressing: func(obj client.Object) { idealConditions(obj, false) },
+			ready: func(ctx context.Context, c client.Reader, obj client.Object) bool {
+				ps := obj.(*appsv1alpha1.PodSet)
+				var pods corev1.PodList
+				if err := c.List(ctx, &pods, client.InNamespace(ps.Namespace), client.MatchingLabels{instanceLabel: ps.Name}); err != nil || len(pods.Items) != int(ps.Spec.Size) {
+					return false // a pod the cache has yet to see brings the PodSet back
+				}
+				ps.Status.PodNames = nil
+				for _, p := range pods.Items {
+					ps.Status.PodNames = append(ps.Status.PodNames, p.Name)
+				}
+				slices.Sort(ps.Status.PodNames)
+				ps.Status.ReadyReplicas = ps.Spec.Size
+				idealConditions(obj, true)
+				return true
+			},
+			watches: []client.Object{&corev1.Pod{}},
 		},
 		library: operator{
 			cache:       func(o *cache.Options) { compact(o); podset.CacheOptions(o) },
@@ -138,6 +176,18 @@ var kinds = []*kind{
 		statusDone: func(obj client.Object) bool {
 			return obj.(*cnatv1alpha1.At).Status.Phase == cnatv1alpha1.PhaseDone
 		},
+		ideal: idealSpec{
+			children: func(obj client.Object) []client.Object { return []client.Object{at.CommandPod(obj.(*cnatv1alpha1.At))} },
+			progressing: func(obj client.Object) {
+				a := obj.(*cnatv1alpha1.At)
+				a.Status.Phase, a.Status.PodName = cnatv1alpha1.PhaseRunning, a.Name
+			},
+			// The phase says it all, as the seed's status does.
+			ready: func(_ context.Context, _ client.Reader, obj client.Object) bool {
+				obj.(*cnatv1alpha1.At).Status.Phase = cnatv1alpha1.PhaseDone
+				return true
+			},
+		},
 		library: operator{
 			cache:       func(o *cache.Options) { compact(o); at.CacheOptions(o) },
 			concurrency: at.Concurrency,
@@ -157,6 +207,20 @@ func kindNamed(name string) *kind {
 		}
 	}
 	return nil
+}
+
+// idealConditions sets the one condition the ideal pipeline reports, Available, and the
+// generation it describes.
+func idealConditions(obj client.Object, available bool) {
+	c := metav1.Condition{Type: conditions.Available, Status: metav1.ConditionFalse, Reason: "RollingOut", ObservedGeneration: obj.GetGeneration()}
+	if available {
+		c.Status, c.Reason = metav1.ConditionTrue, "RolloutComplete"
+	}
+	setter := obj.(conditions.Setter)
+	conds := setter.GetConditions()
+	meta.SetStatusCondition(&conds, c)
+	setter.SetConditions(conds)
+	obj.(interface{ SetObservedGeneration(int64) }).SetObservedGeneration(obj.GetGeneration())
 }
 
 func deploymentAvailable(obj client.Object) bool {
@@ -187,4 +251,10 @@ func podSetDeployment(namespace, name string) client.Object {
 func commandPod(namespace, name string) client.Object {
 	return at.CommandPod(&cnatv1alpha1.At{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
 		Spec: cnatv1alpha1.AtSpec{Command: "echo YAY"}})
+}
+
+// idealWrites is how many writes the ideal pipeline makes for one object: its children's
+// creates and two status writes.
+func (k *kind) idealWrites() float64 {
+	return float64(len(k.ideal.children(k.object(namespace, "any"))) + 2)
 }

@@ -68,24 +68,27 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprint(w, ".\n\n")
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "kind\timplementation\tconverge s\tx bare\twrites/obj\treads/obj\treconciles/obj\tconflicts\t"+
+	fmt.Fprintln(tw, "kind\timplementation\tconverge s\tx ideal\tAPI CPU ms/obj\tprocess CPU ms/obj\twrites/obj\tevents/obj\treads/obj\treconciles/obj\tconflicts\t"+
 		"resync s\tresync writes\tresync reads\tresync reconciles/obj\theap KiB/obj\t")
 	n := float64(r.n)
 	for _, k := range r.kinds {
-		limit := r.medians[k][bare].Converge
+		floor := r.medians[k][ideal].Converge
 		for _, impl := range implementations {
 			m, ok := r.medians[k][impl]
 			if !ok {
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t", k.name, impl, m.Converge, m.Converge/limit)
-			if impl == bare {
-				fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t\t")
-				continue
+			fmt.Fprintf(tw, "%s\t%s\t%.2f\t%s\t%.1f\t%.1f\t", k.name, impl, m.Converge, ratio(m.Converge, floor), 1000*m.APIServerCPU/n, 1000*m.ProcessCPU/n)
+			switch impl {
+			case bare:
+				fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t\t\t")
+			case ideal:
+				fmt.Fprintf(tw, "%.2f\t%.2f\t%.2f\t\t%.0f\t\t\t\t\t\t\n", m.Writes/n, m.Events/n, m.Reads/n, m.Conflicts)
+			default:
+				fmt.Fprintf(tw, "%.2f\t%.2f\t%.2f\t%.2f\t%.0f\t%.2f\t%.0f\t%.0f\t%.2f\t%.1f\t\n",
+					m.Writes/n, m.Events/n, m.Reads/n, m.Reconciles/n, m.Conflicts,
+					m.Resync, m.ResyncWrites, m.ResyncReads, m.ResyncReconciles/n, m.HeapPerObject/1024)
 			}
-			fmt.Fprintf(tw, "%.2f\t%.2f\t%.2f\t%.0f\t%.2f\t%.0f\t%.0f\t%.2f\t%.1f\t\n",
-				m.Writes/n, m.Reads/n, m.Reconciles/n, m.Conflicts,
-				m.Resync, m.ResyncWrites, m.ResyncReads, m.ResyncReconciles/n, m.HeapPerObject/1024)
 		}
 	}
 	_ = tw.Flush()
@@ -93,21 +96,41 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintln(w, r.summary())
 }
 
+// ratio is a over b with two decimals, or nothing when b was not measured.
+func ratio(a, b float64) string {
+	if b == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.2f", a/b)
+}
+
 // summary is one line for machines: the library-built operators' writes during the resync
-// (all kinds), their writes per object to converge, and how they compare with the
-// seed-style ones and with the bare pipeline, each the worst over the kinds.
+// (all kinds), their writes per object to converge, and how they compare with the ideal
+// pipeline and with the seed-style ones, each the worst over the kinds. A ratio to an
+// implementation that was not measured is left out.
 func (r *report) summary() string {
-	var steady, perObject, vsSeedWrites, vsSeedTime, vsLimit float64
+	var steady, perObject, vsIdealTime, vsIdealWrites, vsSeedWrites, vsSeedTime float64
 	for _, k := range r.kinds {
-		lib, seed, limit := r.medians[k][library], r.medians[k][seeded], r.medians[k][bare]
+		lib, floor, seed := r.medians[k][library], r.medians[k][ideal], r.medians[k][seeded]
 		steady += lib.ResyncWrites
 		perObject = max(perObject, lib.Writes/float64(r.n))
-		vsSeedWrites = max(vsSeedWrites, lib.Writes/seed.Writes)
-		vsSeedTime = max(vsSeedTime, lib.Converge/seed.Converge)
-		vsLimit = max(vsLimit, lib.Converge/limit.Converge)
+		if floor.Converge > 0 {
+			vsIdealTime = max(vsIdealTime, lib.Converge/floor.Converge)
+			vsIdealWrites = max(vsIdealWrites, lib.Writes/floor.Writes)
+		}
+		if seed.Converge > 0 {
+			vsSeedWrites = max(vsSeedWrites, lib.Writes/seed.Writes)
+			vsSeedTime = max(vsSeedTime, lib.Converge/seed.Converge)
+		}
 	}
-	return fmt.Sprintf("summary: steady_writes=%.0f writes_per_object=%.2f writes_vs_seed=%.2f time_vs_seed=%.2f time_vs_limit=%.2f",
-		steady, perObject, vsSeedWrites, vsSeedTime, vsLimit)
+	line := fmt.Sprintf("summary: steady_writes=%.0f writes_per_object=%.2f", steady, perObject)
+	if vsIdealTime > 0 {
+		line += fmt.Sprintf(" time_vs_ideal=%.2f writes_vs_ideal=%.2f", vsIdealTime, vsIdealWrites)
+	}
+	if vsSeedTime > 0 {
+		line += fmt.Sprintf(" time_vs_seed=%.2f writes_vs_seed=%.2f", vsSeedTime, vsSeedWrites)
+	}
+	return line
 }
 
 // A result is the medians of one kind and implementation at one N, as results.json keeps it.
@@ -123,16 +146,9 @@ type result struct {
 // record replaces the results of this report's N in the results file and redraws the
 // chart from every N the file holds.
 func (r *report) record(resultsPath, chartPath string) error {
-	var results []result
-	data, err := os.ReadFile(resultsPath)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
+	results, err := readResults(resultsPath)
+	if err != nil {
 		return err
-	default:
-		if err := json.Unmarshal(data, &results); err != nil {
-			return fmt.Errorf("%s: %w", resultsPath, err)
-		}
 	}
 	date := time.Now().UTC().Format(time.DateOnly)
 	for _, k := range r.kinds {
@@ -148,7 +164,7 @@ func (r *report) record(resultsPath, chartPath string) error {
 			cmp.Compare(slices.Index(implementations, a.Implementation), slices.Index(implementations, b.Implementation)),
 			cmp.Compare(a.N, b.N))
 	})
-	data, err = json.MarshalIndent(results, "", "  ")
+	data, err := json.MarshalIndent(results, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -156,6 +172,22 @@ func (r *report) record(resultsPath, chartPath string) error {
 		return err
 	}
 	return os.WriteFile(chartPath, chart(results), 0o644)
+}
+
+// readResults reads the results recorded at path; none if there is no file.
+func readResults(path string) ([]result, error) {
+	var results []result
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	if err := json.Unmarshal(data, &results); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return results, nil
 }
 
 // kindOrder orders kinds as the benchmark measures them.

@@ -30,21 +30,21 @@ func TestMedianOfAnEvenCountIsTheMeanOfTheMiddleTwo(t *testing.T) {
 	}
 }
 
-func TestSummaryReportsTheWorstKindAgainstTheSeedAndTheLimit(t *testing.T) {
+func TestSummaryReportsTheWorstKindAgainstTheIdealAndTheSeed(t *testing.T) {
 	memcached, at := kindNamed("memcached"), kindNamed("at")
 	r := &report{n: 100, kinds: []*kind{memcached, at}, medians: map[*kind]map[string]measurement{
 		memcached: {
-			bare:    {Converge: 10},
+			ideal:   {Converge: 10, Writes: 400},
 			seeded:  {Converge: 20, Writes: 500, ResyncWrites: 100},
 			library: {Converge: 12, Writes: 300},
 		},
 		at: {
-			bare:    {Converge: 2},
+			ideal:   {Converge: 2, Writes: 300},
 			seeded:  {Converge: 5, Writes: 400},
 			library: {Converge: 4, Writes: 300, ResyncWrites: 1},
 		},
 	}}
-	want := "summary: steady_writes=1 writes_per_object=3.00 writes_vs_seed=0.75 time_vs_seed=0.80 time_vs_limit=2.00"
+	want := "summary: steady_writes=1 writes_per_object=3.00 time_vs_ideal=2.00 writes_vs_ideal=1.00 time_vs_seed=0.80 writes_vs_seed=0.75"
 	if got := r.summary(); got != want {
 		t.Errorf("summary:\n got %s\nwant %s", got, want)
 	}
@@ -53,7 +53,7 @@ func TestSummaryReportsTheWorstKindAgainstTheSeedAndTheLimit(t *testing.T) {
 func TestThePrintedTableEndsWithTheSummary(t *testing.T) {
 	memcached := kindNamed("memcached")
 	r := &report{n: 10, rounds: 1, nodes: 1, kinds: []*kind{memcached}, medians: map[*kind]map[string]measurement{
-		memcached: {bare: {Converge: 1}, seeded: {Converge: 2, Writes: 50}, library: {Converge: 1, Writes: 30}},
+		memcached: {ideal: {Converge: 1, Writes: 40}, seeded: {Converge: 2, Writes: 50}, library: {Converge: 1, Writes: 30}},
 	}}
 	var out bytes.Buffer
 	r.print(&out)
@@ -69,7 +69,7 @@ func TestRecordReplacesTheResultsOfItsNAndKeepsTheOthers(t *testing.T) {
 	memcached := kindNamed("memcached")
 	at := func(n int, converge float64) *report {
 		return &report{n: n, rounds: 1, kinds: []*kind{memcached}, medians: map[*kind]map[string]measurement{
-			memcached: {bare: {Converge: converge}, seeded: {Converge: converge}, library: {Converge: converge}},
+			memcached: {ideal: {Converge: converge}, seeded: {Converge: converge}, library: {Converge: converge}},
 		}}
 	}
 	for _, r := range []*report{at(50, 1), at(200, 2), at(50, 3)} {
@@ -98,12 +98,12 @@ func TestRecordReplacesTheResultsOfItsNAndKeepsTheOthers(t *testing.T) {
 	}
 }
 
-func TestTheChartIsWellFormedSVGWithALinePerKindAndImplementation(t *testing.T) {
+func TestTheChartIsWellFormedSVGWithALinePerFigureKindAndImplementation(t *testing.T) {
 	var results []result
 	for _, k := range kinds {
 		for _, impl := range implementations {
 			for _, n := range []int{50, 200, 1000} {
-				results = append(results, result{N: n, Kind: k.name, Implementation: impl, Median: measurement{Converge: float64(n) / 20}})
+				results = append(results, result{N: n, Kind: k.name, Implementation: impl, Median: measurement{Converge: float64(n) / 20, APIServerCPU: float64(n) / 100}})
 			}
 		}
 	}
@@ -123,7 +123,7 @@ func TestTheChartIsWellFormedSVGWithALinePerKindAndImplementation(t *testing.T) 
 			lines++
 		}
 	}
-	if want := len(kinds) * len(implementations); lines != want {
+	if want := len(figures) * len(kinds) * len(implementations); lines != want {
 		t.Errorf("the chart has %d lines, want %d", lines, want)
 	}
 }

@@ -27,14 +27,21 @@ import (
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
-// The implementations a kind is measured with.
+// The implementations a kind is measured with, in the order the table lists them. The
+// ideal pipeline is the floor an operator is measured against; the bare pipeline, which
+// creates the children with no custom resource at all, is the control plane's own limit
+// and runs only when asked for.
 const (
 	bare    = "bare pipeline"
+	ideal   = "ideal pipeline"
 	seeded  = "seed-style"
 	library = "reconcilekit"
 )
 
-var implementations = []string{bare, seeded, library}
+var implementations = []string{bare, ideal, seeded, library}
+
+// implementationFlags names the implementations on the command line.
+var implementationFlags = map[string]string{"bare": bare, "ideal": ideal, "seed": seeded, "reconcilekit": library}
 
 // namespace holds every object of a run; it enforces no pod security level, since the
 // seed-style pods would not pass the restricted one.
@@ -50,11 +57,17 @@ const creators = 16
 type measurement struct {
 	// Converge is from the creation of the first object until every object converged;
 	// the requests and reconciles are counted over the same time.
-	Converge   float64 `json:"convergeSeconds"`
-	Writes     float64 `json:"writes"`
-	Reads      float64 `json:"reads"`
-	Reconciles float64 `json:"reconciles"`
-	Conflicts  float64 `json:"conflicts"`
+	Converge float64 `json:"convergeSeconds"`
+	// Writes are to objects; Events, the events recorded, are counted apart.
+	Writes float64 `json:"writes"`
+	Events float64 `json:"events"`
+	Reads  float64 `json:"reads"`
+	// APIServerCPU and ProcessCPU are CPU seconds over the convergence: the API server's,
+	// and this process's (the operator with the benchmark's creators and observer).
+	APIServerCPU float64 `json:"apiServerCPUSeconds"`
+	ProcessCPU   float64 `json:"processCPUSeconds"`
+	Reconciles   float64 `json:"reconciles"`
+	Conflicts    float64 `json:"conflicts"`
 	// Resync is from the restart of the manager over the converged objects until its
 	// controller went idle, having reconciled every object again.
 	Resync           float64 `json:"resyncSeconds"`
@@ -69,7 +82,7 @@ type measurement struct {
 
 // fields lists m's fields, for the medians.
 func (m *measurement) fields() []*float64 {
-	return []*float64{&m.Converge, &m.Writes, &m.Reads, &m.Reconciles, &m.Conflicts,
+	return []*float64{&m.Converge, &m.Writes, &m.Events, &m.Reads, &m.APIServerCPU, &m.ProcessCPU, &m.Reconciles, &m.Conflicts,
 		&m.Resync, &m.ResyncWrites, &m.ResyncReads, &m.ResyncReconciles, &m.ResyncConflicts, &m.HeapPerObject}
 }
 
@@ -102,13 +115,28 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 	}
 
 	if r.impl == bare {
-		m.Converge, err = r.converge(ctx, cp.Config, scheme, admin, r.kind.bare)
+		err = r.converge(ctx, cp, scheme, admin, r.kind.bare, &m)
 		return m, err
 	}
 
 	var requests reconciletest.Counter
 	var conflicts conflictCounter
 	cfg := conflicts.wrap(requests.Wrap(cp.Config))
+	if r.impl == ideal {
+		ctx, fail := context.WithCancelCause(ctx)
+		defer fail(nil)
+		stop, err := startIdeal(ctx, cfg, scheme, r.kind, fail)
+		if err != nil {
+			return m, err
+		}
+		requests.Reset()
+		err = r.converge(ctx, cp, scheme, admin, r.kind.object, &m)
+		if cause := context.Cause(ctx); err != nil && cause != nil {
+			err = cause
+		}
+		m.Writes, m.Events, m.Reads, m.Conflicts = objectWrites(&requests), events(&requests), float64(requests.Reads()), conflicts.count()
+		return m, errors.Join(err, stop())
+	}
 	op := r.kind.library
 	if r.impl == seeded {
 		op = r.kind.seed
@@ -124,11 +152,10 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 	requests.Reset()
 	conflicts.reset()
 	reconciled := reconciles()
-	m.Converge, err = r.converge(ctx, cp.Config, scheme, admin, r.kind.object)
-	if err != nil {
+	if err = r.converge(ctx, cp, scheme, admin, r.kind.object, &m); err != nil {
 		return m, errors.Join(err, mgr.stop())
 	}
-	m.Writes, m.Reads, m.Conflicts = float64(requests.Writes()), float64(requests.Reads()), conflicts.count()
+	m.Writes, m.Events, m.Reads, m.Conflicts = objectWrites(&requests), events(&requests), float64(requests.Reads()), conflicts.count()
 	m.Reconciles = reconciles() - reconciled
 	if err := mgr.stop(); err != nil {
 		return m, err
@@ -149,7 +176,7 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 		return m, errors.Join(err, mgr.stop())
 	}
 	m.Resync = drained.Sub(start).Seconds()
-	m.ResyncWrites, m.ResyncReads, m.ResyncConflicts = float64(requests.Writes()), float64(requests.Reads()), conflicts.count()
+	m.ResyncWrites, m.ResyncReads, m.ResyncConflicts = objectWrites(&requests)+events(&requests), float64(requests.Reads()), conflicts.count()
 	m.ResyncReconciles = reconciles() - reconciled
 	full := liveHeap()
 	if err := mgr.stop(); err != nil {
@@ -159,32 +186,52 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 	return m, nil
 }
 
-// converge creates n objects with newObject and returns how many seconds passed until
-// all of them converged.
-func (r run) converge(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.Scheme, admin client.Client, newObject func(namespace, name string) client.Object) (float64, error) {
-	obs, err := observe(ctx, cfg, scheme, namespace, r.kind, r.impl == bare, r.n)
+// events is how many event writes c counted.
+func events(c *reconciletest.Counter) float64 {
+	n := 0
+	for _, verb := range []string{"create", "patch", "update"} {
+		n += c.Count(verb, "events")
+	}
+	return float64(n)
+}
+
+// objectWrites is how many writes c counted, events left out.
+func objectWrites(c *reconciletest.Counter) float64 { return float64(c.Writes()) - events(c) }
+
+// converge creates n objects with newObject and records in m how many seconds passed
+// until all of them converged, and the CPU the API server and this process used meanwhile.
+func (r run) converge(ctx context.Context, cp *reconciletest.ControlPlane, scheme *k8sruntime.Scheme, admin client.Client, newObject func(namespace, name string) client.Object, m *measurement) error {
+	obs, err := observe(ctx, cp.Config, scheme, namespace, r.kind, r.impl == bare, r.n)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer obs.close()
 
 	// The API server prepares a custom resource's first write for a second or two: a
 	// dry run does it before the clock starts, for the bare pipeline's kinds too.
 	if err := admin.Create(ctx, newObject(namespace, "warm-up"), client.DryRunAll); err != nil {
-		return 0, err
+		return err
 	}
-	start := time.Now()
+	apiCPU, err := apiServerCPU(cp)
+	if err != nil {
+		return err
+	}
+	procCPU, start := processCPU(), time.Now()
 	if err := createAll(ctx, admin, r.n, func(i int) client.Object {
-		return newObject(namespace, fmt.Sprintf("%s-%04d", lowerName(r.kind), i))
+		return newObject(namespace, fmt.Sprintf("%s-%05d", lowerName(r.kind), i))
 	}); err != nil {
-		return 0, err
+		return err
 	}
 	// Generous: a run that does not converge in this time is broken, not slow.
 	done, err := obs.wait(ctx, 5*time.Minute+time.Duration(r.n)*time.Second)
 	if err != nil {
-		return 0, fmt.Errorf("%s %s did not converge: %w", r.kind.name, r.impl, err)
+		return fmt.Errorf("%s %s did not converge: %w", r.kind.name, r.impl, err)
 	}
-	return done.Sub(start).Seconds(), nil
+	m.ProcessCPU = (processCPU() - procCPU).Seconds()
+	apiCPUAfter, err := apiServerCPU(cp)
+	m.APIServerCPU = (apiCPUAfter - apiCPU).Seconds()
+	m.Converge = done.Sub(start).Seconds()
+	return err
 }
 
 // createAll creates n objects, creators at a time.

@@ -1,0 +1,161 @@
+package reconcile
+
+import (
+	"reflect"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/reconcilekit/reconcilekit/conditions"
+)
+
+// DefaultExpectationTimeout is how long the shell waits, at most, for the cache to show an
+// object as the shell last wrote it (see WithExpectationTimeout).
+const DefaultExpectationTimeout = 10 * time.Second
+
+// DefaultProgressInterval is how often, at most, the shell writes progress alone (see
+// WithProgressInterval).
+const DefaultProgressInterval = 30 * time.Second
+
+// WithExpectationTimeout bounds read-your-own-writes. After each write to its object the
+// shell remembers the resourceVersion the API server answered, and runs no logic on a cached
+// copy older than that (resourceVersions of one resource are ordered since Kubernetes 1.35):
+// a reconcile on such a copy would decide from a status the shell itself has already
+// replaced, redo work and meet a conflict. The reconcile is put off until the watch delivers
+// the write, which brings the object back by itself, or until timeout has passed, so that a
+// lost event cannot hold an object forever. 0 turns read-your-own-writes off.
+func WithExpectationTimeout(timeout time.Duration) Option {
+	return func(o *options) { o.expectationTimeout = timeout }
+}
+
+// WithProgressInterval paces the writes of progress. While an object is Reconciling, before
+// and after a reconcile, and no condition changes its status (nor the phase of a
+// PhaseObject, nor observedGeneration), what changed is progress: a count, a list of names,
+// a condition's message or reason. The shell writes it at once
+// if it wrote nothing for the object in the last interval, and otherwise when the interval
+// has passed since that write, or earlier with the next change that is more than progress
+// (a condition's status, the object becoming Ready). So a rollout that goes well costs two
+// status writes (Reconciling, then Ready) however many steps it takes, and one that hangs
+// still shows its progress within the interval. 0 writes every change at once.
+func WithProgressInterval(interval time.Duration) Option {
+	return func(o *options) { o.progressInterval = interval }
+}
+
+// memory is what the shell remembers of its own writes, per object: the resourceVersion it
+// expects the cache to reach, and when it last wrote the object's status while the object
+// was reconciling. An object is forgotten once the cache has reached the write and the
+// object is no longer reconciling, so the memory holds the objects in flight only.
+type memory struct {
+	mu      sync.Mutex
+	objects map[types.NamespacedName]*written
+}
+
+type written struct {
+	rv         string    // the resourceVersion of the shell's last write, until the cache shows it
+	at         time.Time // when the shell wrote it
+	inProgress bool      // the status written was Reconciling
+}
+
+func newMemory() *memory { return &memory{objects: map[types.NamespacedName]*written{}} }
+
+// wrote records that the shell's write of key returned rv at now; inProgress says the status
+// written says Reconciling.
+func (m *memory) wrote(key types.NamespacedName, rv string, now time.Time, inProgress bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if rv == "" && !inProgress { // nothing to wait for, nothing to pace
+		delete(m.objects, key)
+		return
+	}
+	m.objects[key] = &written{rv: rv, at: now, inProgress: inProgress}
+}
+
+// behind reports whether the cached copy of key, at cachedRV, is older than the shell's last
+// write of it, and if so how long to wait at most for the watch. A copy that has caught up,
+// an expectation older than timeout and a resourceVersion that is not an ordered number
+// (an aggregated API may serve such) each end the wait.
+func (m *memory) behind(key types.NamespacedName, cachedRV string, now time.Time, timeout time.Duration) (time.Duration, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w, ok := m.objects[key]
+	if !ok || w.rv == "" {
+		return 0, false
+	}
+	cmp, err := resourceversion.CompareResourceVersion(cachedRV, w.rv)
+	if wait := timeout - now.Sub(w.at); err == nil && cmp < 0 && wait > 0 {
+		return wait, true
+	}
+	w.rv = ""
+	if !w.inProgress {
+		delete(m.objects, key)
+	}
+	return 0, false
+}
+
+// lastProgress returns when the shell last wrote key's status while it was reconciling.
+func (m *memory) lastProgress(key types.NamespacedName) (time.Time, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w, ok := m.objects[key]
+	if !ok || !w.inProgress {
+		return time.Time{}, false
+	}
+	return w.at, true
+}
+
+func (m *memory) forget(key types.NamespacedName) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.objects, key)
+}
+
+// onlyProgress reports whether after differs from before in progress only: both are
+// Reconciling, every condition has the status it had, the phase (of a PhaseObject), the
+// observedGeneration and the metadata the shell writes are the same. Objects without
+// conditions have no progress.
+func onlyProgress(before, after client.Object) bool {
+	b, ok := before.(conditions.Getter)
+	if !ok {
+		return false
+	}
+	a := after.(conditions.Getter)
+	if !conditions.IsTrue(b, Reconciling) || !conditions.IsTrue(a, Reconciling) || len(a.GetConditions()) != len(b.GetConditions()) {
+		return false
+	}
+	for _, c := range a.GetConditions() {
+		if old := conditions.Find(b, c.Type); old == nil || old.Status != c.Status {
+			return false
+		}
+	}
+	if p, ok := before.(PhaseObject); ok && p.GetPhase() != after.(PhaseObject).GetPhase() {
+		return false
+	}
+	return observedGeneration(before) == observedGeneration(after) &&
+		equality.Semantic.DeepEqual(before.GetLabels(), after.GetLabels()) &&
+		equality.Semantic.DeepEqual(before.GetAnnotations(), after.GetAnnotations()) &&
+		equality.Semantic.DeepEqual(before.GetFinalizers(), after.GetFinalizers())
+}
+
+// observedGeneration is obj's status.observedGeneration, or -1 without one.
+func observedGeneration(obj client.Object) int64 {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return -1
+	}
+	if s := v.Elem().FieldByName("Status"); s.IsValid() && s.Kind() == reflect.Struct {
+		if g := s.FieldByName("ObservedGeneration"); g.IsValid() && g.CanInt() {
+			return g.Int()
+		}
+	}
+	return -1
+}
+
+// reconciling reports whether obj's conditions say Reconciling.
+func reconciling(obj client.Object) bool {
+	g, ok := obj.(conditions.Getter)
+	return ok && conditions.IsTrue(g, Reconciling)
+}
