@@ -303,7 +303,12 @@ func (r *Reconciler[T]) finish(ctx context.Context, obj T, outcome requeue.Outco
 		}
 	}
 	result, err := outcome.Result(r.options.clock.Now())
-	if err == nil && outcome.Err() != nil {
+	switch {
+	case err != nil || outcome.Err() == nil:
+	case ownership.IsFighting(outcome.Err()):
+		// Logged once when the fight was detected; each held-off reconcile is not news.
+		logger.V(1).Info("backing off a fight", "reason", outcome.Err().Error(), "retryAfter", result.RequeueAfter)
+	default:
 		// The outcome keeps a delay, so the error is not returned; log it here instead.
 		logger.Error(outcome.Err(), "reconcile failed", "retryAfter", result.RequeueAfter)
 	}
