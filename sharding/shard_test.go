@@ -111,7 +111,7 @@ func start(t *testing.T, cp *reconciletest.ControlPlane, ns, shard string, r *re
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = ctrl.NewControllerManagedBy(mgr).Named("configmap-"+shard).For(&corev1.ConfigMap{}).Owns(&corev1.Secret{}).
+	err = ctrl.NewControllerManagedBy(mgr).Named("configmap-" + shard).For(&corev1.ConfigMap{}).Owns(&corev1.Secret{}).
 		Complete(reconcile.New(mgr.GetClient(), r.logic(shard, mgr.GetClient())))
 	if err != nil {
 		t.Fatal(err)
