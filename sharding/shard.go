@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/util/validation"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
@@ -76,6 +78,18 @@ func New(opts Options) (*Shard, error) {
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("sharding: a shard needs %w", errors.Join(missing...))
+	}
+	var invalid []string
+	if opts.Ring != "" {
+		invalid = append(invalid, validation.IsQualifiedName(LabelShard(opts.Ring))...)
+	}
+	if opts.Name != "" {
+		// The Lease's name, and a label value.
+		invalid = append(invalid, validation.IsDNS1123Subdomain(opts.Name)...)
+		invalid = append(invalid, validation.IsValidLabelValue(opts.Name)...)
+	}
+	if len(invalid) > 0 {
+		return nil, fmt.Errorf("sharding: ring %q, shard %q: %s", opts.Ring, opts.Name, strings.Join(invalid, "; "))
 	}
 	return &Shard{
 		opts:       opts,

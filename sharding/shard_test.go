@@ -3,6 +3,7 @@ package sharding_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -231,7 +232,7 @@ func TestShardsSplitTheObjectsAndHandThemOverOneAtATime(t *testing.T) {
 	b.Stop(t)
 }
 
-func TestAShardNeedsARingANameAndAKind(t *testing.T) {
+func TestAShardNeedsAValidRingNameAndKind(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		opts sharding.Options
@@ -239,11 +240,16 @@ func TestAShardNeedsARingANameAndAKind(t *testing.T) {
 		{"no ring", sharding.Options{Name: "a", Object: &corev1.ConfigMap{}}},
 		{"no name", sharding.Options{Ring: ring, Object: &corev1.ConfigMap{}}},
 		{"no kind", sharding.Options{Ring: ring, Name: "a"}},
+		{"a ring that makes no label", sharding.Options{Ring: "at/operator", Name: "a", Object: &corev1.ConfigMap{}}},
+		{"a shard name that makes no Lease", sharding.Options{Ring: ring, Name: "Replica_0", Object: &corev1.ConfigMap{}}},
+		{"a shard name too long for a label", sharding.Options{Ring: ring, Name: strings.Repeat("a", 64), Object: &corev1.ConfigMap{}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := sharding.New(tc.opts); err == nil {
-				t.Error("New accepted it")
+			_, err := sharding.New(tc.opts)
+			if err == nil {
+				t.Fatal("New accepted it")
 			}
+			t.Log(err)
 		})
 	}
 }
