@@ -261,7 +261,7 @@ func (s *Shard) Enter(ctx context.Context, obj client.Object) (context.Context, 
 		}
 		return ctx, false, err
 	}
-	logger.V(1).Info("Reconcile started", "shard", s.opts.Name, "at", time.Now().UTC().Format(time.RFC3339Nano))
+	logger.V(1).Info("Reconcile started", "shard", s.opts.Name, "time", time.Now().UTC().Format(time.RFC3339Nano))
 	return ownership.WithChildLabels(ctx, map[string]string{s.shardLabel: s.opts.Name}), true, nil
 }
 
@@ -271,5 +271,5 @@ func (s *Shard) Leave(ctx context.Context, obj client.Object) {
 	if reflect.TypeOf(obj) != s.objectType {
 		return
 	}
-	log.FromContext(ctx).V(1).Info("Reconcile finished", "shard", s.opts.Name, "at", time.Now().UTC().Format(time.RFC3339Nano))
+	log.FromContext(ctx).V(1).Info("Reconcile finished", "shard", s.opts.Name, "time", time.Now().UTC().Format(time.RFC3339Nano))
 }
