@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -187,13 +188,14 @@ func (s *Shard) Run(ctx context.Context, mgr manager.Manager) error {
 	managerCtx, stopManager := context.WithCancel(ctx)
 	defer stopManager()
 	held := make(chan struct{})
+	lock := &keepableLock{Interface: &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Namespace: s.opts.Namespace, Name: s.opts.Name},
+		Client:     leases,
+		LockConfig: resourcelock.ResourceLockConfig{Identity: s.opts.Name},
+		Labels:     map[string]string{LabelRing: s.opts.Ring},
+	}}
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock: &resourcelock.LeaseLock{
-			LeaseMeta:  metav1.ObjectMeta{Namespace: s.opts.Namespace, Name: s.opts.Name},
-			Client:     leases,
-			LockConfig: resourcelock.ResourceLockConfig{Identity: s.opts.Name},
-			Labels:     map[string]string{LabelRing: s.opts.Ring},
-		},
+		Lock:            lock,
 		LeaseDuration:   s.leaseDuration,
 		RenewDeadline:   s.renewDeadline,
 		RetryPeriod:     s.retryPeriod,
@@ -223,10 +225,31 @@ func (s *Shard) Run(ctx context.Context, mgr manager.Manager) error {
 	}
 	logger.Info("Holding the shard Lease")
 	err = mgr.Start(managerCtx)
+	if err != nil {
+		// The manager failed, or lost the leader election: controller-runtime then skips
+		// the graceful shutdown, and reconciles may still be running. The Lease is left
+		// to expire, which gives them the lease duration to end.
+		lock.keep.Store(true)
+	}
 	if ctx.Err() == nil && managerCtx.Err() != nil && err == nil {
 		err = fmt.Errorf("sharding: shard %s lost its Lease", s.opts.Name)
 	}
 	return err
+}
+
+// keepableLock is a Lease lock that can be told to keep the Lease, rather than release
+// it, when its elector stops.
+type keepableLock struct {
+	resourcelock.Interface
+	keep atomic.Bool
+}
+
+// Update writes the lock's record unless it is to be kept.
+func (l *keepableLock) Update(ctx context.Context, record resourcelock.LeaderElectionRecord) error {
+	if l.keep.Load() {
+		return errors.New("sharding: the shard's manager did not stop cleanly; its Lease is left to expire")
+	}
+	return l.Interface.Update(ctx, record)
 }
 
 // Enter lets the shell reconcile an object of the sharded kind only when it is labelled

@@ -2,6 +2,7 @@ package sharding_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -13,10 +14,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/reconcilekit/reconcilekit/ownership"
@@ -89,7 +92,7 @@ type replica struct {
 }
 
 // start runs a sharded manager named shard in ns until stopped.
-func start(t *testing.T, cp *reconciletest.ControlPlane, ns, shard string, r *reconciles) *replica {
+func start(t *testing.T, cp *reconciletest.ControlPlane, ns, shard string, r *reconciles, extra ...manager.Runnable) *replica {
 	t.Helper()
 	s, err := sharding.New(sharding.Options{Ring: ring, Name: shard, Object: &corev1.ConfigMap{}, Children: []client.Object{&corev1.Secret{}}})
 	if err != nil {
@@ -116,6 +119,11 @@ func start(t *testing.T, cp *reconciletest.ControlPlane, ns, shard string, r *re
 		Complete(reconcile.New(mgr.GetClient(), r.logic(shard, mgr.GetClient())))
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, runnable := range extra {
+		if err := mgr.Add(runnable); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	rep := &replica{stop: cancel, done: make(chan error, 1)}
@@ -284,5 +292,38 @@ func TestAShardThatLosesItsLeaseStopsWithAnError(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("the shard that lost its Lease is still running")
+	}
+}
+
+func TestAShardWhoseManagerFailsLeavesItsLeaseToExpire(t *testing.T) {
+	cp := reconciletest.StartAPIServer(t)
+	c := cp.Client(t, nil)
+	ns := cp.Namespace(t)
+	r := &reconciles{t: t, running: map[string]string{}, last: map[string]string{}, count: map[string]int{}}
+	failure := manager.RunnableFunc(func(ctx context.Context) error {
+		select {
+		case <-time.After(time.Second):
+			return errors.New("the manager failed")
+		case <-ctx.Done():
+			return nil
+		}
+	})
+	a := start(t, cp, ns, "a", r, failure)
+	select {
+	case err := <-a.done:
+		close(a.done)
+		if err == nil {
+			t.Fatal("the shard whose manager failed returned no error")
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the shard whose manager failed is still running")
+	}
+	// Its reconciles may not have ended: the Lease is still its own, until it expires.
+	var lease coordinationv1.Lease
+	if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "a"}, &lease); err != nil {
+		t.Fatal(err)
+	}
+	if h := lease.Spec.HolderIdentity; h == nil || *h != "a" {
+		t.Errorf("the Lease is held by %q, want still by the shard", ptr.Deref(h, ""))
 	}
 }
