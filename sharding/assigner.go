@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -27,7 +28,16 @@ import (
 const controllerIndex = "sharding.controllerUID"
 
 // workers is how many objects the assigner labels at a time.
-const workers = 4
+const workers = 16
+
+// The assigner's own client-side rate limit: a shard's share moves with two patches an
+// object, and controller-runtime's default of 20 requests a second would make moving a
+// thousand objects take over a minute. The API server's priority and fairness still
+// protects it.
+const (
+	writeQPS   = 200
+	writeBurst = 400
+)
 
 // assigner labels every object, and its children, for the shard the ring of live shards
 // gives it. It runs on the leader only, with a cache of its own that holds the metadata of
@@ -54,7 +64,9 @@ func (a *assigner) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("sharding").WithValues("ring", a.shard.opts.Ring)
 	ctx = log.IntoContext(ctx, logger)
 	scheme := a.mgr.GetScheme()
-	writer, err := client.New(a.mgr.GetConfig(), client.Options{Scheme: scheme, Mapper: a.mgr.GetRESTMapper()})
+	cfg := rest.CopyConfig(a.mgr.GetConfig())
+	cfg.QPS, cfg.Burst = max(cfg.QPS, writeQPS), max(cfg.Burst, writeBurst)
+	writer, err := client.New(cfg, client.Options{Scheme: scheme, Mapper: a.mgr.GetRESTMapper()})
 	if err != nil {
 		return err
 	}
@@ -85,6 +97,9 @@ func (a *assigner) Start(ctx context.Context) error {
 	c, err := cache.New(a.mgr.GetConfig(), cache.Options{
 		Scheme: scheme, Mapper: a.mgr.GetRESTMapper(), ByObject: byObject,
 		DefaultNamespaces: a.shard.defaultNamespaces,
+		// Labels and owner references are all it reads: managedFields, the bulk of an
+		// object's metadata, would double what the leader caches.
+		DefaultTransform: cache.TransformStripManagedFields(),
 	})
 	if err != nil {
 		return err
