@@ -275,14 +275,16 @@ func (s *Shard) Enter(ctx context.Context, obj client.Object) (context.Context, 
 			}
 		}
 		obj.SetLabels(kept)
-		err := s.client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
-		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-			err = nil // the newer version brings the object back, if there is one
-		}
-		if err == nil {
+		switch err := s.client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); {
+		case err == nil:
 			logger.V(1).Info("Drained", "shard", s.opts.Name)
+		case apierrors.IsConflict(err), apierrors.IsNotFound(err):
+			// Already let go, or changed since: the newer version brings the object
+			// back, if there is one.
+		default:
+			return ctx, false, err
 		}
-		return ctx, false, err
+		return ctx, false, nil
 	}
 	logger.V(1).Info("Reconcile started", "shard", s.opts.Name, "time", time.Now().UTC().Format(time.RFC3339Nano))
 	return ownership.WithChildLabels(ctx, map[string]string{s.shardLabel: s.opts.Name}), true, nil
