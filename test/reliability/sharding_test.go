@@ -182,7 +182,7 @@ func (l *reconcileLedger) overlaps(ns string) (found []string, total, unfinished
 			}
 		}
 	}
-	return found, total
+	return found, total, unfinished
 }
 
 // firstAfter returns when replica other than skip first started reconciling key after t.
