@@ -95,7 +95,7 @@ type reconcileLedger struct {
 	mu      sync.Mutex
 	byObj   map[types.NamespacedName][]interval
 	killed  map[string]time.Time // replica to when it was killed
-	drained int
+	drained map[string]int // drains acknowledged, by namespace: replicas see them all
 	// assigners are the replicas that ran the assigner, in turn.
 	assigners []string
 }
@@ -142,7 +142,7 @@ func (l *reconcileLedger) record(replica string, out io.Reader, logs io.Writer) 
 				}
 			}
 		case "Drained":
-			l.drained++
+			l.drained[entry.Namespace]++
 		}
 		l.mu.Unlock()
 	}
@@ -450,7 +450,7 @@ func checkLedger(t *testing.T, l *reconcileLedger, ns string) int {
 }
 
 func newReconcileLedger() *reconcileLedger {
-	return &reconcileLedger{byObj: map[types.NamespacedName][]interval{}, killed: map[string]time.Time{}}
+	return &reconcileLedger{byObj: map[types.NamespacedName][]interval{}, killed: map[string]time.Time{}, drained: map[string]int{}}
 }
 
 // The Ats a scenario creates are due within a few seconds, so that their pods start
@@ -629,7 +629,7 @@ func TestShardedReplicasRebalanceAsTheyScaleFrom3To5To2(t *testing.T) {
 	reconciles := checkLedger(t, ledger, ns)
 	pods := created.check(t)
 	ledger.mu.Lock()
-	drained := ledger.drained
+	drained := ledger.drained[ns]
 	ledger.mu.Unlock()
 	t.Logf("%d Ats: 3 -> 5 replicas moved %d of the first %d (%d drains acknowledged) and settled in %v; 5 -> 2 settled in %v; %d reconciles in the ledger, none overlapping; %d At pods created for %d Ats",
 		3*n, moved, n, drained, up.Round(100*time.Millisecond), down.Round(100*time.Millisecond), reconciles, pods, 3*n)
