@@ -95,7 +95,7 @@ type reconcileLedger struct {
 	mu      sync.Mutex
 	byObj   map[types.NamespacedName][]interval
 	killed  map[string]time.Time // replica to when it was killed
-	drained map[string]int // drains acknowledged, by namespace: replicas see them all
+	drained map[string]int       // drains acknowledged, by namespace: replicas see them all
 	// assigners are the replicas that ran the assigner, in turn.
 	assigners []string
 }
