@@ -60,6 +60,10 @@ test: lint verify-generated unit fuzz ## Everything CI checks.
 demo: controlplane ## Run the three example operators on a local control plane until they converge (ARGS=--keep-running to stay).
 	$(GO) run ./examples/demo $(ARGS)
 
+.PHONY: demo-sharding
+demo-sharding: controlplane ## Run the At operator as three shards, separate processes, on a local control plane: split, SIGKILL, 3 -> 5 -> 2 (FULL=1 for 1000 Ats; ARGS=-logs to watch).
+	$(GO) test -count=1 -v -timeout 60m -run '^TestSharded' ./test/reliability -args $(if $(FULL),-full) $(ARGS)
+
 # Deploying an example to the cluster of the current kubeconfig (docs/deploy.md).
 # EXAMPLE is memcached, podset or at; IMG is the manager image the cluster pulls.
 EXAMPLE ?= memcached

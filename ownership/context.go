@@ -13,6 +13,8 @@ type fieldOwnerKey struct{}
 
 type recorderKey struct{}
 
+type childLabelsKey struct{}
+
 // WithFieldOwner returns a copy of ctx in which Ensure applies as field manager name unless
 // a FieldOwner option says otherwise. The reconcile shell sets it from its own field owner,
 // so that an operator's writes carry one name.
@@ -25,6 +27,30 @@ func WithFieldOwner(ctx context.Context, name string) context.Context {
 // its recorder.
 func WithRecorder(ctx context.Context, r events.EventRecorder) context.Context {
 	return context.WithValue(ctx, recorderKey{}, r)
+}
+
+// WithChildLabels returns a copy of ctx in which Ensure gives every object it creates or
+// applies these labels too, without counting them in IntentAnnotation: labels that say
+// where the owner belongs rather than what the child is, such as the shard label sharding
+// sets, so that a child is in the same shard's cache as its owner from its creation on.
+func WithChildLabels(ctx context.Context, labels map[string]string) context.Context {
+	return context.WithValue(ctx, childLabelsKey{}, labels)
+}
+
+// addChildLabels adds the labels ctx carries for children to obj.
+func addChildLabels(ctx context.Context, obj client.Object) {
+	labels, _ := ctx.Value(childLabelsKey{}).(map[string]string)
+	if len(labels) == 0 {
+		return
+	}
+	all := obj.GetLabels()
+	if all == nil {
+		all = make(map[string]string, len(labels))
+	}
+	for k, v := range labels {
+		all[k] = v
+	}
+	obj.SetLabels(all)
 }
 
 // fieldOwnerFrom returns the field manager ctx carries, or DefaultFieldOwner.

@@ -106,6 +106,7 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, owner client.
 	if err != nil {
 		return zero, Result{}, err
 	}
+	addChildLabels(ctx, want) // after the hash: moving the owner is no change of intent
 
 	key := client.ObjectKeyFromObject(want)
 	live := newLike(want)

@@ -152,6 +152,14 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 			return ctrl.Result{RequeueAfter: wait}, nil
 		}
 	}
+	if g := gateFrom(ctx); g != nil {
+		entered, admitted, err := g.Enter(ctx, obj)
+		if !admitted || err != nil {
+			return ctrl.Result{}, err
+		}
+		defer g.Leave(entered, obj)
+		ctx = entered
+	}
 	ctx = context.WithValue(ctx, nowKey{}, r.options.clock.Now())
 	ctx = ownership.WithFieldOwner(ctx, r.options.fieldOwner)
 	if r.options.recorder != nil {

@@ -1,0 +1,300 @@
+package sharding
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/util/validation"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/reconcile"
+)
+
+// The lease timing controller-runtime's leader election uses unless told otherwise, and so
+// a shard's unless its manager's options say otherwise.
+const (
+	defaultLeaseDuration = 15 * time.Second
+	defaultRenewDeadline = 10 * time.Second
+	defaultRetryPeriod   = 2 * time.Second
+)
+
+// Options describe a shard: the ring it belongs to, its name, and what it shards.
+type Options struct {
+	// Ring names the ring, one for each kind an operator reconciles: its shard and drain
+	// labels, and the label on its Leases.
+	Ring string
+	// Name is this replica's shard name, the name and holder of its Lease. It must be
+	// unique among the ring's live replicas and stable across a restart of one (a pod's
+	// name); a replica that restarts under its name takes its own Lease back at once.
+	Name string
+	// Namespace holds the shards' Leases; the manager's LeaderElectionNamespace if empty.
+	Namespace string
+	// Object is the kind the operator reconciles, such as &v1alpha1.At{}.
+	Object client.Object
+	// Children are the kinds of the objects it creates, controlled by an Object (through
+	// ownership.Ensure, which labels them as their owner).
+	Children []client.Object
+}
+
+// Shard makes one replica of an operator a shard of its ring. Build it with New, pass the
+// manager's options through Configure, and run the manager with Run.
+type Shard struct {
+	opts                                      Options
+	leaseDuration, renewDeadline, retryPeriod time.Duration
+	childSelectors                            map[reflect.Type]labels.Selector // the manager's own, before sharding
+	client                                    client.Client                    // the manager's, once Run has it
+	objectType                                reflect.Type
+	shardLabel, drainLabel                    string
+	defaultNamespaces                         map[string]cache.Config
+}
+
+// New returns the shard opts describe, or an error naming what is missing.
+func New(opts Options) (*Shard, error) {
+	var missing []error
+	if opts.Ring == "" {
+		missing = append(missing, errors.New("a ring name"))
+	}
+	if opts.Name == "" {
+		missing = append(missing, errors.New("a shard name"))
+	}
+	if opts.Object == nil {
+		missing = append(missing, errors.New("the kind of object it reconciles"))
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("sharding: a shard needs %w", errors.Join(missing...))
+	}
+	var invalid []string
+	if opts.Ring != "" {
+		invalid = append(invalid, validation.IsQualifiedName(LabelShard(opts.Ring))...)
+	}
+	if opts.Name != "" {
+		// The Lease's name, and a label value.
+		invalid = append(invalid, validation.IsDNS1123Subdomain(opts.Name)...)
+		invalid = append(invalid, validation.IsValidLabelValue(opts.Name)...)
+	}
+	if len(invalid) > 0 {
+		return nil, fmt.Errorf("sharding: ring %q, shard %q: %s", opts.Ring, opts.Name, strings.Join(invalid, "; "))
+	}
+	return &Shard{
+		opts:       opts,
+		objectType: reflect.TypeOf(opts.Object),
+		shardLabel: LabelShard(opts.Ring),
+		drainLabel: LabelDrain(opts.Ring),
+	}, nil
+}
+
+// Configure changes the manager's options for sharding:
+//   - the manager's cache holds only the objects and children labelled for this shard,
+//     in addition to any selector the options already have;
+//   - every controller runs on every replica, not only on the leader;
+//   - leader election is on: the leader runs the assigner;
+//   - the shells (reconcile.New) of the manager reconcile only what is this shard's
+//     (reconcile.WithGate in the BaseContext).
+//
+// The shard's Leases use the manager's lease timing.
+func (s *Shard) Configure(o *ctrl.Options) {
+	if s.opts.Namespace == "" {
+		s.opts.Namespace = o.LeaderElectionNamespace
+	}
+	s.leaseDuration = valueOr(o.LeaseDuration, defaultLeaseDuration)
+	s.renewDeadline = valueOr(o.RenewDeadline, defaultRenewDeadline)
+	s.retryPeriod = valueOr(o.RetryPeriod, defaultRetryPeriod)
+
+	mine, _ := labels.NewRequirement(s.shardLabel, selection.Equals, []string{s.opts.Name})
+	if o.Cache.ByObject == nil {
+		o.Cache.ByObject = map[client.Object]cache.ByObject{}
+	}
+	s.childSelectors = map[reflect.Type]labels.Selector{}
+	for _, kind := range append([]client.Object{s.opts.Object}, s.opts.Children...) {
+		key, by := byObject(o.Cache.ByObject, kind)
+		selector := by.Label
+		if selector == nil {
+			selector = labels.Everything()
+		}
+		s.childSelectors[reflect.TypeOf(kind)] = selector
+		by.Label = selector.DeepCopySelector().Add(*mine)
+		o.Cache.ByObject[key] = by
+	}
+	s.defaultNamespaces = o.Cache.DefaultNamespaces
+
+	o.Controller.NeedLeaderElection = new(false)
+	o.LeaderElection = true
+	base := o.BaseContext
+	o.BaseContext = func() context.Context {
+		ctx := context.Background()
+		if base != nil {
+			ctx = base()
+		}
+		return reconcile.WithGate(ctx, s)
+	}
+}
+
+// byObject returns the key of kind's entry in byObject, kind itself when it has none.
+func byObject(byObject map[client.Object]cache.ByObject, kind client.Object) (client.Object, cache.ByObject) {
+	for key, by := range byObject {
+		if reflect.TypeOf(key) == reflect.TypeOf(kind) {
+			return key, by
+		}
+	}
+	return kind, cache.ByObject{}
+}
+
+func valueOr(d *time.Duration, fallback time.Duration) time.Duration {
+	if d == nil {
+		return fallback
+	}
+	return *d
+}
+
+// Run holds this shard's Lease and runs mgr, with the assigner on whichever replica leads,
+// until ctx is done; then it stops mgr, waits until its reconciles have ended, and only
+// then releases the Lease, so that the assigner moves the shard's objects at once and
+// none of them is reconciled by two replicas. A shard that cannot renew its Lease stops
+// its manager and returns an error: the assigner moves its objects once the Lease expires.
+func (s *Shard) Run(ctx context.Context, mgr manager.Manager) error {
+	if s.leaseDuration == 0 {
+		return errors.New("sharding: Run before Configure: the manager's options were not configured for sharding")
+	}
+	if s.opts.Namespace == "" {
+		return errors.New("sharding: the shard Leases need a namespace: set Options.Namespace or the manager's LeaderElectionNamespace")
+	}
+	s.client = mgr.GetClient()
+	if err := mgr.Add(newAssigner(s, mgr)); err != nil {
+		return err
+	}
+	leases, err := coordinationv1client.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return err
+	}
+	logger := log.FromContext(ctx).WithValues("ring", s.opts.Ring, "shard", s.opts.Name)
+
+	managerCtx, stopManager := context.WithCancel(ctx)
+	defer stopManager()
+	held := make(chan struct{})
+	lock := &keepableLock{Interface: &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Namespace: s.opts.Namespace, Name: s.opts.Name},
+		Client:     leases,
+		LockConfig: resourcelock.ResourceLockConfig{Identity: s.opts.Name},
+		Labels:     map[string]string{LabelRing: s.opts.Ring},
+	}}
+	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		LeaseDuration:   s.leaseDuration,
+		RenewDeadline:   s.renewDeadline,
+		RetryPeriod:     s.retryPeriod,
+		ReleaseOnCancel: true,
+		Name:            s.opts.Ring + "/" + s.opts.Name,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(context.Context) { close(held) },
+			OnStoppedLeading: stopManager, // lost, or released after the manager stopped
+		},
+	})
+	if err != nil {
+		return err
+	}
+	// The Lease outlives ctx until the manager has stopped.
+	leaseCtx, releaseLease := context.WithCancel(context.WithoutCancel(ctx))
+	released := make(chan struct{})
+	go func() {
+		defer close(released)
+		elector.Run(leaseCtx)
+	}()
+	defer func() { releaseLease(); <-released }()
+
+	select {
+	case <-held:
+	case <-ctx.Done():
+		return nil
+	}
+	logger.Info("Holding the shard Lease")
+	err = mgr.Start(managerCtx)
+	if err != nil {
+		// The manager failed, or lost the leader election: controller-runtime then skips
+		// the graceful shutdown, and reconciles may still be running. The Lease is left
+		// to expire, which gives them the lease duration to end.
+		lock.keep.Store(true)
+	}
+	if ctx.Err() == nil && managerCtx.Err() != nil && err == nil {
+		err = fmt.Errorf("sharding: shard %s lost its Lease", s.opts.Name)
+	}
+	return err
+}
+
+// keepableLock is a Lease lock that can be told to keep the Lease, rather than release
+// it, when its elector stops.
+type keepableLock struct {
+	resourcelock.Interface
+	keep atomic.Bool
+}
+
+// Update writes the lock's record unless it is to be kept.
+func (l *keepableLock) Update(ctx context.Context, record resourcelock.LeaderElectionRecord) error {
+	if l.keep.Load() {
+		return errors.New("sharding: the shard's manager did not stop cleanly; its Lease is left to expire")
+	}
+	return l.Interface.Update(ctx, record)
+}
+
+// Enter lets the shell reconcile an object of the sharded kind only when it is labelled
+// for this shard and not draining. A draining object is let go: its labels are removed,
+// guarded by its resourceVersion, which tells the assigner that it may label it for
+// another shard. The shell never runs two reconciles of one object at once, so none is
+// running here by then. Objects of other kinds are let in as they are.
+func (s *Shard) Enter(ctx context.Context, obj client.Object) (context.Context, bool, error) {
+	if reflect.TypeOf(obj) != s.objectType {
+		return ctx, true, nil
+	}
+	logger := log.FromContext(ctx)
+	current := obj.GetLabels()
+	if current[s.shardLabel] != s.opts.Name {
+		return ctx, false, nil // moved on: a requeue from before
+	}
+	if _, draining := current[s.drainLabel]; draining {
+		before := obj.DeepCopyObject().(client.Object)
+		kept := make(map[string]string, len(current))
+		for k, v := range current {
+			if k != s.shardLabel && k != s.drainLabel {
+				kept[k] = v
+			}
+		}
+		obj.SetLabels(kept)
+		switch err := s.client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); {
+		case err == nil:
+			logger.V(1).Info("Drained", "shard", s.opts.Name)
+		case apierrors.IsConflict(err), apierrors.IsNotFound(err):
+			// Already let go, or changed since: the newer version brings the object
+			// back, if there is one.
+		default:
+			return ctx, false, err
+		}
+		return ctx, false, nil
+	}
+	logger.V(1).Info("Reconcile started", "shard", s.opts.Name, "time", time.Now().UTC().Format(time.RFC3339Nano))
+	return ownership.WithChildLabels(ctx, map[string]string{s.shardLabel: s.opts.Name}), true, nil
+}
+
+// Leave records the end of a reconcile Enter let in, with the shard and the time, so that
+// the reconciles of every replica can be laid side by side.
+func (s *Shard) Leave(ctx context.Context, obj client.Object) {
+	if reflect.TypeOf(obj) != s.objectType {
+		return
+	}
+	log.FromContext(ctx).V(1).Info("Reconcile finished", "shard", s.opts.Name, "time", time.Now().UTC().Format(time.RFC3339Nano))
+}

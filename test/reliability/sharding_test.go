@@ -1,0 +1,636 @@
+package reliability
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	atv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
+	"github.com/reconcilekit/reconcilekit/sharding"
+)
+
+// The sharding scenarios run the At operator's own binary, built from cmd/main.go, as
+// separate processes, so that a replica can be killed with SIGKILL; each replica's log
+// lines of the reconciles it ran (sharding's V(1) "Reconcile started" and "Reconcile
+// finished") make a ledger of who reconciled what, and when.
+
+// atRing is the ring examples/at/cmd/main.go shards its Ats in.
+const atRing = "at-operator"
+
+// shardLeaseDuration is controller-runtime's default lease duration, which the At
+// manager's shard Leases use.
+const shardLeaseDuration = 15 * time.Second
+
+// shardedObjects is how many Ats a sharding scenario creates.
+func shardedObjects() int {
+	if *full {
+		return 1000
+	}
+	return 30
+}
+
+// buildAt builds the At manager's binary once for the test.
+func buildAt(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "at-manager")
+	out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "../../examples/at/cmd").CombinedOutput()
+	if err != nil {
+		t.Fatalf("building the At manager: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// adminKubeconfig writes a kubeconfig for the control plane's administrator. The
+// replicas run with it rather than under the operator's generated role, which does not
+// grant what sharding needs on top (see docs/sharding.md).
+func adminKubeconfig(t *testing.T) string {
+	t.Helper()
+	cfg := cp.Config
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["cp"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData, CertificateAuthority: cfg.CAFile}
+	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{
+		ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData,
+		ClientCertificate: cfg.CertFile, ClientKey: cfg.KeyFile, Token: cfg.BearerToken,
+	}
+	kc.Contexts["cp"] = &clientcmdapi.Context{Cluster: "cp", AuthInfo: "admin"}
+	kc.CurrentContext = "cp"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// interval is one reconcile of one object by one replica; end is zero while it runs, or
+// if the replica was killed during it.
+type interval struct {
+	replica    string
+	start, end time.Time
+}
+
+// reconcileLedger gathers the reconciles every replica logs, by object.
+type reconcileLedger struct {
+	mu      sync.Mutex
+	byObj   map[types.NamespacedName][]interval
+	killed  map[string]time.Time // replica to when it was killed
+	drained map[string]int       // drains acknowledged, by namespace: replicas see them all
+	// assigners are the replicas that ran the assigner, in turn.
+	assigners []string
+}
+
+// record reads a replica's JSON log lines until the replica's output ends.
+func (l *reconcileLedger) record(replica string, out io.Reader, logs io.Writer) {
+	scanner := bufio.NewScanner(out)
+	scanner.Buffer(make([]byte, 1<<20), 1<<20)
+	for scanner.Scan() {
+		line := scanner.Bytes()
+		if logs != nil {
+			fmt.Fprintf(logs, "%s: %s\n", replica, line)
+		}
+		var entry struct {
+			Msg       string `json:"msg"`
+			Shard     string `json:"shard"`
+			Namespace string `json:"namespace"`
+			Name      string `json:"name"`
+			Time      string `json:"time"`
+		}
+		if json.Unmarshal(line, &entry) != nil {
+			continue
+		}
+		if entry.Msg == "Assigning objects to shards" {
+			l.mu.Lock()
+			l.assigners = append(l.assigners, replica)
+			l.mu.Unlock()
+		}
+		if entry.Shard == "" {
+			continue
+		}
+		key := types.NamespacedName{Namespace: entry.Namespace, Name: entry.Name}
+		when, _ := time.Parse(time.RFC3339Nano, entry.Time)
+		l.mu.Lock()
+		switch entry.Msg {
+		case "Reconcile started":
+			l.byObj[key] = append(l.byObj[key], interval{replica: entry.Shard, start: when})
+		case "Reconcile finished":
+			ivs := l.byObj[key]
+			for i := len(ivs) - 1; i >= 0; i-- {
+				if ivs[i].replica == entry.Shard && ivs[i].end.IsZero() {
+					ivs[i].end = when
+					break
+				}
+			}
+		case "Drained":
+			l.drained[entry.Namespace]++
+		}
+		l.mu.Unlock()
+	}
+}
+
+// overlaps returns every object of ns that two replicas reconciled at overlapping times,
+// and how many reconciles of ns there were. A reconcile a killed replica never finished
+// lasts until the kill; one still running lasts until now.
+func (l *reconcileLedger) overlaps(ns string) (found []string, total, unfinished int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	for key, ivs := range l.byObj {
+		if key.Namespace != ns {
+			continue
+		}
+		total += len(ivs)
+		ivs = slices.Clone(ivs)
+		for i := range ivs {
+			if ivs[i].end.IsZero() {
+				ivs[i].end = now
+				if k, ok := l.killed[ivs[i].replica]; ok {
+					ivs[i].end = k
+				} else {
+					unfinished++
+				}
+			}
+		}
+		slices.SortFunc(ivs, func(a, b interval) int { return a.start.Compare(b.start) })
+		for i := 1; i < len(ivs); i++ {
+			for j := range i {
+				if ivs[j].replica != ivs[i].replica && ivs[i].start.Before(ivs[j].end) {
+					found = append(found, fmt.Sprintf("%s by %s from %s to %s and by %s from %s", key.Name,
+						ivs[j].replica, ivs[j].start.Format(time.StampMicro), ivs[j].end.Format(time.StampMicro),
+						ivs[i].replica, ivs[i].start.Format(time.StampMicro)))
+				}
+			}
+		}
+	}
+	return found, total, unfinished
+}
+
+// firstAfter returns when replica other than skip first started reconciling key after t.
+func (l *reconcileLedger) firstAfter(key types.NamespacedName, skip string, t time.Time) (time.Time, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, iv := range l.byObj[key] {
+		if iv.replica != skip && iv.start.After(t) {
+			return iv.start, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// replicaProcess is one running At manager.
+type replicaProcess struct {
+	name    string
+	cmd     *exec.Cmd
+	metrics string // the address of its metrics endpoint
+	done    chan struct{}
+	output  sync.WaitGroup
+}
+
+// startReplica starts the At manager as shard name (unsharded when name is empty, as
+// "single"), with leader election in ns.
+func startReplica(t *testing.T, bin, kubeconfig, ns, name string, ledger *reconcileLedger) *replicaProcess {
+	t.Helper()
+	port := freeLocalPort(t)
+	label := name
+	args := []string{
+		"-leader-elect", "-leader-election-namespace=" + ns,
+		"-metrics-bind-address=127.0.0.1:" + strconv.Itoa(port),
+		"-health-probe-bind-address=0",
+		// Every V(1) line: at V(1) the logger samples repeated messages (100 a second,
+		// then one in 100), which would leave holes in the ledger; from V(2) it does not.
+		"-zap-log-level=2",
+	}
+	if name != "" {
+		args = append(args, "-shard="+name)
+	} else {
+		label = "single"
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting replica %s: %v", label, err)
+	}
+	r := &replicaProcess{name: label, cmd: cmd, metrics: "127.0.0.1:" + strconv.Itoa(port), done: make(chan struct{})}
+	var echo io.Writer
+	if *logs {
+		echo = os.Stderr
+	}
+	r.output.Go(func() { ledger.record(label, out, echo) })
+	go func() {
+		r.output.Wait()
+		_ = cmd.Wait()
+		close(r.done)
+	}()
+	t.Cleanup(func() { r.kill() })
+	return r
+}
+
+// stop ends the replica with SIGTERM, as a rollout does, and waits for it to exit.
+func (r *replicaProcess) stop(t *testing.T) {
+	t.Helper()
+	_ = r.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-r.done:
+		if code := r.cmd.ProcessState.ExitCode(); code != 0 {
+			t.Errorf("replica %s exited with %d after SIGTERM", r.name, code)
+		}
+	case <-time.After(time.Minute):
+		t.Errorf("replica %s did not stop within a minute of SIGTERM", r.name)
+		r.kill()
+	}
+}
+
+// kill ends the replica with SIGKILL and waits until it is gone.
+func (r *replicaProcess) kill() {
+	select {
+	case <-r.done:
+		return
+	default:
+	}
+	_ = r.cmd.Process.Kill()
+	<-r.done
+}
+
+// heap returns the replica's heap in use, the least of a few samples of its metrics a
+// second apart, which leaves out most of the garbage the next collection frees.
+func (r *replicaProcess) heap(t *testing.T) float64 {
+	t.Helper()
+	least := 0.0
+	for range 5 {
+		v, err := scrape(t.Context(), "http://"+r.metrics+"/metrics", "go_memstats_heap_alloc_bytes")
+		if err != nil {
+			t.Fatalf("reading replica %s's heap: %v", r.name, err)
+		}
+		if least == 0 || v < least {
+			least = v
+		}
+		time.Sleep(time.Second)
+	}
+	return least
+}
+
+// scrape returns the value of an unlabelled metric from a Prometheus text endpoint.
+func scrape(ctx context.Context, url, metric string) (float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	scanner := bufio.NewScanner(resp.Body)
+	for scanner.Scan() {
+		if value, ok := strings.CutPrefix(scanner.Text(), metric+" "); ok {
+			return strconv.ParseFloat(strings.TrimSpace(value), 64)
+		}
+	}
+	return 0, fmt.Errorf("%s has no %s", url, metric)
+}
+
+func freeLocalPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// podCreations counts, by name, the distinct pods ns has seen, from a watch that starts
+// before the operator does: a pod deleted and created again counts twice.
+type podCreations struct {
+	mu   sync.Mutex
+	uids map[string]map[types.UID]bool
+}
+
+func watchPodCreations(t *testing.T, ns string) *podCreations {
+	t.Helper()
+	p := &podCreations{uids: map[string]map[types.UID]bool{}}
+	c, err := cache.New(cp.Config, cache.Options{Scheme: scheme, DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	informer, err := c.GetInformer(t.Context(), &corev1.Pod{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+		pod := obj.(*corev1.Pod)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.uids[pod.Name] == nil {
+			p.uids[pod.Name] = map[types.UID]bool{}
+		}
+		p.uids[pod.Name][pod.UID] = true
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = c.Start(ctx)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	if !c.WaitForCacheSync(t.Context()) {
+		t.Fatal("the pod watch did not sync")
+	}
+	return p
+}
+
+// check fails the test for every pod created more than once and returns how many pods
+// were created.
+func (p *podCreations) check(t *testing.T) int {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	total := 0
+	for name, uids := range p.uids {
+		total += len(uids)
+		if len(uids) > 1 {
+			t.Errorf("pod %s was created %d times", name, len(uids))
+		}
+	}
+	return total
+}
+
+// placedOn returns nil once every At of ns is labelled, not draining, for the shard the
+// ring of shards gives it, with its pod labelled alike.
+func placedOn(ctx context.Context, c client.Client, ns string, shards ...string) error {
+	ring := sharding.NewRing(shards...)
+	var ats atv1alpha1.AtList
+	if err := c.List(ctx, &ats, client.InNamespace(ns)); err != nil {
+		return err
+	}
+	pods, err := pods(ctx, c, ns)
+	if err != nil {
+		return err
+	}
+	podShard := map[string]string{}
+	for _, p := range pods {
+		podShard[p.Name] = p.Labels[sharding.LabelShard(atRing)]
+	}
+	misplaced := 0
+	var first string
+	for _, a := range ats.Items {
+		want := ring.Shard(sharding.Key(atv1alpha1.GroupVersion.Group, "At", ns, a.Name))
+		got, drain := a.Labels[sharding.LabelShard(atRing)], a.Labels[sharding.LabelDrain(atRing)]
+		pod, hasPod := podShard[a.Name]
+		if got != want || drain != "" || (hasPod && pod != want) {
+			misplaced++
+			if first == "" {
+				first = fmt.Sprintf("%s on %q (drain %q, pod on %q), want %q", a.Name, got, drain, pod, want)
+			}
+		}
+	}
+	if misplaced > 0 {
+		return fmt.Errorf("%d of %d Ats are not on their shards of %v, among them %s", misplaced, len(ats.Items), shards, first)
+	}
+	return nil
+}
+
+// shardsOf returns the shard each At of ns is labelled for.
+func shardsOf(t *testing.T, c client.Client, ns string) map[types.NamespacedName]string {
+	t.Helper()
+	var ats atv1alpha1.AtList
+	if err := c.List(t.Context(), &ats, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	m := map[types.NamespacedName]string{}
+	for _, a := range ats.Items {
+		m[client.ObjectKeyFromObject(&a)] = a.Labels[sharding.LabelShard(atRing)]
+	}
+	return m
+}
+
+// checkLedger fails the test for every object of ns two replicas reconciled at once.
+func checkLedger(t *testing.T, l *reconcileLedger, ns string) int {
+	t.Helper()
+	found, total, unfinished := l.overlaps(ns)
+	// Running still, or a line lost: either way counted as lasting until now, which
+	// can only add overlaps, never hide one.
+	t.Logf("%d reconciles of replicas not killed had no end in the ledger", unfinished)
+	for i, f := range found {
+		if i == 10 {
+			t.Errorf("and %d more overlaps", len(found)-i)
+			break
+		}
+		t.Errorf("reconciled by two replicas at once: %s", f)
+	}
+	return total
+}
+
+func newReconcileLedger() *reconcileLedger {
+	return &reconcileLedger{byObj: map[types.NamespacedName][]interval{}, killed: map[string]time.Time{}, drained: map[string]int{}}
+}
+
+// The Ats a scenario creates are due within a few seconds, so that their pods start
+// while replicas come and go.
+func createAts(t *testing.T, c client.Client, ns, prefix string, n int) {
+	t.Helper()
+	atOperator.create(t, c, ns, prefix, n)
+}
+
+func TestShardedReplicasSplitTheObjectsAndTakeOverAKilledOnesShare(t *testing.T) {
+	s := sized()
+	n := shardedObjects()
+	bin := buildAt(t)
+	kubeconfig := adminKubeconfig(t)
+	admin := cp.Client(t, scheme)
+	ns := cp.RestrictedNamespace(t)
+	watchStatus(t, ns, atOperator)
+	created := watchPodCreations(t, ns)
+	ledger := newReconcileLedger()
+
+	// One unsharded replica, as the operator runs today: its heap is the yardstick.
+	createAts(t, admin, ns, "first", n)
+	single := startReplica(t, bin, kubeconfig, ns, "", ledger)
+	await(t, s.limit, func(ctx context.Context) error { return converged(ctx, admin, ns, atOperator) })
+	singleHeap := single.heap(t)
+	single.stop(t)
+
+	// Three shards take the same objects over.
+	names := []string{"replica-0", "replica-1", "replica-2"}
+	replicas := map[string]*replicaProcess{}
+	for _, name := range names {
+		replicas[name] = startReplica(t, bin, kubeconfig, ns, name, ledger)
+	}
+	await(t, s.limit, func(ctx context.Context) error {
+		if err := placedOn(ctx, admin, ns, names...); err != nil {
+			return err
+		}
+		return converged(ctx, admin, ns, atOperator)
+	})
+	shares := map[string]int{}
+	for _, shard := range shardsOf(t, admin, ns) {
+		shares[shard]++
+	}
+	var heaps []string
+	for _, name := range names {
+		heaps = append(heaps, fmt.Sprintf("%s %.1f MiB (%d of %d Ats)", name, replicas[name].heap(t)/(1<<20), shares[name], n))
+	}
+
+	// New Ats go to their shards and run there.
+	createAts(t, admin, ns, "second", n)
+	await(t, s.limit, func(ctx context.Context) error {
+		if err := placedOn(ctx, admin, ns, names...); err != nil {
+			return err
+		}
+		return converged(ctx, admin, ns, atOperator)
+	})
+
+	// SIGKILL one shard: its Lease expires and the others take its Ats over; then they
+	// run new ones.
+	victim := names[len(names)-1]
+	var theirs []types.NamespacedName
+	for key, shard := range shardsOf(t, admin, ns) {
+		if shard == victim {
+			theirs = append(theirs, key)
+		}
+	}
+	killed := time.Now()
+	replicas[victim].kill()
+	ledger.mu.Lock()
+	ledger.killed[victim] = killed
+	ledger.mu.Unlock()
+	survivors := names[:len(names)-1]
+	var first, handover time.Duration
+	await(t, s.limit, func(ctx context.Context) error {
+		first, handover = 0, 0
+		for _, key := range theirs {
+			at, ok := ledger.firstAfter(key, victim, killed)
+			if !ok {
+				return fmt.Errorf("no survivor has reconciled %s yet", key.Name)
+			}
+			if took := at.Sub(killed); first == 0 || took < first {
+				first = took
+			}
+			handover = max(handover, at.Sub(killed))
+		}
+		return placedOn(ctx, admin, ns, survivors...)
+	})
+	// The first At moves once the Lease has expired and the assigner has seen it; the
+	// rest follow as fast as the assigner's patches and the survivors' reconciles go,
+	// which on a busy machine is a matter of its load, reported rather than judged.
+	if limit := shardLeaseDuration + 10*time.Second; first > limit {
+		t.Errorf("the killed shard's first At was reconciled by another %v after the kill; want at most %v", first, limit)
+	}
+	// And the survivors run new Ats.
+	createAts(t, admin, ns, "third", n)
+	await(t, s.limit, func(ctx context.Context) error {
+		if err := placedOn(ctx, admin, ns, survivors...); err != nil {
+			return err
+		}
+		return converged(ctx, admin, ns, atOperator)
+	})
+
+	reconciles := checkLedger(t, ledger, ns)
+	pods := created.check(t)
+	ledger.mu.Lock()
+	assigners := slices.Clone(ledger.assigners)
+	ledger.mu.Unlock()
+	t.Logf("the assigner ran on %v in turn; %s was killed", assigners, victim)
+	t.Logf("%d Ats: one unsharded replica's heap with the first %d: %.1f MiB; three shards: %s; a killed shard's %d Ats reconciled by the others from %v to %v after SIGKILL (lease %v); %d reconciles in the ledger, none overlapping; %d At pods created for %d Ats",
+		3*n, n, singleHeap/(1<<20), strings.Join(heaps, ", "), len(theirs), first.Round(100*time.Millisecond), handover.Round(100*time.Millisecond), shardLeaseDuration, reconciles, pods, 3*n)
+}
+
+func TestShardedReplicasRebalanceAsTheyScaleFrom3To5To2(t *testing.T) {
+	s := sized()
+	n := shardedObjects()
+	bin := buildAt(t)
+	kubeconfig := adminKubeconfig(t)
+	admin := cp.Client(t, scheme)
+	ns := cp.RestrictedNamespace(t)
+	watchStatus(t, ns, atOperator)
+	created := watchPodCreations(t, ns)
+	ledger := newReconcileLedger()
+
+	replicas := map[string]*replicaProcess{}
+	scale := func(names ...string) {
+		t.Helper()
+		for name, r := range replicas {
+			if !slices.Contains(names, name) {
+				r.stop(t)
+				delete(replicas, name)
+			}
+		}
+		for _, name := range names {
+			if replicas[name] == nil {
+				replicas[name] = startReplica(t, bin, kubeconfig, ns, name, ledger)
+			}
+		}
+	}
+	settle := func(names ...string) time.Duration {
+		t.Helper()
+		began := time.Now()
+		await(t, s.limit, func(ctx context.Context) error {
+			if err := placedOn(ctx, admin, ns, names...); err != nil {
+				return err
+			}
+			return converged(ctx, admin, ns, atOperator)
+		})
+		return time.Since(began)
+	}
+
+	three := []string{"replica-0", "replica-1", "replica-2"}
+	five := append(slices.Clone(three), "replica-3", "replica-4")
+	two := []string{"replica-3", "replica-4"}
+
+	createAts(t, admin, ns, "first", n)
+	scale(three...)
+	settle(three...)
+	before := shardsOf(t, admin, ns)
+
+	// Two more join while new Ats come due: each moved At is drained first.
+	createAts(t, admin, ns, "second", n)
+	scale(five...)
+	up := settle(five...)
+	moved := 0
+	for key, shard := range shardsOf(t, admin, ns) {
+		if old, ok := before[key]; ok && old != shard {
+			moved++
+		}
+	}
+
+	// Three leave with SIGTERM, each releasing its Lease once its reconciles end.
+	createAts(t, admin, ns, "third", n)
+	scale(two...)
+	down := settle(two...)
+
+	reconciles := checkLedger(t, ledger, ns)
+	pods := created.check(t)
+	ledger.mu.Lock()
+	drained := ledger.drained[ns]
+	ledger.mu.Unlock()
+	t.Logf("%d Ats: 3 -> 5 replicas moved %d of the first %d (%d drains acknowledged) and settled in %v; 5 -> 2 settled in %v; %d reconciles in the ledger, none overlapping; %d At pods created for %d Ats",
+		3*n, moved, n, drained, up.Round(100*time.Millisecond), down.Round(100*time.Millisecond), reconciles, pods, 3*n)
+}
