@@ -108,3 +108,10 @@ test-reliability: controlplane ## Run the reliability scenarios at full size and
 	   for target in conditions:FuzzSet requeue:FuzzParseTime requeue:FuzzCronNext; do \
 	     $(GO) test -json -run '^$$' -fuzz "^$${target#*:}$$" -fuzztime $(FUZZTIME) ./$${target%%:*} || true; \
 	   done; } | bin/reliability-report
+
+# How long `make soak` churns.
+DURATION ?= 1h
+
+.PHONY: soak
+soak: controlplane ## Churn objects for DURATION (1h) and fail on a leak of heap or goroutines or a missed object.
+	$(GO) test -count=1 -v -run '^TestContinuousChurnLeaksNothingAndMissesNothing$$' -timeout 24h ./test/reliability -args -soak=$(DURATION)
