@@ -27,6 +27,11 @@ type Options struct {
 	// more start a full cluster, each node with room for 1000 pods.
 	Nodes int
 
+	// APIServerFlags are more flags for kube-apiserver, by name without the dashes, for a
+	// control plane that must differ from a production one's defaults, such as
+	// {"watch-cache": "false"} to send every watch to etcd.
+	APIServerFlags map[string]string
+
 	// Output receives the output of every process, to debug the control plane itself;
 	// nil discards it. A component that fails to start reports its last output anyway.
 	Output io.Writer
@@ -119,6 +124,9 @@ func (cp *ControlPlane) startAPIServer(bin string, opts Options) error {
 	// As hardened clusters do: setting blockOwnerDeletion then needs update on the owner's
 	// finalizers, so an operator's role is tested against that rule too.
 	cp.env.ControlPlane.APIServer.Configure().Append("enable-admission-plugins", "OwnerReferencesPermissionEnforcement")
+	for name, value := range opts.APIServerFlags {
+		cp.env.ControlPlane.APIServer.Configure().Set(name, value)
+	}
 
 	var cfg *rest.Config
 	err := cp.guardChildrenDuring(func() (err error) {

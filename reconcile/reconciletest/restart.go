@@ -3,6 +3,7 @@ package reconciletest
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 )
 
 // RestartAPIServer kills kube-apiserver, as a crash or an out-of-memory kill would, and
@@ -32,4 +33,25 @@ func (cp *ControlPlane) RestartAPIServer() error {
 		}
 	}
 	return nil
+}
+
+// RestartEtcd kills etcd, as a crash or a node's reboot would, and starts it again on the
+// same address with the same data, while kube-apiserver and the rest of the cluster keep
+// running. The API server sees its storage vanish: requests fail and its watch cache
+// loses its watches on etcd until etcd is back. It returns once etcd is healthy again.
+func (cp *ControlPlane) RestartEtcd() error {
+	etcd := cp.env.ControlPlane.Etcd
+	dataDir := filepath.Clean(etcd.DataDir)
+	for _, pid := range childrenMentioning(dataDir) {
+		if p, err := os.FindProcess(pid); err == nil {
+			_ = p.Kill()
+		}
+	}
+	if err := etcd.Stop(); err != nil {
+		return fmt.Errorf("reconciletest: stopping etcd: %w", err)
+	}
+	if err := etcd.Start(); err != nil {
+		return fmt.Errorf("reconciletest: starting etcd again: %w", err)
+	}
+	return cp.guardChildren()
 }

@@ -55,7 +55,11 @@ func CacheOptions(o *cache.Options) {
 }
 
 // Setup registers the At controller with mgr.
-func Setup(mgr ctrl.Manager) error {
+func Setup(mgr ctrl.Manager) error { return SetupWith(mgr) }
+
+// SetupWith registers the At controller with mgr, its reconciler given opts as well:
+// reconcile.WithClock, say, to run it by a clock of the caller's.
+func SetupWith(mgr ctrl.Manager, opts ...reconcile.Option) error {
 	machine, err := NewMachine(mgr.GetClient(), mgr.GetAPIReader())
 	if err != nil {
 		return err
@@ -64,9 +68,9 @@ func Setup(mgr ctrl.Manager) error {
 		For(&cnatv1alpha1.At{}).
 		// A pod's burst of updates as it runs makes one reconcile.
 		Watches(&corev1.Pod{}, reconcile.EnqueueOwner(mgr, &cnatv1alpha1.At{})).
-		Complete(reconcile.New(mgr.GetClient(), machine,
+		Complete(reconcile.New(mgr.GetClient(), machine, append([]reconcile.Option{
 			reconcile.WithRecorder(mgr.GetEventRecorder("at-controller")),
-			reconcile.WithFieldOwner(managedBy)))
+			reconcile.WithFieldOwner(managedBy)}, opts...)...))
 }
 
 // NewMachine returns the At controller's logic, the phase machine that reconcile.New runs:
