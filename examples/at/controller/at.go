@@ -37,6 +37,10 @@ const (
 	tolerance = 2 * time.Second
 	// startingDeadline is how late a command may still start, after an outage say.
 	startingDeadline = 24 * time.Hour
+	// clockRecheck is the longest a pending At waits before it reads the clock again:
+	// a wait computed before the wall clock steps forward (a time daemon's correction)
+	// would otherwise start the command as late as the step is long.
+	clockRecheck = time.Minute
 	// foreignRecheck is how often an At blocked by a pod it does not own looks again.
 	foreignRecheck = time.Minute
 	// managedBy labels the pods of every At, so the manager caches those pods only.
@@ -108,7 +112,7 @@ func (r *at) pending(ctx context.Context, at *cnatv1alpha1.At) (string, requeue.
 	}
 	now := reconcile.Now(ctx)
 	if wait, due := requeue.Until(when, now, tolerance); !due {
-		return "", requeue.After(wait)
+		return "", requeue.After(min(wait, clockRecheck))
 	}
 	if late := now.Sub(when); late > startingDeadline {
 		// A command a day late is more likely to do harm than good. A new schedule (a new
