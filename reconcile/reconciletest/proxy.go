@@ -148,6 +148,20 @@ func (p *Proxy) CutEvery(d time.Duration) {
 	}
 }
 
+// CutAll cuts every connection open now, as a router that restarts does.
+func (p *Proxy) CutAll() {
+	p.mu.Lock()
+	conns := make([]*proxied, 0, len(p.conns))
+	for c := range p.conns {
+		conns = append(conns, c)
+	}
+	p.mu.Unlock()
+	for _, c := range conns {
+		c.close()
+		p.cuts.Add(1)
+	}
+}
+
 // Cuts returns how many connections the proxy has cut.
 func (p *Proxy) Cuts() int { return int(p.cuts.Load()) }
 
