@@ -104,7 +104,7 @@ FUZZTIME ?= 20s
 .PHONY: test-reliability
 test-reliability: controlplane ## Run the reliability scenarios at full size and the fuzzers briefly; end with "N scenarios, N passed, N failed".
 	@$(GO) build -o bin/reliability-report ./test/reliability/report
-	@{ $(GO) test -race -json -timeout 30m ./test/reliability -args -full || true; \
+	@{ $(GO) test -race -json -timeout 90m ./test/reliability -args -full || true; \
 	   for target in conditions:FuzzSet requeue:FuzzParseTime requeue:FuzzCronNext; do \
 	     $(GO) test -json -run '^$$' -fuzz "^$${target#*:}$$" -fuzztime $(FUZZTIME) ./$${target%%:*} || true; \
 	   done; } | bin/reliability-report
