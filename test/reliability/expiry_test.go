@@ -69,12 +69,7 @@ func TestWatchesResumedAfterCompactionRelistAndMissNothing(t *testing.T) {
 	await(t, size.limit, func(ctx context.Context) error { return converged(ctx, s.admin, s.ns, operators...) })
 	await(t, size.limit, func(ctx context.Context) error { return gone(ctx, s.admin, s.ns, "before-1") })
 	converging := time.Since(healed)
-	var recreated int
-	for _, op := range operators {
-		_, n := s.created.checkDeleted(t, op.name+"-before-1")
-		recreated += n
-	}
-	pods := s.created.check(t)
+	pods, recreated := s.created.checkDeleted(t, named("memcached-before-1", "podset-before-1", "at-before-1"))
 	if s.watches.expired.Load() == 0 {
 		t.Errorf("no watch was told its resource version was too old after compaction at revision %d: the scenario tried nothing", revision)
 	}

@@ -77,9 +77,10 @@ func leaked(start, end footprint) string {
 
 // pool is the objects of one kind that the churn keeps alive, by name.
 type pool struct {
-	op    *operator
-	names []string
-	next  int // the number in the next name: a name is never used twice
+	op      *operator
+	names   []string
+	deleted []string
+	next    int // the number in the next name: a name is never used twice
 }
 
 func (p *pool) create(t *testing.T, c client.Client, ns string) {
@@ -99,6 +100,7 @@ func (p *pool) delete(t *testing.T, c client.Client, ns string, random *rand.Ran
 	if err := c.Delete(t.Context(), obj); err != nil {
 		t.Fatalf("deleting %s: %v", p.names[i], err)
 	}
+	p.deleted = append(p.deleted, p.names[i])
 	p.names = append(p.names[:i], p.names[i+1:]...)
 }
 
@@ -194,16 +196,21 @@ func TestContinuousChurnLeaksNothingAndMissesNothing(t *testing.T) {
 	settled()
 	end := measure()
 
-	pods := created.check(t)
-	t.Logf("%d actions over %v (%d Memcacheds, %d PodSets, %d Ats created in all, %d At pods); at the start %v, at the end %v",
-		actions, warmUp+duration, pools[0].next, pools[1].next, pools[2].next, pods, start, end)
+	var deleted []string
+	for _, p := range pools {
+		deleted = append(deleted, p.deleted...)
+	}
+	pods, recreated := created.checkDeleted(t, named(deleted...))
+	t.Logf("%d actions over %v (%d Memcacheds, %d PodSets, %d Ats created in all, %d At pods, %d children created again for an owner being deleted, all collected); at the start %v, at the end %v",
+		actions, warmUp+duration, pools[0].next, pools[1].next, pools[2].next, pods, recreated, start, end)
 	if why := leaked(start, end); why != "" {
 		t.Errorf("a leak: %s, for the same %d objects of each kind", why, size)
 	}
 }
 
-// orphans returns nil once every Deployment and At pod in ns is owned by an object that
-// still exists: the garbage collector has finished with the deleted ones.
+// orphans returns nil once every Service, Deployment and At pod in ns is owned by an
+// object that still exists: the garbage collector has finished with the deleted ones,
+// and with what an operator created again for them.
 func orphans(ctx context.Context, c client.Client, ns string) error {
 	owners := map[types.UID]bool{}
 	for _, list := range []client.ObjectList{&memcachedv1alpha1.MemcachedList{}, &podsetv1alpha1.PodSetList{}, &atv1alpha1.AtList{}} {
@@ -225,7 +232,14 @@ func orphans(ctx context.Context, c client.Client, ns string) error {
 	if err := c.List(ctx, &atPods, client.InNamespace(ns), client.MatchingLabels{"app.kubernetes.io/managed-by": "at-operator"}); err != nil {
 		return err
 	}
+	var services corev1.ServiceList
+	if err := c.List(ctx, &services, client.InNamespace(ns)); err != nil {
+		return err
+	}
 	var children []client.Object
+	for i := range services.Items {
+		children = append(children, &services.Items[i])
+	}
 	for i := range deployments.Items {
 		children = append(children, &deployments.Items[i])
 	}
