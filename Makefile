@@ -108,7 +108,14 @@ FUZZTIME ?= 20s
 .PHONY: test-reliability
 test-reliability: controlplane ## Run the reliability scenarios at full size and the fuzzers briefly; end with "N scenarios, N passed, N failed".
 	@$(GO) build -o bin/reliability-report ./test/reliability/report
-	@{ $(GO) test -race -json -timeout 30m ./test/reliability -args -full || true; \
+	@{ $(GO) test -race -json -timeout 90m ./test/reliability -args -full || true; \
 	   for target in conditions:FuzzSet requeue:FuzzParseTime requeue:FuzzCronNext; do \
 	     $(GO) test -json -run '^$$' -fuzz "^$${target#*:}$$" -fuzztime $(FUZZTIME) ./$${target%%:*} || true; \
 	   done; } | bin/reliability-report
+
+# How long `make soak` churns.
+DURATION ?= 1h
+
+.PHONY: soak
+soak: controlplane ## Churn objects for DURATION (1h) and fail on a leak of heap or goroutines or a missed object.
+	$(GO) test -count=1 -v -run '^TestContinuousChurnLeaksNothingAndMissesNothing$$' -timeout 24h ./test/reliability -args -soak=$(DURATION)

@@ -27,6 +27,11 @@ type Options struct {
 	// more start a full cluster, each node with room for 1000 pods.
 	Nodes int
 
+	// APIServerFlags are more flags for kube-apiserver, by name without the dashes, for a
+	// control plane that must differ from a production one's defaults, such as
+	// {"watch-cache": "false"} to send every watch to etcd.
+	APIServerFlags map[string]string
+
 	// Output receives the output of every process, to debug the control plane itself;
 	// nil discards it. A component that fails to start reports its last output anyway.
 	Output io.Writer
@@ -121,6 +126,9 @@ func (cp *ControlPlane) startAPIServer(bin string, opts Options) error {
 	cp.env.ControlPlane.APIServer.Configure().Append("enable-admission-plugins", "OwnerReferencesPermissionEnforcement")
 	// envtest's range holds 254 Services; a benchmark of 10000 Memcacheds needs as many.
 	cp.env.ControlPlane.APIServer.Configure().Set("service-cluster-ip-range", "10.0.0.0/16")
+	for name, value := range opts.APIServerFlags {
+		cp.env.ControlPlane.APIServer.Configure().Set(name, value)
+	}
 
 	var cfg *rest.Config
 	err := cp.guardChildrenDuring(func() (err error) {

@@ -15,6 +15,7 @@ import (
 type process struct {
 	name   string
 	cmd    *exec.Cmd
+	out    io.Writer // where its output is copied, besides output; may be nil
 	output tail
 	done   chan struct{} // closed once the process has exited
 	err    error         // how it exited, once done is closed
@@ -23,7 +24,7 @@ type process struct {
 // startProcess starts the binary name from dir with args, its output copied to out
 // (which may be nil), under the watchdog's guard.
 func startProcess(w *watchdog, dir, name string, out io.Writer, args ...string) (*process, error) {
-	p := &process{name: name, done: make(chan struct{})}
+	p := &process{name: name, out: out, done: make(chan struct{})}
 	p.cmd = exec.Command(filepath.Join(dir, name), args...)
 	p.cmd.SysProcAttr = childAttr()
 	var output io.Writer = &p.output
@@ -44,6 +45,14 @@ func startProcess(w *watchdog, dir, name string, out io.Writer, args ...string) 
 		return nil, err
 	}
 	return p, nil
+}
+
+// restart stops the process and starts it again with the same arguments.
+func (p *process) restart(w *watchdog) (*process, error) {
+	if err := stopProcesses([]*process{p}); err != nil {
+		return nil, err
+	}
+	return startProcess(w, filepath.Dir(p.cmd.Path), p.name, p.out, p.cmd.Args[1:]...)
 }
 
 // exited returns an error explaining the exit if the process is no longer running.

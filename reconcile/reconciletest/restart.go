@@ -1,8 +1,12 @@
 package reconciletest
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"syscall"
+	"time"
 )
 
 // RestartAPIServer kills kube-apiserver, as a crash or an out-of-memory kill would, and
@@ -14,12 +18,7 @@ import (
 func (cp *ControlPlane) RestartAPIServer() error {
 	apiServer := cp.env.ControlPlane.APIServer
 	// Stopping gracefully would wait up to a minute for the clients' watches to end.
-	for _, pid := range childrenMentioning(apiServer.Path) {
-		if p, err := os.FindProcess(pid); err == nil {
-			_ = p.Kill()
-		}
-	}
-	if err := apiServer.Stop(); err != nil {
+	if err := kill(apiServer.Path, apiServer.Stop); err != nil {
 		return fmt.Errorf("reconciletest: stopping the API server: %w", err)
 	}
 	if err := apiServer.Start(); err != nil {
@@ -32,4 +31,58 @@ func (cp *ControlPlane) RestartAPIServer() error {
 		}
 	}
 	return nil
+}
+
+// RestartEtcd kills etcd, as a crash or a node's reboot would, and starts it again on the
+// same address with the same data, while kube-apiserver and the rest of the cluster keep
+// running. The API server sees its storage vanish: requests fail and its watch cache
+// loses its watches on etcd until etcd is back. It returns once etcd is healthy again.
+func (cp *ControlPlane) RestartEtcd() error {
+	etcd := cp.env.ControlPlane.Etcd
+	if err := kill(filepath.Clean(etcd.DataDir), etcd.Stop); err != nil {
+		return fmt.Errorf("reconciletest: stopping etcd: %w", err)
+	}
+	if err := etcd.Start(); err != nil {
+		return fmt.Errorf("reconciletest: starting etcd again: %w", err)
+	}
+	return cp.guardChildren()
+}
+
+// kill kills the child processes whose command line mentions s and then has envtest
+// forget them with stop, which fails if it signals a process already gone that it has
+// not yet seen exit: it is tried again until it has.
+func kill(s string, stop func() error) error {
+	for _, pid := range childrenMentioning(s) {
+		if p, err := os.FindProcess(pid); err == nil {
+			_ = p.Kill()
+		}
+	}
+	var err error
+	for range 50 {
+		if err = stop(); err == nil || !errors.Is(err, syscall.ESRCH) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return err
+}
+
+// RestartNodes restarts kwok, which simulates the nodes, so that it looks at every pod
+// again, as a kubelet's periodic sync does. After etcd restarts, kwok was seen to leave a
+// pod it had been starting Pending for good, where a kubelet would try again; a scenario
+// that restarts etcd calls it once etcd is back, so that a pod stuck by the simulator is
+// not blamed on the operator under test.
+func (cp *ControlPlane) RestartNodes() error {
+	for i, p := range cp.processes {
+		if p.name != "kwok" {
+			continue
+		}
+		restarted, err := p.restart(cp.watchdog)
+		if err != nil {
+			return err
+		}
+		cp.processes[i] = restarted
+		return nil
+	}
+	return errors.New("reconciletest: RestartNodes: the control plane has no nodes")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
@@ -13,7 +14,12 @@ import (
 const writeFaultRate = 0.026
 
 func TestOperatorsConvergeWhileTenPercentOfWritesFail(t *testing.T) {
-	s := sized()
+	convergeDespiteFaults(t, sized().objects, sized().limit)
+}
+
+// convergeDespiteFaults creates n objects of each kind while one write in ten fails, and
+// waits for every one to converge.
+func convergeDespiteFaults(t *testing.T, n int, limit time.Duration) {
 	admin := cp.Client(t, scheme)
 	ns := cp.RestrictedNamespace(t)
 
@@ -36,15 +42,15 @@ func TestOperatorsConvergeWhileTenPercentOfWritesFail(t *testing.T) {
 		op.start(t, tried.Wrap(cfg), ns)
 	}
 	for _, op := range operators {
-		op.create(t, admin, ns, op.name, s.objects)
+		op.create(t, admin, ns, op.name, n)
 	}
 
-	await(t, s.limit, func(ctx context.Context) error { return converged(ctx, admin, ns, operators...) })
+	await(t, limit, func(ctx context.Context) error { return converged(ctx, admin, ns, operators...) })
 	failed := int(lost.lost.Load())
 	for _, f := range faults {
 		failed += f.Injected()
 	}
 	pods := created.check(t)
 	t.Logf("%d objects of each kind converged; %d of %d writes failed (%.1f%%); %d At pods created",
-		s.objects, failed, tried.Writes(), 100*float64(failed)/float64(tried.Writes()), pods)
+		n, failed, tried.Writes(), 100*float64(failed)/float64(tried.Writes()), pods)
 }

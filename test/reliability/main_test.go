@@ -80,7 +80,7 @@ func run(m *testing.M) int {
 		crds = append(crds, filepath.Join("..", "..", "examples", op.name, "config", "crd", "bases"))
 	}
 	var err error
-	if cp, err = reconciletest.Start(ctx, reconciletest.Options{CRDDirectories: crds, Nodes: 2}); err != nil {
+	if cp, err = reconciletest.Start(ctx, reconciletest.Options{CRDDirectories: crds, Nodes: 6}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -37,6 +37,10 @@ const (
 	tolerance = 2 * time.Second
 	// startingDeadline is how late a command may still start, after an outage say.
 	startingDeadline = 24 * time.Hour
+	// clockRecheck is the longest a pending At waits before it reads the clock again:
+	// a wait computed before the wall clock steps forward (a time daemon's correction)
+	// would otherwise start the command as late as the step is long.
+	clockRecheck = time.Minute
 	// foreignRecheck is how often an At blocked by a pod it does not own looks again.
 	foreignRecheck = time.Minute
 	// managedBy labels the pods of every At, so the manager caches those pods only.
@@ -55,7 +59,11 @@ func CacheOptions(o *cache.Options) {
 }
 
 // Setup registers the At controller with mgr.
-func Setup(mgr ctrl.Manager) error {
+func Setup(mgr ctrl.Manager) error { return SetupWith(mgr) }
+
+// SetupWith registers the At controller with mgr, its reconciler given opts as well:
+// reconcile.WithClock, say, to run it by a clock of the caller's.
+func SetupWith(mgr ctrl.Manager, opts ...reconcile.Option) error {
 	machine, err := NewMachine(mgr.GetClient(), mgr.GetAPIReader())
 	if err != nil {
 		return err
@@ -64,9 +72,9 @@ func Setup(mgr ctrl.Manager) error {
 		For(&cnatv1alpha1.At{}).
 		// A pod's burst of updates as it runs makes one reconcile.
 		Watches(&corev1.Pod{}, reconcile.EnqueueOwner(mgr, &cnatv1alpha1.At{})).
-		Complete(reconcile.New(mgr.GetClient(), machine,
+		Complete(reconcile.New(mgr.GetClient(), machine, append([]reconcile.Option{
 			reconcile.WithRecorder(mgr.GetEventRecorder("at-controller")),
-			reconcile.WithFieldOwner(managedBy)))
+			reconcile.WithFieldOwner(managedBy)}, opts...)...))
 }
 
 // NewMachine returns the At controller's logic, the phase machine that reconcile.New runs:
@@ -104,7 +112,7 @@ func (r *at) pending(ctx context.Context, at *cnatv1alpha1.At) (string, requeue.
 	}
 	now := reconcile.Now(ctx)
 	if wait, due := requeue.Until(when, now, tolerance); !due {
-		return "", requeue.After(wait)
+		return "", requeue.After(min(wait, clockRecheck))
 	}
 	if late := now.Sub(when); late > startingDeadline {
 		// A command a day late is more likely to do harm than good. A new schedule (a new

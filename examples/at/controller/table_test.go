@@ -41,14 +41,14 @@ func TestAtTable(t *testing.T) {
 	now := reconciletest.DefaultNow
 	table := ats
 	table.Cases = []reconciletest.ReconcilerTestCase{{
-		Name:         "an At waits for its schedule, and looks again when it is due",
+		Name:         "an At waits for its schedule, and looks at its clock again within a minute, in case it is stepped",
 		Object:       at(now.Add(time.Hour), "echo later"),
 		WantRequests: []string{"patch ats/status"},
 		WantStatus: cnatv1alpha1.AtStatus{Phase: cnatv1alpha1.PhasePending, ObservedGeneration: 1, Conditions: []metav1.Condition{
 			condition("Ready", "False", "Pending", "phase PENDING"),
 			condition("Reconciling", "True", "Pending", "phase PENDING"),
 		}},
-		WantResult: rtreconcile.Result{RequeueAfter: time.Hour},
+		WantResult: rtreconcile.Result{RequeueAfter: time.Minute},
 	}, {
 		// Up to two seconds early, as the original cnat operator.
 		Name:         "a due At creates the pod that runs its command, and is RUNNING",
