@@ -119,7 +119,10 @@ func startIdeal(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.Scheme
 		}
 	}
 	errs := []error{
-		handle(k.object("", ""), func(obj client.Object) { p.queue(ctx, idealTask{obj: obj, name: obj.GetName(), start: true}) }),
+		handle(k.object("", ""), func(obj client.Object) {
+			// The informer's object is the cache's own: the pipeline writes into a copy.
+			p.queue(ctx, idealTask{obj: obj.DeepCopyObject().(client.Object), name: obj.GetName(), start: true})
+		}),
 		handle(k.child, func(obj client.Object) {
 			if k.childDone(obj) {
 				check(obj)
