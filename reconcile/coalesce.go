@@ -23,11 +23,13 @@ const CoalesceDelay = time.Second
 // Coalesce returns an event handler that asks for the reconciles h asks for, delay later.
 // Every event for the same object within the delay makes one reconcile, not one each: a
 // Deployment's rollout updates its status several times in a second, and each reconcile
-// could write the owner's status once more. Two kinds of event go through at once, since
-// the owner's status or its children change with them: a deletion, and an update that
-// changes the object's readiness (a Deployment whose rollout completes or that becomes
-// available or unavailable, a pod whose phase or Ready condition changes). A rollout that
-// goes well thus ends in a reconcile without delay.
+// could write the owner's status once more. An update that changes the object's readiness
+// goes through at once, since the owner's status changes with it (a Deployment whose
+// rollout completes or that becomes available or unavailable, a pod whose phase or Ready
+// condition changes): a rollout that goes well ends in a reconcile without delay. A
+// deletion waits the delay: when the garbage collector deletes the children of a deleted
+// owner, the owner's own deletion then reaches the cache first, and the child is not
+// created again.
 //
 // Wrap the handlers of owned objects (EnqueueOwner does, for their controlling owner), not
 // the handler of the reconciled type itself, whose changes should be acted on at once.
@@ -63,7 +65,7 @@ func (c coalesced) Update(ctx context.Context, e event.UpdateEvent, q queue) {
 }
 
 func (c coalesced) Delete(ctx context.Context, e event.DeleteEvent, q queue) {
-	c.h.Delete(ctx, e, q)
+	c.h.Delete(ctx, e, delayed{q, c.delay})
 }
 
 func (c coalesced) Generic(ctx context.Context, e event.GenericEvent, q queue) {

@@ -90,6 +90,16 @@ func TestAConvergedMemcachedMakesNoWritesWhenReconciledAgain(t *testing.T) {
 	first := e.Run(t)
 	mc := e.create(t, "cache", 3)
 	e.awaitAvailable(t, mc)
+	// Available comes as soon as the pods serve; Ready once the rollout is complete too.
+	reconciletest.Eventually(t, func(ctx context.Context) error {
+		if err := e.Get(ctx, client.ObjectKeyFromObject(mc), mc); err != nil {
+			return err
+		}
+		if !converged(mc) {
+			return fmt.Errorf("not converged: %+v", mc.Status.Conditions)
+		}
+		return nil
+	})
 	first.Stop()
 
 	// A restart reconciles every object again, over a cache filled from scratch.
