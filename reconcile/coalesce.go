@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"reflect"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -28,8 +29,8 @@ const CoalesceDelay = time.Second
 // rollout completes or that becomes available or unavailable, a pod whose phase or Ready
 // condition changes): a rollout that goes well ends in a reconcile without delay. A
 // deletion waits the delay: when the garbage collector deletes the children of a deleted
-// owner, the owner's own deletion then reaches the cache first, and the child is not
-// created again.
+// owner, the owner's own deletion then mostly reaches the cache first (EnqueueOwner makes
+// sure of it, see there).
 //
 // Wrap the handlers of owned objects (EnqueueOwner does, for their controlling owner), not
 // the handler of the reconciled type itself, whose changes should be acted on at once.
@@ -43,17 +44,26 @@ func Coalesce(h handler.EventHandler, delay time.Duration) handler.EventHandler 
 //
 //	ctrl.NewControllerManagedBy(mgr).For(&v1alpha1.Memcached{}).
 //		Watches(&appsv1.Deployment{}, reconcile.EnqueueOwner(mgr, &v1alpha1.Memcached{}))
+//
+// A child's deletion also tells the shell to read the owner fresh before reconciling it:
+// when the garbage collector deletes the children of a deleted owner, the owner may still
+// be in the cache, and its child must not be created again.
 func EnqueueOwner(c cluster.Cluster, owner client.Object) handler.EventHandler {
-	return Coalesce(handler.EnqueueRequestForOwner(c.GetScheme(), c.GetRESTMapper(), owner, handler.OnlyControllerOwner()), CoalesceDelay)
+	return coalesced{
+		h:         handler.EnqueueRequestForOwner(c.GetScheme(), c.GetRESTMapper(), owner, handler.OnlyControllerOwner()),
+		delay:     CoalesceDelay,
+		ownerType: reflect.TypeOf(owner),
+	}
 }
 
 type coalesced struct {
-	h     handler.EventHandler
-	delay time.Duration
+	h         handler.EventHandler
+	delay     time.Duration
+	ownerType reflect.Type // set by EnqueueOwner: the owners of deleted children are noted
 }
 
 func (c coalesced) Create(ctx context.Context, e event.CreateEvent, q queue) {
-	c.h.Create(ctx, e, delayed{q, c.delay})
+	c.h.Create(ctx, e, delayed{q, c.delay, nil})
 }
 
 func (c coalesced) Update(ctx context.Context, e event.UpdateEvent, q queue) {
@@ -61,15 +71,15 @@ func (c coalesced) Update(ctx context.Context, e event.UpdateEvent, q queue) {
 		c.h.Update(ctx, e, q)
 		return
 	}
-	c.h.Update(ctx, e, delayed{q, c.delay})
+	c.h.Update(ctx, e, delayed{q, c.delay, nil})
 }
 
 func (c coalesced) Delete(ctx context.Context, e event.DeleteEvent, q queue) {
-	c.h.Delete(ctx, e, delayed{q, c.delay})
+	c.h.Delete(ctx, e, delayed{q, c.delay, c.ownerType})
 }
 
 func (c coalesced) Generic(ctx context.Context, e event.GenericEvent, q queue) {
-	c.h.Generic(ctx, e, delayed{q, c.delay})
+	c.h.Generic(ctx, e, delayed{q, c.delay, nil})
 }
 
 type queue = workqueue.TypedRateLimitingInterface[rtreconcile.Request]
@@ -78,10 +88,16 @@ type queue = workqueue.TypedRateLimitingInterface[rtreconcile.Request]
 // time, so later events for it are absorbed rather than postponing it.
 type delayed struct {
 	queue
-	delay time.Duration
+	delay   time.Duration
+	bereave reflect.Type // the owner type to note in bereaved, if any
 }
 
-func (d delayed) Add(r rtreconcile.Request) { d.AddAfter(r, d.delay) }
+func (d delayed) Add(r rtreconcile.Request) {
+	if d.bereave != nil {
+		bereaved.note(d.bereave, r.NamespacedName)
+	}
+	d.AddAfter(r, d.delay)
+}
 
 // readinessChanged reports whether an update changed what an owner reports of the object:
 // a Deployment's rollout state or availability, a pod's phase or readiness. Other types'

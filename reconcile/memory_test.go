@@ -19,7 +19,7 @@ import (
 
 // laggingCache is the fixture's client with a cache that has not yet seen the latest
 // writes: while frozen, every read answers the Widget as it was when the cache froze, as
-// an informer whose watch lags does. Writes go to the API server.
+// an informer whose watch lags does. Other reads and all writes go to the API server.
 type laggingCache struct {
 	client.Client
 	mu        sync.Mutex
@@ -48,10 +48,11 @@ func (c *laggingCache) Get(ctx context.Context, key client.ObjectKey, obj client
 	c.mu.Lock()
 	frozen := c.frozen
 	c.mu.Unlock()
-	if frozen == nil {
+	w, ok := obj.(*Widget)
+	if frozen == nil || !ok || key != client.ObjectKeyFromObject(frozen) {
 		return c.Client.Get(ctx, key, obj, opts...)
 	}
-	frozen.DeepCopyInto(obj.(*Widget))
+	frozen.DeepCopyInto(w)
 	return nil
 }
 

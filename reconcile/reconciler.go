@@ -152,6 +152,18 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 			return ctrl.Result{RequeueAfter: wait}, nil
 		}
 	}
+	if bereaved.take(reflect.TypeFor[T](), req.NamespacedName) {
+		gone, err := goneLive(ctx, r.client, obj)
+		if err != nil {
+			bereaved.note(reflect.TypeFor[T](), req.NamespacedName)
+			return ctrl.Result{}, err
+		}
+		if gone {
+			// The watch brings the deletion, which reconciles the object again.
+			log.FromContext(ctx).V(1).Info("a child was deleted and the object is gone or going from the API server; the cache has yet to show it")
+			return ctrl.Result{}, nil
+		}
+	}
 	if g := gateFrom(ctx); g != nil {
 		entered, admitted, err := g.Enter(ctx, obj)
 		if !admitted || err != nil {
