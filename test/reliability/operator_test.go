@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -331,12 +332,13 @@ func converged(ctx context.Context, c client.Client, ns string, ops ...*operator
 		if err != nil {
 			return err
 		}
-		for _, why := range p {
-			pending = append(pending, op.name+" "+why)
+		if len(p) > 0 {
+			// A few laggards of each kind, so that a timeout says where to look.
+			pending = append(pending, fmt.Sprintf("%d %s objects, among them %s", len(p), op.name, strings.Join(p[:min(3, len(p))], "; ")))
 		}
 	}
 	if len(pending) > 0 {
-		return fmt.Errorf("%d objects have not converged, among them %s", len(pending), pending[0])
+		return fmt.Errorf("not converged: %s", strings.Join(pending, "; "))
 	}
 	return nil
 }
