@@ -142,6 +142,7 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		if apierrors.IsNotFound(err) {
 			r.metrics.forget(req.NamespacedName) // deleted: its series go with it
 			r.memory.forget(req.NamespacedName)
+			bereaved.take(reflect.TypeFor[T](), req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

@@ -83,11 +83,7 @@ func TestAChildDeletedWithItsOwnerIsNotCreatedAgain(t *testing.T) {
 				}
 			}
 			if tc.childEvent {
-				mapper := meta.NewDefaultRESTMapper(nil)
-				mapper.Add(widgetGVK, meta.RESTScopeNamespace)
-				q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[rtreconcile.Request]())
-				defer q.ShutDown()
-				reconcile.EnqueueOwner(ownerCluster{scheme: withConfigMaps, mapper: mapper}, &Widget{}).Delete(ctx, event.DeleteEvent{Object: child}, q)
+				childDeleted(ctx, withConfigMaps, child)
 			}
 			f.counter.Reset()
 			if _, err := r.Reconcile(ctx, req); err != nil {
@@ -99,4 +95,36 @@ func TestAChildDeletedWithItsOwnerIsNotCreatedAgain(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestTheNoteOfADeletedChildGoesWithItsOwner(t *testing.T) {
+	f := newFixture(t)
+	ctx := f.context(t)
+	owner := f.live(t)
+	r := f.reconciler(mustNotRun(t, "the Widget is deleted"))
+	before := reconcile.Bereaved()
+	if err := f.client.Delete(ctx, owner); err != nil {
+		t.Fatal(err)
+	}
+	child := &Widget{ObjectMeta: metav1.ObjectMeta{Namespace: owner.Namespace, Name: "child",
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(owner, widgetGVK)}}}
+	childDeleted(ctx, scheme, child)
+	if n := reconcile.Bereaved(); n != before+1 {
+		t.Fatalf("%d owners noted after a child's deletion, want %d", n, before+1)
+	}
+	if _, err := f.reconcile(t, r); err != nil {
+		t.Fatal(err)
+	}
+	if n := reconcile.Bereaved(); n != before {
+		t.Errorf("%d owners noted after the deleted owner's reconcile, want %d: the note outlives its owner", n, before)
+	}
+}
+
+// childDeleted hands child's deletion, as the cache delivers it, to EnqueueOwner for Widgets.
+func childDeleted(ctx context.Context, s *runtime.Scheme, child client.Object) {
+	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper.Add(widgetGVK, meta.RESTScopeNamespace)
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[rtreconcile.Request]())
+	defer q.ShutDown()
+	reconcile.EnqueueOwner(ownerCluster{scheme: s, mapper: mapper}, &Widget{}).Delete(ctx, event.DeleteEvent{Object: child}, q)
 }
