@@ -103,8 +103,6 @@ func start(t *testing.T, cp *reconciletest.ControlPlane, ns, shard string, r *re
 		Metrics:                 metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress:  "0",
 		Controller:              config.Controller{SkipNameValidation: new(true)},
-		LeaderElection:          true,
-		LeaderElectionID:        "assigner",
 		LeaderElectionNamespace: ns,
 		LeaseDuration:           &leaseDuration, RenewDeadline: &renewDeadline, RetryPeriod: &retryPeriod,
 		LeaderElectionReleaseOnCancel: true,
