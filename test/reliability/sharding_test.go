@@ -354,16 +354,7 @@ func watchPodCreations(t *testing.T, ns string) *podCreations {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = c.Start(ctx)
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	if !c.WaitForCacheSync(t.Context()) {
-		t.Fatal("the pod watch did not sync")
-	}
+	runCache(t, c, "the pod watch")
 	return p
 }
 
@@ -460,21 +451,107 @@ func createAts(t *testing.T, c client.Client, ns, prefix string, n int) {
 	atOperator.create(t, c, ns, prefix, n)
 }
 
-func TestShardedReplicasSplitTheObjectsAndTakeOverAKilledOnesShare(t *testing.T) {
-	s := sized()
-	n := shardedObjects()
-	bin := buildAt(t)
-	kubeconfig := adminKubeconfig(t)
-	admin := cp.Client(t, scheme)
+// shardedRun is what a sharding scenario runs in: its namespace, the At manager's binary,
+// the Ats' statuses and pods watched, and the ledger of every replica's reconciles.
+type shardedRun struct {
+	limit      time.Duration
+	n          int // Ats a batch
+	bin        string
+	kubeconfig string
+	admin      client.Client
+	ns         string
+	created    *podCreations
+	ledger     *reconcileLedger
+}
+
+func shardedSetup(t *testing.T) *shardedRun {
+	t.Helper()
 	ns := cp.RestrictedNamespace(t)
 	watchStatus(t, ns, atOperator)
-	created := watchPodCreations(t, ns)
-	ledger := newReconcileLedger()
+	return &shardedRun{
+		limit: sized().limit, n: shardedObjects(), bin: buildAt(t), kubeconfig: adminKubeconfig(t),
+		admin: cp.Client(t, scheme), ns: ns, created: watchPodCreations(t, ns), ledger: newReconcileLedger(),
+	}
+}
+
+// start starts a replica as shard name, unsharded when name is empty.
+func (r *shardedRun) start(t *testing.T, name string) *replicaProcess {
+	t.Helper()
+	return startReplica(t, r.bin, r.kubeconfig, r.ns, name, r.ledger)
+}
+
+// settle waits until every At is placed on shards and converged, and returns how long
+// that took.
+func (r *shardedRun) settle(t *testing.T, shards ...string) time.Duration {
+	t.Helper()
+	began := time.Now()
+	await(t, r.limit, func(ctx context.Context) error {
+		if err := placedOn(ctx, r.admin, r.ns, shards...); err != nil {
+			return err
+		}
+		return converged(ctx, r.admin, r.ns, atOperator)
+	})
+	return time.Since(began)
+}
+
+// assigner returns the replica that last started assigning.
+func (r *shardedRun) assigner() string {
+	r.ledger.mu.Lock()
+	defer r.ledger.mu.Unlock()
+	if len(r.ledger.assigners) == 0 {
+		return ""
+	}
+	return r.ledger.assigners[len(r.ledger.assigners)-1]
+}
+
+// killOne kills victim with SIGKILL and waits until survivors have every At, each of
+// the victim's reconciled by one of them; it returns how many Ats the victim had, and
+// how long after the kill the first and the last of them were reconciled.
+func (r *shardedRun) killOne(t *testing.T, victim *replicaProcess, survivors ...string) (int, time.Duration, time.Duration) {
+	t.Helper()
+	var theirs []types.NamespacedName
+	for key, shard := range shardsOf(t, r.admin, r.ns) {
+		if shard == victim.name {
+			theirs = append(theirs, key)
+		}
+	}
+	killed := time.Now()
+	victim.kill()
+	r.ledger.mu.Lock()
+	r.ledger.killed[victim.name] = killed
+	r.ledger.mu.Unlock()
+	var first, last time.Duration
+	await(t, r.limit, func(ctx context.Context) error {
+		first, last = 0, 0
+		for _, key := range theirs {
+			at, ok := r.ledger.firstAfter(key, victim.name, killed)
+			if !ok {
+				return fmt.Errorf("no survivor has reconciled %s yet", key.Name)
+			}
+			if took := at.Sub(killed); first == 0 || took < first {
+				first = took
+			}
+			last = max(last, at.Sub(killed))
+		}
+		return placedOn(ctx, r.admin, r.ns, survivors...)
+	})
+	// The first At moves once the Lease has expired and the assigner has seen it; the
+	// rest follow as fast as the assigner's patches and the survivors' reconciles go,
+	// which on a busy machine is a matter of its load, reported rather than judged.
+	if limit := shardLeaseDuration + 10*time.Second; first > limit {
+		t.Errorf("the first At of killed %s was reconciled by another %v after the kill; want at most %v", victim.name, first, limit)
+	}
+	return len(theirs), first, last
+}
+
+func TestShardedReplicasSplitTheObjectsAndTakeOverAKilledOnesShare(t *testing.T) {
+	r := shardedSetup(t)
+	n := r.n
 
 	// One unsharded replica, as the operator runs today: its heap is the yardstick.
-	createAts(t, admin, ns, "first", n)
-	single := startReplica(t, bin, kubeconfig, ns, "", ledger)
-	await(t, s.limit, func(ctx context.Context) error { return converged(ctx, admin, ns, atOperator) })
+	createAts(t, r.admin, r.ns, "first", n)
+	single := r.start(t, "")
+	await(t, r.limit, func(ctx context.Context) error { return converged(ctx, r.admin, r.ns, atOperator) })
 	singleHeap := single.heap(t)
 	single.stop(t)
 
@@ -482,16 +559,11 @@ func TestShardedReplicasSplitTheObjectsAndTakeOverAKilledOnesShare(t *testing.T)
 	names := []string{"replica-0", "replica-1", "replica-2"}
 	replicas := map[string]*replicaProcess{}
 	for _, name := range names {
-		replicas[name] = startReplica(t, bin, kubeconfig, ns, name, ledger)
+		replicas[name] = r.start(t, name)
 	}
-	await(t, s.limit, func(ctx context.Context) error {
-		if err := placedOn(ctx, admin, ns, names...); err != nil {
-			return err
-		}
-		return converged(ctx, admin, ns, atOperator)
-	})
+	r.settle(t, names...)
 	shares := map[string]int{}
-	for _, shard := range shardsOf(t, admin, ns) {
+	for _, shard := range shardsOf(t, r.admin, r.ns) {
 		shares[shard]++
 	}
 	var heaps []string
@@ -500,137 +572,99 @@ func TestShardedReplicasSplitTheObjectsAndTakeOverAKilledOnesShare(t *testing.T)
 	}
 
 	// New Ats go to their shards and run there.
-	createAts(t, admin, ns, "second", n)
-	await(t, s.limit, func(ctx context.Context) error {
-		if err := placedOn(ctx, admin, ns, names...); err != nil {
-			return err
-		}
-		return converged(ctx, admin, ns, atOperator)
-	})
+	createAts(t, r.admin, r.ns, "second", n)
+	r.settle(t, names...)
 
-	// SIGKILL one shard: its Lease expires and the others take its Ats over; then they
-	// run new ones.
-	victim := names[len(names)-1]
-	var theirs []types.NamespacedName
-	for key, shard := range shardsOf(t, admin, ns) {
-		if shard == victim {
-			theirs = append(theirs, key)
+	// SIGKILL a shard that does not assign: its Lease expires and the others take its
+	// Ats over; then they run new ones.
+	assigner := r.assigner()
+	if !slices.Contains(names, assigner) {
+		t.Fatalf("the assigner is %q, not one of the shards %v", assigner, names)
+	}
+	var plain string
+	for _, name := range names {
+		if name != assigner {
+			plain = name
 		}
 	}
-	killed := time.Now()
-	replicas[victim].kill()
-	ledger.mu.Lock()
-	ledger.killed[victim] = killed
-	ledger.mu.Unlock()
-	survivors := names[:len(names)-1]
-	var first, handover time.Duration
-	await(t, s.limit, func(ctx context.Context) error {
-		first, handover = 0, 0
-		for _, key := range theirs {
-			at, ok := ledger.firstAfter(key, victim, killed)
-			if !ok {
-				return fmt.Errorf("no survivor has reconciled %s yet", key.Name)
-			}
-			if took := at.Sub(killed); first == 0 || took < first {
-				first = took
-			}
-			handover = max(handover, at.Sub(killed))
-		}
-		return placedOn(ctx, admin, ns, survivors...)
-	})
-	// The first At moves once the Lease has expired and the assigner has seen it; the
-	// rest follow as fast as the assigner's patches and the survivors' reconciles go,
-	// which on a busy machine is a matter of its load, reported rather than judged.
-	if limit := shardLeaseDuration + 10*time.Second; first > limit {
-		t.Errorf("the killed shard's first At was reconciled by another %v after the kill; want at most %v", first, limit)
-	}
-	// And the survivors run new Ats.
-	createAts(t, admin, ns, "third", n)
-	await(t, s.limit, func(ctx context.Context) error {
-		if err := placedOn(ctx, admin, ns, survivors...); err != nil {
-			return err
-		}
-		return converged(ctx, admin, ns, atOperator)
-	})
+	survivors := slices.DeleteFunc(slices.Clone(names), func(s string) bool { return s == plain })
+	plainAts, plainFirst, plainLast := r.killOne(t, replicas[plain], survivors...)
+	createAts(t, r.admin, r.ns, "third", n)
+	r.settle(t, survivors...)
 
-	reconciles := checkLedger(t, ledger, ns)
-	pods := created.check(t)
-	ledger.mu.Lock()
-	assigners := slices.Clone(ledger.assigners)
-	ledger.mu.Unlock()
-	t.Logf("the assigner ran on %v in turn; %s was killed", assigners, victim)
-	t.Logf("%d Ats: one unsharded replica's heap with the first %d: %.1f MiB; three shards: %s; a killed shard's %d Ats reconciled by the others from %v to %v after SIGKILL (lease %v); %d reconciles in the ledger, none overlapping; %d At pods created for %d Ats",
-		3*n, n, singleHeap/(1<<20), strings.Join(heaps, ", "), len(theirs), first.Round(100*time.Millisecond), handover.Round(100*time.Millisecond), shardLeaseDuration, reconciles, pods, 3*n)
+	// SIGKILL the shard that assigns: the next live shard, warm, takes the assigning
+	// over when the Lease expires, and moves the killed one's Ats with it.
+	last := slices.DeleteFunc(slices.Clone(survivors), func(s string) bool { return s == assigner })
+	assignerAts, assignerFirst, assignerLast := r.killOne(t, replicas[assigner], last...)
+	createAts(t, r.admin, r.ns, "fourth", n)
+	r.settle(t, last...)
+
+	reconciles := checkLedger(t, r.ledger, r.ns)
+	pods := r.created.check(t)
+	r.ledger.mu.Lock()
+	assigners := slices.Clone(r.ledger.assigners)
+	r.ledger.mu.Unlock()
+	t.Logf("the assigner ran on %v in turn; %s, then the assigning %s were killed", assigners, plain, assigner)
+	t.Logf("%d Ats: one unsharded replica's heap with the first %d: %.1f MiB; three shards: %s; SIGKILL of a plain shard: its %d Ats reconciled by the others from %v to %v after; SIGKILL of the assigning shard: its %d Ats from %v to %v after (lease %v); %d reconciles in the ledger, none overlapping; %d At pods created for %d Ats",
+		4*n, n, singleHeap/(1<<20), strings.Join(heaps, ", "),
+		plainAts, plainFirst.Round(100*time.Millisecond), plainLast.Round(100*time.Millisecond),
+		assignerAts, assignerFirst.Round(100*time.Millisecond), assignerLast.Round(100*time.Millisecond),
+		shardLeaseDuration, reconciles, pods, 4*n)
 }
 
 func TestShardedReplicasRebalanceAsTheyScaleFrom3To5To2(t *testing.T) {
-	s := sized()
-	n := shardedObjects()
-	bin := buildAt(t)
-	kubeconfig := adminKubeconfig(t)
-	admin := cp.Client(t, scheme)
-	ns := cp.RestrictedNamespace(t)
-	watchStatus(t, ns, atOperator)
-	created := watchPodCreations(t, ns)
-	ledger := newReconcileLedger()
+	r := shardedSetup(t)
+	n := r.n
 
 	replicas := map[string]*replicaProcess{}
 	scale := func(names ...string) {
 		t.Helper()
-		for name, r := range replicas {
+		for name, p := range replicas {
 			if !slices.Contains(names, name) {
-				r.stop(t)
+				p.stop(t)
 				delete(replicas, name)
 			}
 		}
 		for _, name := range names {
 			if replicas[name] == nil {
-				replicas[name] = startReplica(t, bin, kubeconfig, ns, name, ledger)
+				replicas[name] = r.start(t, name)
 			}
 		}
-	}
-	settle := func(names ...string) time.Duration {
-		t.Helper()
-		began := time.Now()
-		await(t, s.limit, func(ctx context.Context) error {
-			if err := placedOn(ctx, admin, ns, names...); err != nil {
-				return err
-			}
-			return converged(ctx, admin, ns, atOperator)
-		})
-		return time.Since(began)
 	}
 
 	three := []string{"replica-0", "replica-1", "replica-2"}
 	five := append(slices.Clone(three), "replica-3", "replica-4")
 	two := []string{"replica-3", "replica-4"}
 
-	createAts(t, admin, ns, "first", n)
+	createAts(t, r.admin, r.ns, "first", n)
 	scale(three...)
-	settle(three...)
-	before := shardsOf(t, admin, ns)
+	r.settle(t, three...)
+	before := shardsOf(t, r.admin, r.ns)
 
 	// Two more join while new Ats come due: each moved At is drained first.
-	createAts(t, admin, ns, "second", n)
+	createAts(t, r.admin, r.ns, "second", n)
 	scale(five...)
-	up := settle(five...)
+	up := r.settle(t, five...)
 	moved := 0
-	for key, shard := range shardsOf(t, admin, ns) {
+	for key, shard := range shardsOf(t, r.admin, r.ns) {
 		if old, ok := before[key]; ok && old != shard {
 			moved++
 		}
 	}
 
-	// Three leave with SIGTERM, each releasing its Lease once its reconciles end.
-	createAts(t, admin, ns, "third", n)
+	// Three leave with SIGTERM, the assigning one among them, each releasing its Lease
+	// once its reconciles end.
+	createAts(t, r.admin, r.ns, "third", n)
 	scale(two...)
-	down := settle(two...)
+	down := r.settle(t, two...)
 
-	reconciles := checkLedger(t, ledger, ns)
-	pods := created.check(t)
-	ledger.mu.Lock()
-	drained := ledger.drained[ns]
-	ledger.mu.Unlock()
+	reconciles := checkLedger(t, r.ledger, r.ns)
+	pods := r.created.check(t)
+	r.ledger.mu.Lock()
+	drained := r.ledger.drained[r.ns]
+	assigners := slices.Clone(r.ledger.assigners)
+	r.ledger.mu.Unlock()
+	t.Logf("the assigner ran on %v in turn", assigners)
 	t.Logf("%d Ats: 3 -> 5 replicas moved %d of the first %d (%d drains acknowledged) and settled in %v; 5 -> 2 settled in %v; %d reconciles in the ledger, none overlapping; %d At pods created for %d Ats",
 		3*n, moved, n, drained, up.Round(100*time.Millisecond), down.Round(100*time.Millisecond), reconciles, pods, 3*n)
 }
