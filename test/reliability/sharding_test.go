@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -20,7 +21,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -62,19 +67,70 @@ func buildAt(t *testing.T) string {
 	return bin
 }
 
-// adminKubeconfig writes a kubeconfig for the control plane's administrator. The
-// replicas run with it rather than under the operator's generated role, which does not
-// grant what sharding needs on top (see docs/sharding.md).
-func adminKubeconfig(t *testing.T) string {
+// shardedKubeconfig writes a kubeconfig for the At operator's user bound to what
+// examples/at/config/sharded gives a shard, and no more: the operator's generated role,
+// its leader election role in ns, and the sharded roles on top, the shard Lease role in
+// ns. The scenarios prove that a shard needs nothing else.
+func shardedKubeconfig(t *testing.T, admin client.Client, ns string) string {
 	t.Helper()
-	cfg := cp.Config
+	grantLeaderElection(t, admin, ns, atOperator)
+	user := rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: atOperator.user()}
+	dir := filepath.Join("..", "..", "examples", "at", "config", "sharded")
+
+	var sharded rbacv1.ClusterRole
+	readFirstDocument(t, filepath.Join(dir, "sharded_role.yaml"), &sharded)
+	sharded.Name += "-" + ns // the scenarios share the cluster
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: sharded.Name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: sharded.Name},
+		Subjects:   []rbacv1.Subject{user},
+	}
+	if err := errors.Join(admin.Create(t.Context(), &sharded), admin.Create(t.Context(), binding)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = admin.Delete(context.Background(), binding)
+		_ = admin.Delete(context.Background(), &sharded)
+	})
+
+	var leases rbacv1.Role
+	readFirstDocument(t, filepath.Join(dir, "shard_lease_role.yaml"), &leases)
+	leases.Namespace = ns
+	leaseBinding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: leases.Name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: leases.Name},
+		Subjects:   []rbacv1.Subject{user},
+	}
+	if err := errors.Join(admin.Create(t.Context(), &leases), admin.Create(t.Context(), leaseBinding)); err != nil {
+		t.Fatal(err)
+	}
+	// Bound last, so that once it takes effect the bindings before it have too.
+	return kubeconfigFor(t, atOperator.config(t))
+}
+
+// readFirstDocument decodes the first YAML document of path into obj.
+func readFirstDocument(t *testing.T, path string, obj any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(data), "\n---\n")
+	if err := yaml.Unmarshal([]byte(first), obj); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// kubeconfigFor writes a kubeconfig for cfg's user.
+func kubeconfigFor(t *testing.T, cfg *rest.Config) string {
+	t.Helper()
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["cp"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData, CertificateAuthority: cfg.CAFile}
-	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{
+	kc.AuthInfos["user"] = &clientcmdapi.AuthInfo{
 		ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData,
 		ClientCertificate: cfg.CertFile, ClientKey: cfg.KeyFile, Token: cfg.BearerToken,
 	}
-	kc.Contexts["cp"] = &clientcmdapi.Context{Cluster: "cp", AuthInfo: "admin"}
+	kc.Contexts["cp"] = &clientcmdapi.Context{Cluster: "cp", AuthInfo: "user"}
 	kc.CurrentContext = "cp"
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := clientcmd.WriteToFile(*kc, path); err != nil {
@@ -206,14 +262,15 @@ type replicaProcess struct {
 	output  sync.WaitGroup
 }
 
-// startReplica starts the At manager as shard name (unsharded when name is empty, as
-// "single"), with leader election in ns.
+// startReplica starts the At manager as shard name, its Lease in ns, as
+// examples/at/config/sharded does; unsharded when name is empty (as "single"), with
+// leader election in ns.
 func startReplica(t *testing.T, bin, kubeconfig, ns, name string, ledger *reconcileLedger) *replicaProcess {
 	t.Helper()
 	port := freeLocalPort(t)
 	label := name
 	args := []string{
-		"-leader-elect", "-leader-election-namespace=" + ns,
+		"-leader-election-namespace=" + ns,
 		"-metrics-bind-address=127.0.0.1:" + strconv.Itoa(port),
 		"-health-probe-bind-address=0",
 		// Every V(1) line: at V(1) the logger samples repeated messages (100 a second,
@@ -223,7 +280,7 @@ func startReplica(t *testing.T, bin, kubeconfig, ns, name string, ledger *reconc
 	if name != "" {
 		args = append(args, "-shard="+name)
 	} else {
-		label = "single"
+		args, label = append(args, "-leader-elect"), "single"
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
@@ -468,9 +525,10 @@ func shardedSetup(t *testing.T) *shardedRun {
 	t.Helper()
 	ns := cp.RestrictedNamespace(t)
 	watchStatus(t, ns, atOperator)
+	admin := cp.Client(t, scheme)
 	return &shardedRun{
-		limit: sized().limit, n: shardedObjects(), bin: buildAt(t), kubeconfig: adminKubeconfig(t),
-		admin: cp.Client(t, scheme), ns: ns, created: watchPodCreations(t, ns), ledger: newReconcileLedger(),
+		limit: sized().limit, n: shardedObjects(), bin: buildAt(t), kubeconfig: shardedKubeconfig(t, admin, ns),
+		admin: admin, ns: ns, created: watchPodCreations(t, ns), ledger: newReconcileLedger(),
 	}
 }
 
