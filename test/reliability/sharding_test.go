@@ -337,6 +337,11 @@ func (r *replicaProcess) kill() {
 // second apart, which leaves out most of the garbage the next collection frees.
 func (r *replicaProcess) heap(t *testing.T) float64 {
 	t.Helper()
+	// Up once its metrics answer.
+	await(t, time.Minute, func(ctx context.Context) error {
+		_, err := scrape(ctx, "http://"+r.metrics+"/metrics", "go_memstats_heap_alloc_bytes")
+		return err
+	})
 	least := 0.0
 	for range 5 {
 		v, err := scrape(t.Context(), "http://"+r.metrics+"/metrics", "go_memstats_heap_alloc_bytes")
@@ -606,9 +611,11 @@ func TestShardedReplicasSplitTheObjectsAndTakeOverAKilledOnesShare(t *testing.T)
 	r := shardedSetup(t)
 	n := r.n
 
-	// One unsharded replica, as the operator runs today: its heap is the yardstick.
-	createAts(t, r.admin, r.ns, "first", n)
+	// One unsharded replica, as the operator runs today: its heap is the yardstick; its
+	// heap before there is any At is what every process pays whatever its share.
 	single := r.start(t, "")
+	idleHeap := single.heap(t)
+	createAts(t, r.admin, r.ns, "first", n)
 	await(t, r.limit, func(ctx context.Context) error { return converged(ctx, r.admin, r.ns, atOperator) })
 	singleHeap := single.heap(t)
 	single.stop(t)
@@ -663,8 +670,8 @@ func TestShardedReplicasSplitTheObjectsAndTakeOverAKilledOnesShare(t *testing.T)
 	assigners := slices.Clone(r.ledger.assigners)
 	r.ledger.mu.Unlock()
 	t.Logf("the assigner ran on %v in turn; %s, then the assigning %s were killed", assigners, plain, assigner)
-	t.Logf("%d Ats: one unsharded replica's heap with the first %d: %.1f MiB; three shards: %s; SIGKILL of a plain shard: its %d Ats reconciled by the others from %v to %v after; SIGKILL of the assigning shard: its %d Ats from %v to %v after (lease %v); %d reconciles in the ledger, none overlapping; %d At pods created for %d Ats",
-		4*n, n, singleHeap/(1<<20), strings.Join(heaps, ", "),
+	t.Logf("%d Ats: one unsharded replica's heap with no At: %.1f MiB, with the first %d: %.1f MiB; three shards: %s; SIGKILL of a plain shard: its %d Ats reconciled by the others from %v to %v after; SIGKILL of the assigning shard: its %d Ats from %v to %v after (lease %v); %d reconciles in the ledger, none overlapping; %d At pods created for %d Ats",
+		4*n, idleHeap/(1<<20), n, singleHeap/(1<<20), strings.Join(heaps, ", "),
 		plainAts, plainFirst.Round(100*time.Millisecond), plainLast.Round(100*time.Millisecond),
 		assignerAts, assignerFirst.Round(100*time.Millisecond), assignerLast.Round(100*time.Millisecond),
 		shardLeaseDuration, reconciles, pods, 4*n)
