@@ -325,3 +325,47 @@ func TestAShardWhoseManagerFailsLeavesItsLeaseToExpire(t *testing.T) {
 		t.Errorf("the Lease is held by %q, want still by the shard", ptr.Deref(h, ""))
 	}
 }
+
+func TestTheNextShardAssignsOnceTheAssigningOnesLeaseExpires(t *testing.T) {
+	cp := reconciletest.StartAPIServer(t)
+	c := cp.Client(t, nil)
+	ns := cp.Namespace(t)
+	r := &reconciles{t: t, running: map[string]string{}, last: map[string]string{}, count: map[string]int{}}
+	const n = 20
+	for i := range n {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("cm-%d", i), Labels: map[string]string{"test": ""}}}
+		if err := c.Create(t.Context(), cm); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// "a" is the first live shard, so it assigns; its manager fails without releasing
+	// its Lease, as a killed process's would be left.
+	fail := make(chan struct{})
+	failure := manager.RunnableFunc(func(ctx context.Context) error {
+		select {
+		case <-fail:
+			return errors.New("the manager failed")
+		case <-ctx.Done():
+			return nil
+		}
+	})
+	a := start(t, cp, ns, "a", r, failure)
+	start(t, cp, ns, "b", r)
+	await(t, placed(c, ns, sharding.NewRing("a", "b"), r))
+
+	close(fail)
+	failed := time.Now()
+	if err := <-a.done; err == nil {
+		t.Error("the shard whose manager failed returned no error")
+	}
+	close(a.done)
+	// "b" assigns the objects and children "a" had to itself once the Lease expires,
+	// not before: "a" may still have been reconciling.
+	await(t, placed(c, ns, sharding.NewRing("b"), r))
+	took := time.Since(failed)
+	if took < leaseDuration-2*retryPeriod {
+		t.Errorf("the objects moved %v after the failure, before the Lease could have expired", took)
+	}
+	t.Logf("the assigning shard's objects were reconciled by the next %v after its manager failed (lease %v)", took.Round(10*time.Millisecond), leaseDuration)
+}
