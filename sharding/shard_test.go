@@ -38,11 +38,12 @@ var (
 	drainLabel = sharding.LabelDrain(ring)
 )
 
-// Short leases, so that the scenarios are quick.
+// Short leases, so that the scenarios are quick, yet long enough that an API server
+// slowed by a busy machine does not take a shard's Lease from it.
 var (
-	leaseDuration = 4 * time.Second
-	renewDeadline = 3 * time.Second
-	retryPeriod   = 500 * time.Millisecond
+	leaseDuration = 8 * time.Second
+	renewDeadline = 6 * time.Second
+	retryPeriod   = time.Second
 )
 
 // reconciles is what every shard of a scenario reconciled, watched for two shards
@@ -71,7 +72,7 @@ func (r *reconciles) logic(shard string, c client.Client) reconcile.Logic[*corev
 			r.mu.Unlock()
 		}()
 		time.Sleep(20 * time.Millisecond) // long enough for a second shard to collide
-		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cm.Namespace, Name: cm.Name}, StringData: map[string]string{"copy": cm.Data["v"]}}
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cm.Namespace, Name: cm.Name}, Data: map[string][]byte{"copy": []byte(cm.Data["v"])}}
 		if _, _, err := ownership.Ensure(ctx, c, cm, secret); err != nil {
 			return requeue.Retry(err)
 		}
