@@ -68,13 +68,16 @@ demo-sharding: controlplane ## Run the At operator as three shards, separate pro
 # EXAMPLE is memcached, podset or at; IMG is the manager image the cluster pulls.
 EXAMPLE ?= memcached
 IMG ?= controller:latest
+# CONFIG is the example's config directory deploy applies: default, or sharded.
+CONFIG ?= default
 
 .PHONY: manifests
-manifests: ## Print the manifests of example EXAMPLE with manager image IMG.
+manifests: ## Print the manifests of example EXAMPLE with manager image IMG (CONFIG=sharded: three shards, docs/sharding.md).
 	@test -d examples/$(EXAMPLE)/config/default || { echo "EXAMPLE=$(EXAMPLE): want memcached, podset or at" >&2; exit 1; }
+	@test -d examples/$(EXAMPLE)/config/$(CONFIG) || { echo "CONFIG=$(CONFIG): want default or sharded" >&2; exit 1; }
 	@kustomize=$$($(TOOL) -n kustomize) && mkdir -p bin && overlay=$$(mktemp -d "$(CURDIR)/bin/overlay.XXXXXX") && \
 		trap 'rm -rf "$$overlay"' EXIT && cd "$$overlay" && \
-		"$$kustomize" create --resources ../../examples/$(EXAMPLE)/config/default && \
+		"$$kustomize" create --resources ../../examples/$(EXAMPLE)/config/$(CONFIG) && \
 		"$$kustomize" edit set image controller=$(IMG) && \
 		"$$kustomize" build .
 

@@ -10,10 +10,13 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -30,36 +33,59 @@ const controllerIndex = "sharding.controllerUID"
 // workers is how many objects the assigner labels at a time.
 const workers = 16
 
+// pageSize is how many objects a sweep lists at a time: a sweep holds the objects that
+// move, never a list of every object at once.
+const pageSize = 500
+
 // The assigner's own client-side rate limit: a shard's share moves with two patches an
-// object, and controller-runtime's default of 20 requests a second would make moving a
-// thousand objects take over a minute. The API server's priority and fairness still
-// protects it.
+// object (its child's, its own), and controller-runtime's default of 20 requests a second
+// would make moving a thousand objects take over a minute; at 200 a second a killed
+// shard's 1500 objects would wait 15 s for their patches alone. The assigner's client is
+// its own, so this takes nothing from the manager's; the API server's priority and
+// fairness still protects the server.
 const (
-	writeQPS   = 200
-	writeBurst = 400
+	writeQPS   = 1000
+	writeBurst = 2000
 )
 
-// assigner labels every object, and its children, for the shard the ring of live shards
-// gives it. It runs on the leader only, with a cache of its own that holds the metadata of
-// every object and child (the manager's holds its shard's only) and the ring's Leases.
+// assigner labels objects, and their children, for the shard the ring of live shards
+// gives them. It runs on every replica, warm, and acts on the first live shard by name
+// only: when that shard dies, the next one acts as soon as the dead one's Lease has
+// expired, with its caches already synced.
+//
+// It caches no object that has a shard: only the ring's Leases, and the metadata of the
+// objects and children that have no shard label (new ones, and those a shard has let go
+// in a drain). What must move when the ring changes it lists, page by page, with the
+// label selector of the shards concerned.
 type assigner struct {
-	shard  *Shard
-	mgr    manager.Manager
-	writer client.Client // uncached: the assigner's writes need no cache of their own
+	shard     *Shard
+	mgr       manager.Manager
+	writer    client.Client // uncached: reads what has a shard, and writes every label
+	cache     cache.Cache   // Leases, and what has no shard
+	objectGVK schema.GroupVersionKind
+	children  []schema.GroupVersionKind
+	queue     workqueue.TypedRateLimitingInterface[types.NamespacedName]
 
-	mu   sync.Mutex
-	ring *Ring
-	live map[string]bool
+	mu     sync.Mutex
+	ring   *Ring
+	live   map[string]bool
+	acting bool
 }
 
 func newAssigner(s *Shard, mgr manager.Manager) *assigner {
 	return &assigner{shard: s, mgr: mgr, ring: NewRing(), live: map[string]bool{}}
 }
 
-// NeedLeaderElection makes the assigner run on the leader only.
-func (a *assigner) NeedLeaderElection() bool { return true }
+// NeedLeaderElection is false: every replica runs the assigner; the first live shard
+// acts.
+func (a *assigner) NeedLeaderElection() bool { return false }
 
-// Start assigns until ctx is done.
+// selector returns the selector the operator's cache has for kind, with req added.
+func (a *assigner) selector(kind reflect.Type, req labels.Requirement) labels.Selector {
+	return a.shard.childSelectors[kind].DeepCopySelector().Add(req)
+}
+
+// Start watches and, while this shard is the first live one, assigns until ctx is done.
 func (a *assigner) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("sharding").WithValues("ring", a.shard.opts.Ring)
 	ctx = log.IntoContext(ctx, logger)
@@ -72,65 +98,66 @@ func (a *assigner) Start(ctx context.Context) error {
 	}
 	a.writer = writer
 
-	objectGVK, err := apiutil.GVKForObject(a.shard.opts.Object, scheme)
-	if err != nil {
+	if a.objectGVK, err = apiutil.GVKForObject(a.shard.opts.Object, scheme); err != nil {
 		return err
 	}
+	unassigned, _ := labels.NewRequirement(a.shard.shardLabel, selection.DoesNotExist, nil)
 	byObject := map[client.Object]cache.ByObject{
 		&coordinationv1.Lease{}: {
 			Namespaces: map[string]cache.Config{a.shard.opts.Namespace: {}},
 			Label:      labels.SelectorFromSet(labels.Set{LabelRing: a.shard.opts.Ring}),
 		},
 	}
-	owners := metadataOf(objectGVK)
-	byObject[owners] = cache.ByObject{Label: a.shard.childSelectors[reflect.TypeOf(a.shard.opts.Object)]}
+	owners := metadataOf(a.objectGVK)
+	byObject[owners] = cache.ByObject{Label: a.selector(reflect.TypeOf(a.shard.opts.Object), *unassigned)}
 	var children []*metav1.PartialObjectMetadata
 	for _, child := range a.shard.opts.Children {
 		gvk, err := apiutil.GVKForObject(child, scheme)
 		if err != nil {
 			return err
 		}
+		a.children = append(a.children, gvk)
 		meta := metadataOf(gvk)
 		children = append(children, meta)
-		byObject[meta] = cache.ByObject{Label: a.shard.childSelectors[reflect.TypeOf(child)]}
+		byObject[meta] = cache.ByObject{Label: a.selector(reflect.TypeOf(child), *unassigned)}
 	}
-	c, err := cache.New(a.mgr.GetConfig(), cache.Options{
+	a.cache, err = cache.New(a.mgr.GetConfig(), cache.Options{
 		Scheme: scheme, Mapper: a.mgr.GetRESTMapper(), ByObject: byObject,
 		DefaultNamespaces: a.shard.defaultNamespaces,
-		// Labels and owner references are all it reads: managedFields, the bulk of an
-		// object's metadata, would double what the leader caches.
+		// Labels and owner references are all it reads.
 		DefaultTransform: cache.TransformStripManagedFields(),
 	})
 	if err != nil {
 		return err
 	}
 
-	queue := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
+	a.queue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
 		workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "sharding-" + a.shard.opts.Ring})
-	defer queue.ShutDown()
+	defer a.queue.ShutDown()
 	enqueue := func(obj any) {
 		if o, ok := unwrap(obj); ok {
-			queue.Add(client.ObjectKeyFromObject(o))
+			a.queue.Add(client.ObjectKeyFromObject(o))
 		}
 	}
-	if err := a.watch(ctx, c, owners, toolscache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, o any) { enqueue(o) }}); err != nil {
+	if err := a.watch(ctx, owners, toolscache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, o any) { enqueue(o) }}); err != nil {
 		return err
 	}
 	for _, child := range children {
-		if err := c.IndexField(ctx, child, controllerIndex, controllerUID); err != nil {
+		if err := a.cache.IndexField(ctx, child, controllerIndex, controllerUID); err != nil {
 			return err
 		}
-		// A child labelled other than its owner (created before sharding was on, or while
-		// its owner moved) brings the owner back.
+		// A child without a shard (created before sharding was on, or let go by a
+		// draining shard) brings its owner back, whose shard it is given.
 		toOwner := func(obj any) {
 			o, ok := unwrap(obj)
-			ref := metav1.GetControllerOf(o)
-			if !ok || ref == nil || ref.Kind != objectGVK.Kind {
+			if !ok {
 				return
 			}
-			queue.Add(types.NamespacedName{Namespace: o.GetNamespace(), Name: ref.Name})
+			if ref := metav1.GetControllerOf(o); ref != nil && ref.Kind == a.objectGVK.Kind {
+				a.queue.Add(types.NamespacedName{Namespace: o.GetNamespace(), Name: ref.Name})
+			}
 		}
-		if err := a.watch(ctx, c, child, toolscache.ResourceEventHandlerFuncs{AddFunc: toOwner, UpdateFunc: func(_, o any) { toOwner(o) }}); err != nil {
+		if err := a.watch(ctx, child, toolscache.ResourceEventHandlerFuncs{AddFunc: toOwner, UpdateFunc: func(_, o any) { toOwner(o) }}); err != nil {
 			return err
 		}
 	}
@@ -141,33 +168,33 @@ func (a *assigner) Start(ctx context.Context) error {
 		default:
 		}
 	}
-	if err := a.watch(ctx, c, &coordinationv1.Lease{}, toolscache.ResourceEventHandlerFuncs{
+	if err := a.watch(ctx, &coordinationv1.Lease{}, toolscache.ResourceEventHandlerFuncs{
 		AddFunc: poke, UpdateFunc: func(_, o any) { poke(o) }, DeleteFunc: poke,
 	}); err != nil {
 		return err
 	}
 
 	cacheDone := make(chan error, 1)
-	go func() { cacheDone <- c.Start(ctx) }()
-	if !c.WaitForCacheSync(ctx) {
+	go func() { cacheDone <- a.cache.Start(ctx) }()
+	if !a.cache.WaitForCacheSync(ctx) {
 		return <-cacheDone
 	}
-	logger.Info("Assigning objects to shards")
 
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	defer queue.ShutDown()
+	defer a.queue.ShutDown()
 	for range workers {
 		wg.Go(func() {
-			for a.next(ctx, c, queue, objectGVK, children) {
+			for a.next(ctx) {
 			}
 		})
 	}
 
 	// Membership: recomputed on every change of a Lease, and when the first live Lease
-	// would expire unless renewed; every object is looked at again when it changes.
+	// would expire unless renewed. A sweep that failed is tried again a second later.
 	expiry := time.NewTimer(time.Hour)
 	defer expiry.Stop()
+	var pending sweep
 	poke(nil)
 	for {
 		select {
@@ -176,28 +203,25 @@ func (a *assigner) Start(ctx context.Context) error {
 		case <-membership:
 		case <-expiry.C:
 		}
-		next, changed, shards, err := a.recompute(ctx, c)
+		next, err := a.recompute(ctx, &pending)
 		if err != nil {
 			return err
 		}
-		if changed {
-			logger.Info("Shards changed", "live", shards)
-			var list metav1.PartialObjectMetadataList
-			list.SetGroupVersionKind(objectGVK.GroupVersion().WithKind(objectGVK.Kind + "List"))
-			if err := c.List(ctx, &list); err != nil {
-				return err
-			}
-			for _, o := range list.Items {
-				queue.Add(client.ObjectKeyFromObject(&o))
+		if pending.due() {
+			if err := a.sweep(ctx, pending); err != nil {
+				logger.Error(err, "Sweep failed; retrying")
+				next = min(next, time.Second)
+			} else {
+				pending = sweep{}
 			}
 		}
 		expiry.Reset(next)
 	}
 }
 
-// watch adds handler to the informer of obj's kind in c.
-func (a *assigner) watch(ctx context.Context, c cache.Cache, obj client.Object, handler toolscache.ResourceEventHandler) error {
-	informer, err := c.GetInformer(ctx, obj)
+// watch adds handler to the informer of obj's kind in the assigner's cache.
+func (a *assigner) watch(ctx context.Context, obj client.Object, handler toolscache.ResourceEventHandler) error {
+	informer, err := a.cache.GetInformer(ctx, obj)
 	if err != nil {
 		return err
 	}
@@ -205,12 +229,21 @@ func (a *assigner) watch(ctx context.Context, c cache.Cache, obj client.Object, 
 	return err
 }
 
-// recompute takes the live shards from the Leases, and returns how long until it must
-// look again, whether they changed, and which they are.
-func (a *assigner) recompute(ctx context.Context, c cache.Cache) (time.Duration, bool, []string, error) {
+// sweep is what a change of the ring asks the assigner to look at again: every object
+// with a shard, or only those of the shards that left.
+type sweep struct {
+	all  bool
+	gone sets.Set[string]
+}
+
+func (s sweep) due() bool { return s.all || s.gone.Len() > 0 }
+
+// recompute takes the live shards from the Leases, adds to pending what their change
+// asks to sweep, and returns how long until it must look again.
+func (a *assigner) recompute(ctx context.Context, pending *sweep) (time.Duration, error) {
 	var leases coordinationv1.LeaseList
-	if err := c.List(ctx, &leases); err != nil {
-		return 0, false, nil, err
+	if err := a.cache.List(ctx, &leases); err != nil {
+		return 0, err
 	}
 	now := time.Now()
 	shards, expiry := Live(leases.Items, now)
@@ -219,99 +252,312 @@ func (a *assigner) recompute(ctx context.Context, c cache.Cache) (time.Duration,
 		// Just past the expiry, so that a renewal in time is seen first.
 		next = expiry.Sub(now) + 100*time.Millisecond
 	}
+	acting := len(shards) > 0 && shards[0] == a.shard.opts.Name
+
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	old := make([]string, 0, len(a.live))
-	for s := range a.live {
-		old = append(old, s)
+	old := sets.KeySet(a.live)
+	changed := !old.Equal(sets.New(shards...))
+	if changed {
+		a.ring = NewRing(shards...)
+		a.live = make(map[string]bool, len(shards))
+		for _, s := range shards {
+			a.live[s] = true
+		}
 	}
-	slices.Sort(old)
-	if slices.Equal(old, shards) {
-		return next, false, shards, nil
+	logger := log.FromContext(ctx)
+	switch {
+	case acting && !a.acting:
+		// Taking over: what the one before left undone is unknown.
+		logger.Info("Assigning objects to shards", "live", shards)
+		*pending = sweep{all: true}
+	case !acting:
+		if a.acting {
+			logger.Info("No longer assigning: another shard is first", "live", shards)
+		}
+		*pending = sweep{}
+	case changed:
+		logger.Info("Shards changed", "live", shards)
+		if added := sets.New(shards...).Difference(old); added.Len() > 0 {
+			pending.all = true // the new shards take a share of every other's
+		} else {
+			pending.gone = old.Difference(sets.New(shards...)).Union(pending.gone)
+		}
 	}
-	a.ring = NewRing(shards...)
-	a.live = make(map[string]bool, len(shards))
-	for _, s := range shards {
-		a.live[s] = true
-	}
-	return next, true, shards, nil
+	a.acting = acting
+	return next, nil
 }
 
-// next handles one object from the queue; it returns false once the queue is shut down.
-func (a *assigner) next(ctx context.Context, c cache.Cache, queue workqueue.TypedRateLimitingInterface[types.NamespacedName], gvk schema.GroupVersionKind, children []*metav1.PartialObjectMetadata) bool {
-	key, shutdown := queue.Get()
-	if shutdown {
-		return false
-	}
-	defer queue.Done(key)
-	if err := a.assign(ctx, c, key, gvk, children); err != nil {
-		log.FromContext(ctx).V(1).Info("Assignment failed; retrying", "object", key, "error", err.Error())
-		queue.AddRateLimited(key)
-		return true
-	}
-	queue.Forget(key)
-	return true
-}
-
-// assign takes the step Decide gives for the object key names.
-func (a *assigner) assign(ctx context.Context, c cache.Cache, key types.NamespacedName, gvk schema.GroupVersionKind, children []*metav1.PartialObjectMetadata) error {
-	obj := metadataOf(gvk)
-	if err := c.Get(ctx, key, obj); err != nil {
-		return client.IgnoreNotFound(err)
-	}
+// snapshot returns the ring and the live shards, and whether this shard acts.
+func (a *assigner) snapshot() (*Ring, map[string]bool, bool) {
 	a.mu.Lock()
-	want := a.ring.Shard(Key(gvk.Group, gvk.Kind, key.Namespace, key.Name))
-	live := a.live
-	a.mu.Unlock()
-
-	shardLabel, drainLabel := a.shard.shardLabel, a.shard.drainLabel
-	current := obj.GetLabels()[shardLabel]
-	_, draining := obj.GetLabels()[drainLabel]
-	switch Decide(current, draining, want, func(s string) bool { return live[s] }) {
-	case Keep:
-		if current == want && !draining {
-			return a.labelChildren(ctx, c, obj, want, children)
-		}
-		return nil
-	case Drain:
-		return a.patchLabels(ctx, obj, map[string]any{drainLabel: "true"})
-	default: // Assign
-		// Children first: the new shard finds them in its cache when it first sees the
-		// object.
-		if err := a.labelChildren(ctx, c, obj, want, children); err != nil {
-			return err
-		}
-		return a.patchLabels(ctx, obj, map[string]any{shardLabel: want, drainLabel: nil})
-	}
+	defer a.mu.Unlock()
+	return a.ring, a.live, a.acting
 }
 
-// labelChildren labels the children of owner for shard.
-func (a *assigner) labelChildren(ctx context.Context, c cache.Cache, owner client.Object, shard string, children []*metav1.PartialObjectMetadata) error {
-	for _, kind := range children {
-		var list metav1.PartialObjectMetadataList
-		list.SetGroupVersionKind(kind.GroupVersionKind().GroupVersion().WithKind(kind.Kind + "List"))
-		if err := c.List(ctx, &list, client.InNamespace(owner.GetNamespace()), client.MatchingFields{controllerIndex: string(owner.GetUID())}); err != nil {
+// sweep looks again at the objects s names, and at every object without a shard. It
+// lists them a page at a time and keeps only those that move; the children of those
+// that are assigned it lists once for all of them, by the shards they leave.
+func (a *assigner) sweep(ctx context.Context, s sweep) error {
+	began := time.Now()
+	var unassigned metav1.PartialObjectMetadataList
+	unassigned.SetGroupVersionKind(listOf(a.objectGVK))
+	if err := a.cache.List(ctx, &unassigned); err != nil {
+		return err
+	}
+	for i := range unassigned.Items {
+		a.queue.Add(client.ObjectKeyFromObject(&unassigned.Items[i]))
+	}
+
+	req, err := labels.NewRequirement(a.shard.shardLabel, selection.Exists, nil)
+	if !s.all {
+		req, err = labels.NewRequirement(a.shard.shardLabel, selection.In, sets.List(s.gone))
+	}
+	if err != nil {
+		return err
+	}
+	ring, live, _ := a.snapshot()
+	var drains, assigns []metav1.PartialObjectMetadata
+	leaving := sets.New[string]()
+	err = a.list(ctx, a.objectGVK, a.selector(reflect.TypeOf(a.shard.opts.Object), *req), func(o *metav1.PartialObjectMetadata) {
+		switch step, current, _ := a.decide(o, ring, live); step {
+		case Drain:
+			drains = append(drains, *o)
+		case Assign:
+			assigns = append(assigns, *o)
+			leaving.Insert(current)
+		}
+	})
+	if err != nil {
+		return err
+	}
+
+	// The children of the objects assigned, by their owner's UID.
+	kids := map[types.UID][]metav1.PartialObjectMetadata{}
+	if len(assigns) > 0 {
+		owners := sets.New[types.UID]()
+		for _, o := range assigns {
+			owners.Insert(o.GetUID())
+		}
+		from, err := labels.NewRequirement(a.shard.shardLabel, selection.In, sets.List(leaving))
+		if err != nil {
 			return err
 		}
-		for i := range list.Items {
-			child := &list.Items[i]
-			if child.GetLabels()[a.shard.shardLabel] == shard {
-				continue
-			}
-			child.SetGroupVersionKind(kind.GroupVersionKind())
-			if err := client.IgnoreNotFound(a.patchLabels(ctx, child, map[string]any{a.shard.shardLabel: shard})); err != nil {
+		for i, gvk := range a.children {
+			err := a.list(ctx, gvk, a.selector(reflect.TypeOf(a.shard.opts.Children[i]), *from), func(c *metav1.PartialObjectMetadata) {
+				if ref := metav1.GetControllerOf(c); ref != nil && owners.Has(ref.UID) {
+					kids[ref.UID] = append(kids[ref.UID], *c)
+				}
+			})
+			if err != nil {
 				return err
+			}
+		}
+	}
+
+	work := make(chan func() error)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for do := range work {
+				if err := do(); err != nil {
+					log.FromContext(ctx).V(1).Info("Move failed; retrying", "error", err.Error())
+				}
+			}
+		})
+	}
+	for _, o := range drains {
+		work <- func() error {
+			return a.retryOnFailure(&o, a.patchLabels(ctx, &o, map[string]any{a.shard.drainLabel: "true"}))
+		}
+	}
+	for _, o := range assigns {
+		children := kids[o.GetUID()]
+		if children == nil {
+			children = []metav1.PartialObjectMetadata{} // listed: none
+		}
+		work <- func() error { return a.retryOnFailure(&o, a.move(ctx, &o, children)) }
+	}
+	close(work)
+	wg.Wait()
+	log.FromContext(ctx).Info("Swept", "all", s.all, "gone", sets.List(s.gone), "drained", len(drains), "assigned", len(assigns), "took", time.Since(began).Round(time.Millisecond).String())
+	return nil
+}
+
+// retryOnFailure hands the object to the queue, which reads it again, when err is set.
+func (a *assigner) retryOnFailure(o *metav1.PartialObjectMetadata, err error) error {
+	if err != nil {
+		a.queue.AddRateLimited(client.ObjectKeyFromObject(o))
+	}
+	return err
+}
+
+// list calls each for every object of kind gvk that selector matches, a page at a time,
+// read from the API server.
+func (a *assigner) list(ctx context.Context, gvk schema.GroupVersionKind, selector labels.Selector, each func(*metav1.PartialObjectMetadata)) error {
+	opts := []client.ListOption{client.MatchingLabelsSelector{Selector: selector}, client.Limit(pageSize)}
+	namespaces := []string{""}
+	if len(a.shard.defaultNamespaces) > 0 {
+		namespaces = namespaces[:0]
+		for ns := range a.shard.defaultNamespaces {
+			namespaces = append(namespaces, ns)
+		}
+	}
+	for _, ns := range namespaces {
+		var page metav1.PartialObjectMetadataList
+		for cont := ""; ; {
+			page.SetGroupVersionKind(listOf(gvk))
+			if err := a.writer.List(ctx, &page, append(opts, client.InNamespace(ns), client.Continue(cont))...); err != nil {
+				return err
+			}
+			for i := range page.Items {
+				o := &page.Items[i]
+				o.SetGroupVersionKind(gvk)
+				o.SetManagedFields(nil)
+				each(o)
+			}
+			if cont = page.GetContinue(); cont == "" {
+				break
 			}
 		}
 	}
 	return nil
 }
 
-// patchLabels sets labels (nil removes one) on obj with a merge patch guarded by its
-// resourceVersion: the decision was taken on that version.
+// next handles one object from the queue; it returns false once the queue is shut down.
+func (a *assigner) next(ctx context.Context) bool {
+	key, shutdown := a.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer a.queue.Done(key)
+	if _, _, acting := a.snapshot(); !acting {
+		a.queue.Forget(key) // the shard that acts looks at everything when it starts
+		return true
+	}
+	if err := a.assign(ctx, key); err != nil {
+		log.FromContext(ctx).V(1).Info("Assignment failed; retrying", "object", key, "error", err.Error())
+		a.queue.AddRateLimited(key)
+		return true
+	}
+	a.queue.Forget(key)
+	return true
+}
+
+// assign reads the object key names, from the cache when it has no shard, else from the
+// API server, and takes its step.
+func (a *assigner) assign(ctx context.Context, key types.NamespacedName) error {
+	obj := metadataOf(a.objectGVK)
+	err := a.cache.Get(ctx, key, obj)
+	if apierrors.IsNotFound(err) {
+		err = a.writer.Get(ctx, key, obj)
+	}
+	if err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	return a.move(ctx, obj, nil)
+}
+
+// decide returns the step Decide gives for obj, with its shard.
+func (a *assigner) decide(obj *metav1.PartialObjectMetadata, ring *Ring, live map[string]bool) (Step, string, string) {
+	want := ring.Shard(Key(a.objectGVK.Group, a.objectGVK.Kind, obj.GetNamespace(), obj.GetName()))
+	current := obj.GetLabels()[a.shard.shardLabel]
+	_, draining := obj.GetLabels()[a.shard.drainLabel]
+	return Decide(current, draining, want, func(s string) bool { return live[s] }), current, want
+}
+
+// move takes the step Decide gives for obj. labelled are its children that carry its
+// current shard's label; nil when they were not listed.
+func (a *assigner) move(ctx context.Context, obj *metav1.PartialObjectMetadata, labelled []metav1.PartialObjectMetadata) error {
+	ring, live, _ := a.snapshot()
+	step, current, want := a.decide(obj, ring, live)
+	switch step {
+	case Drain:
+		return a.patchLabels(ctx, obj, map[string]any{a.shard.drainLabel: "true"})
+	case Keep:
+		if current == want && want != "" {
+			// Children without a shard follow their owner's.
+			return a.labelChildren(ctx, obj, want, nil)
+		}
+		return nil
+	}
+	// Assign: children first, so that the new shard finds them in its cache when it
+	// first sees the object.
+	if labelled == nil && current != "" {
+		var err error
+		if labelled, err = a.childrenOn(ctx, obj, current); err != nil {
+			return err
+		}
+	}
+	if err := a.labelChildren(ctx, obj, want, labelled); err != nil {
+		return err
+	}
+	return a.patchLabels(ctx, obj, map[string]any{a.shard.shardLabel: want, a.shard.drainLabel: nil})
+}
+
+// childrenOn lists, from the API server, the children of owner labelled for shard: what
+// a shard that died left behind. A sweep lists these for all the objects it moves at
+// once; this is for the object that comes back alone, after a failed move.
+func (a *assigner) childrenOn(ctx context.Context, owner client.Object, shard string) ([]metav1.PartialObjectMetadata, error) {
+	on, err := labels.NewRequirement(a.shard.shardLabel, selection.Equals, []string{shard})
+	if err != nil {
+		return nil, err
+	}
+	var found []metav1.PartialObjectMetadata
+	for i, gvk := range a.children {
+		var list metav1.PartialObjectMetadataList
+		list.SetGroupVersionKind(listOf(gvk))
+		selector := a.selector(reflect.TypeOf(a.shard.opts.Children[i]), *on)
+		if err := a.writer.List(ctx, &list, client.InNamespace(owner.GetNamespace()), client.MatchingLabelsSelector{Selector: selector}); err != nil {
+			return nil, err
+		}
+		for _, c := range list.Items {
+			if ref := metav1.GetControllerOf(&c); ref != nil && ref.UID == owner.GetUID() {
+				c.SetGroupVersionKind(gvk)
+				found = append(found, c)
+			}
+		}
+	}
+	return found, nil
+}
+
+// labelChildren labels for shard the children of owner in labelled and those without a
+// shard.
+func (a *assigner) labelChildren(ctx context.Context, owner client.Object, shard string, labelled []metav1.PartialObjectMetadata) error {
+	children := slices.Clone(labelled)
+	for _, gvk := range a.children {
+		var list metav1.PartialObjectMetadataList
+		list.SetGroupVersionKind(listOf(gvk))
+		if err := a.cache.List(ctx, &list, client.InNamespace(owner.GetNamespace()), client.MatchingFields{controllerIndex: string(owner.GetUID())}); err != nil {
+			return err
+		}
+		for _, c := range list.Items {
+			c.SetGroupVersionKind(gvk)
+			children = append(children, c)
+		}
+	}
+	for i := range children {
+		child := &children[i]
+		if child.GetLabels()[a.shard.shardLabel] == shard {
+			continue
+		}
+		// Not guarded by its resourceVersion: a child's label only follows its owner's.
+		child.SetResourceVersion("")
+		if err := client.IgnoreNotFound(a.patchLabels(ctx, child, map[string]any{a.shard.shardLabel: shard})); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// patchLabels sets labels (nil removes one) on obj with a merge patch, guarded by its
+// resourceVersion when it has one: the decision was taken on that version.
 func (a *assigner) patchLabels(ctx context.Context, obj *metav1.PartialObjectMetadata, labels map[string]any) error {
-	patch := map[string]any{"metadata": map[string]any{"labels": labels, "resourceVersion": obj.GetResourceVersion()}}
-	data, err := json.Marshal(patch)
+	meta := map[string]any{"labels": labels}
+	if rv := obj.GetResourceVersion(); rv != "" {
+		meta["resourceVersion"] = rv
+	}
+	data, err := json.Marshal(map[string]any{"metadata": meta})
 	if err != nil {
 		return err
 	}
@@ -326,6 +572,11 @@ func metadataOf(gvk schema.GroupVersionKind) *metav1.PartialObjectMetadata {
 	m := &metav1.PartialObjectMetadata{}
 	m.SetGroupVersionKind(gvk)
 	return m
+}
+
+// listOf returns the kind of a list of gvk.
+func listOf(gvk schema.GroupVersionKind) schema.GroupVersionKind {
+	return gvk.GroupVersion().WithKind(gvk.Kind + "List")
 }
 
 // unwrap returns the object of an informer event, a deleted one's included.

@@ -3,14 +3,15 @@
 //
 // Every replica is a shard: it holds a Lease of its own, named after it and labelled with
 // the ring (the operator), and its manager caches and reconciles only the objects, and the
-// children of objects, that carry its shard label. The replica that holds the manager's
-// leader election also runs the assigner, which hashes every object onto a consistent-hash
-// ring of the live shards and writes the shard label. Moving an object from a live shard
-// takes two steps, so that two shards never reconcile it at once: the assigner sets the
-// drain label, the owning shard removes both labels in its next reconcile of the object and
-// stops, and only then does the assigner label it for its new shard. A shard whose Lease
-// has expired or was released is not asked: its objects are labelled for the others at
-// once.
+// children of objects, that carry its shard label. Every replica also runs the assigner,
+// which acts on the first live shard by name only: it hashes objects onto a
+// consistent-hash ring of the live shards and writes the shard label, watching only what
+// has no shard label and listing, when the ring changes, only what may move. Moving an
+// object from a live shard takes two steps, so that two shards never reconcile it at
+// once: the assigner sets the drain label, the owning shard lets the object's children
+// go and removes both labels in its next reconcile of the object and stops, and only then
+// does the assigner label them for the new shard. A shard whose Lease has expired or was
+// released is not asked: its objects are labelled for the others at once.
 //
 // The labels, the Lease scheme and the ring follow timebertt/kubernetes-controller-sharding
 // (see docs/sharding.md for where this package differs and why), so an operator built on

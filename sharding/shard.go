@@ -2,6 +2,7 @@ package sharding
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -10,9 +11,12 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/tools/leaderelection"
@@ -20,6 +24,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -103,8 +108,8 @@ func New(opts Options) (*Shard, error) {
 // Configure changes the manager's options for sharding:
 //   - the manager's cache holds only the objects and children labelled for this shard,
 //     in addition to any selector the options already have;
-//   - every controller runs on every replica, not only on the leader;
-//   - leader election is on: the leader runs the assigner;
+//   - every controller runs on every replica, not only on a leader: sharding needs no
+//     leader election (the first live shard assigns), and leaves it as the options say;
 //   - the shells (reconcile.New) of the manager reconcile only what is this shard's
 //     (reconcile.WithGate in the BaseContext).
 //
@@ -135,7 +140,6 @@ func (s *Shard) Configure(o *ctrl.Options) {
 	s.defaultNamespaces = o.Cache.DefaultNamespaces
 
 	o.Controller.NeedLeaderElection = new(false)
-	o.LeaderElection = true
 	base := o.BaseContext
 	o.BaseContext = func() context.Context {
 		ctx := context.Background()
@@ -163,7 +167,8 @@ func valueOr(d *time.Duration, fallback time.Duration) time.Duration {
 	return *d
 }
 
-// Run holds this shard's Lease and runs mgr, with the assigner on whichever replica leads,
+// Run holds this shard's Lease and runs mgr, with the assigner, which acts on the first
+// live shard only,
 // until ctx is done; then it stops mgr, waits until its reconciles have ended, and only
 // then releases the Lease, so that the assigner moves the shard's objects at once and
 // none of them is reconciled by two replicas. A shard that cannot renew its Lease stops
@@ -178,6 +183,12 @@ func (s *Shard) Run(ctx context.Context, mgr manager.Manager) error {
 	s.client = mgr.GetClient()
 	if err := mgr.Add(newAssigner(s, mgr)); err != nil {
 		return err
+	}
+	// A draining shard lets the children of an object go with it.
+	for _, child := range s.opts.Children {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, child, controllerIndex, controllerUID); err != nil {
+			return err
+		}
 	}
 	leases, err := coordinationv1client.NewForConfig(mgr.GetConfig())
 	if err != nil {
@@ -253,9 +264,9 @@ func (l *keepableLock) Update(ctx context.Context, record resourcelock.LeaderEle
 }
 
 // Enter lets the shell reconcile an object of the sharded kind only when it is labelled
-// for this shard and not draining. A draining object is let go: its labels are removed,
-// guarded by its resourceVersion, which tells the assigner that it may label it for
-// another shard. The shell never runs two reconciles of one object at once, so none is
+// for this shard and not draining. A draining object is let go: the shard label of its
+// children is removed, then both labels of the object, guarded by its resourceVersion,
+// which tells the assigner that it may label it, and them, for another shard. The shell never runs two reconciles of one object at once, so none is
 // running here by then. Objects of other kinds are let in as they are.
 func (s *Shard) Enter(ctx context.Context, obj client.Object) (context.Context, bool, error) {
 	if reflect.TypeOf(obj) != s.objectType {
@@ -267,6 +278,9 @@ func (s *Shard) Enter(ctx context.Context, obj client.Object) (context.Context, 
 		return ctx, false, nil // moved on: a requeue from before
 	}
 	if _, draining := current[s.drainLabel]; draining {
+		if err := s.releaseChildren(ctx, obj); err != nil {
+			return ctx, false, err
+		}
 		before := obj.DeepCopyObject().(client.Object)
 		kept := make(map[string]string, len(current))
 		for k, v := range current {
@@ -297,4 +311,42 @@ func (s *Shard) Leave(ctx context.Context, obj client.Object) {
 		return
 	}
 	log.FromContext(ctx).V(1).Info("Reconcile finished", "shard", s.opts.Name, "time", time.Now().UTC().Format(time.RFC3339Nano))
+}
+
+// releaseChildren removes this shard's label from the children of owner in the cache.
+// The shell's read-your-own-writes check has let the reconcile in only once the cache
+// holds every child the shard created, so none is left behind.
+func (s *Shard) releaseChildren(ctx context.Context, owner client.Object) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{s.shardLabel: nil}}})
+	if err != nil {
+		return err
+	}
+	for _, kind := range s.opts.Children {
+		gvk, err := apiutil.GVKForObject(kind, s.client.Scheme())
+		if err != nil {
+			return err
+		}
+		obj, err := s.client.Scheme().New(listOf(gvk))
+		if err != nil {
+			return err
+		}
+		list, ok := obj.(client.ObjectList)
+		if !ok {
+			return fmt.Errorf("sharding: %s is not a list", listOf(gvk))
+		}
+		if err := s.client.List(ctx, list, client.InNamespace(owner.GetNamespace()), client.MatchingFields{controllerIndex: string(owner.GetUID())}); err != nil {
+			return err
+		}
+		err = meta.EachListItem(list, func(o runtime.Object) error {
+			child, ok := o.(client.Object)
+			if !ok || child.GetLabels()[s.shardLabel] != s.opts.Name {
+				return nil
+			}
+			return client.IgnoreNotFound(s.client.Patch(ctx, child, client.RawPatch(types.MergePatchType, patch)))
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -38,11 +38,12 @@ var (
 	drainLabel = sharding.LabelDrain(ring)
 )
 
-// Short leases, so that the scenarios are quick.
+// Short leases, so that the scenarios are quick, yet long enough that an API server
+// slowed by a busy machine does not take a shard's Lease from it.
 var (
-	leaseDuration = 4 * time.Second
-	renewDeadline = 3 * time.Second
-	retryPeriod   = 500 * time.Millisecond
+	leaseDuration = 8 * time.Second
+	renewDeadline = 6 * time.Second
+	retryPeriod   = time.Second
 )
 
 // reconciles is what every shard of a scenario reconciled, watched for two shards
@@ -71,7 +72,7 @@ func (r *reconciles) logic(shard string, c client.Client) reconcile.Logic[*corev
 			r.mu.Unlock()
 		}()
 		time.Sleep(20 * time.Millisecond) // long enough for a second shard to collide
-		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cm.Namespace, Name: cm.Name}, StringData: map[string]string{"copy": cm.Data["v"]}}
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cm.Namespace, Name: cm.Name}, Data: map[string][]byte{"copy": []byte(cm.Data["v"])}}
 		if _, _, err := ownership.Ensure(ctx, c, cm, secret); err != nil {
 			return requeue.Retry(err)
 		}
@@ -103,8 +104,6 @@ func start(t *testing.T, cp *reconciletest.ControlPlane, ns, shard string, r *re
 		Metrics:                 metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress:  "0",
 		Controller:              config.Controller{SkipNameValidation: new(true)},
-		LeaderElection:          true,
-		LeaderElectionID:        "assigner",
 		LeaderElectionNamespace: ns,
 		LeaseDuration:           &leaseDuration, RenewDeadline: &renewDeadline, RetryPeriod: &retryPeriod,
 		LeaderElectionReleaseOnCancel: true,
@@ -326,4 +325,48 @@ func TestAShardWhoseManagerFailsLeavesItsLeaseToExpire(t *testing.T) {
 	if h := lease.Spec.HolderIdentity; h == nil || *h != "a" {
 		t.Errorf("the Lease is held by %q, want still by the shard", ptr.Deref(h, ""))
 	}
+}
+
+func TestTheNextShardAssignsOnceTheAssigningOnesLeaseExpires(t *testing.T) {
+	cp := reconciletest.StartAPIServer(t)
+	c := cp.Client(t, nil)
+	ns := cp.Namespace(t)
+	r := &reconciles{t: t, running: map[string]string{}, last: map[string]string{}, count: map[string]int{}}
+	const n = 20
+	for i := range n {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("cm-%d", i), Labels: map[string]string{"test": ""}}}
+		if err := c.Create(t.Context(), cm); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// "a" is the first live shard, so it assigns; its manager fails without releasing
+	// its Lease, as a killed process's would be left.
+	fail := make(chan struct{})
+	failure := manager.RunnableFunc(func(ctx context.Context) error {
+		select {
+		case <-fail:
+			return errors.New("the manager failed")
+		case <-ctx.Done():
+			return nil
+		}
+	})
+	a := start(t, cp, ns, "a", r, failure)
+	start(t, cp, ns, "b", r)
+	await(t, placed(c, ns, sharding.NewRing("a", "b"), r))
+
+	close(fail)
+	failed := time.Now()
+	if err := <-a.done; err == nil {
+		t.Error("the shard whose manager failed returned no error")
+	}
+	close(a.done)
+	// "b" assigns the objects and children "a" had to itself once the Lease expires,
+	// not before: "a" may still have been reconciling.
+	await(t, placed(c, ns, sharding.NewRing("b"), r))
+	took := time.Since(failed)
+	if took < leaseDuration-2*retryPeriod {
+		t.Errorf("the objects moved %v after the failure, before the Lease could have expired", took)
+	}
+	t.Logf("the assigning shard's objects were reconciled by the next %v after its manager failed (lease %v)", took.Round(10*time.Millisecond), leaseDuration)
 }

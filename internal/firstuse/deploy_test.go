@@ -40,25 +40,28 @@ func TestDeployedManifestsAreAcceptedByTheAPIServer(t *testing.T) {
 			// make runs in an environment of its own, not as a child of the make that may
 			// be running these tests.
 			env := []string{"MAKEFLAGS=", "MAKELEVEL=", "MFLAGS="}
-			objects := decode(t, run(t, root, env, "make", "--no-print-directory", "-s", "manifests",
-				"EXAMPLE="+ex.name, "IMG="+image))
+			// config/sharded is config/default with the shards' rights and replicas.
+			for _, config := range []string{"default", "sharded"} {
+				objects := decode(t, run(t, root, env, "make", "--no-print-directory", "-s", "manifests",
+					"EXAMPLE="+ex.name, "CONFIG="+config, "IMG="+image))
 
-			var images []string
-			for _, obj := range objects {
-				apply(t, c, obj, warnings)
-				if obj.GetKind() == "Deployment" {
-					containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
-					for _, container := range containers {
-						spec, _ := container.(map[string]any)
-						images = append(images, fmt.Sprint(spec["image"]))
+				var images []string
+				for _, obj := range objects {
+					apply(t, c, obj, warnings)
+					if obj.GetKind() == "Deployment" {
+						containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
+						for _, container := range containers {
+							spec, _ := container.(map[string]any)
+							images = append(images, fmt.Sprint(spec["image"]))
+						}
+					}
+					if obj.GetKind() == "CustomResourceDefinition" {
+						awaitEstablished(t, c, obj.GetName())
 					}
 				}
-				if obj.GetKind() == "CustomResourceDefinition" {
-					awaitEstablished(t, c, obj.GetName())
+				if len(images) != 1 || images[0] != image {
+					t.Errorf("config/%s: the manager runs %v, want [%s]", config, images, image)
 				}
-			}
-			if len(images) != 1 || images[0] != image {
-				t.Errorf("the manager runs %v, want [%s]", images, image)
 			}
 
 			ns := cp.Namespace(t)

@@ -308,6 +308,13 @@ func watchStatus(t *testing.T, ns string, op *operator) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	runCache(t, c, "the status watch")
+}
+
+// runCache starts c until the test ends and waits until it has synced; what names it in
+// the failure.
+func runCache(t *testing.T, c cache.Cache, what string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -316,7 +323,7 @@ func watchStatus(t *testing.T, ns string, op *operator) {
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	if !c.WaitForCacheSync(t.Context()) {
-		t.Fatal("the status watch did not sync")
+		t.Fatalf("%s did not sync", what)
 	}
 }
 

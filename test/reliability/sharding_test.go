@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -20,7 +21,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -62,19 +67,70 @@ func buildAt(t *testing.T) string {
 	return bin
 }
 
-// adminKubeconfig writes a kubeconfig for the control plane's administrator. The
-// replicas run with it rather than under the operator's generated role, which does not
-// grant what sharding needs on top (see docs/sharding.md).
-func adminKubeconfig(t *testing.T) string {
+// shardedKubeconfig writes a kubeconfig for the At operator's user bound to what
+// examples/at/config/sharded gives a shard, and no more: the operator's generated role,
+// its leader election role in ns, and the sharded roles on top, the shard Lease role in
+// ns. The scenarios prove that a shard needs nothing else.
+func shardedKubeconfig(t *testing.T, admin client.Client, ns string) string {
 	t.Helper()
-	cfg := cp.Config
+	grantLeaderElection(t, admin, ns, atOperator)
+	user := rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: atOperator.user()}
+	dir := filepath.Join("..", "..", "examples", "at", "config", "sharded")
+
+	var sharded rbacv1.ClusterRole
+	readFirstDocument(t, filepath.Join(dir, "sharded_role.yaml"), &sharded)
+	sharded.Name += "-" + ns // the scenarios share the cluster
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: sharded.Name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: sharded.Name},
+		Subjects:   []rbacv1.Subject{user},
+	}
+	if err := errors.Join(admin.Create(t.Context(), &sharded), admin.Create(t.Context(), binding)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = admin.Delete(context.Background(), binding)
+		_ = admin.Delete(context.Background(), &sharded)
+	})
+
+	var leases rbacv1.Role
+	readFirstDocument(t, filepath.Join(dir, "shard_lease_role.yaml"), &leases)
+	leases.Namespace = ns
+	leaseBinding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: leases.Name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: leases.Name},
+		Subjects:   []rbacv1.Subject{user},
+	}
+	if err := errors.Join(admin.Create(t.Context(), &leases), admin.Create(t.Context(), leaseBinding)); err != nil {
+		t.Fatal(err)
+	}
+	// Bound last, so that once it takes effect the bindings before it have too.
+	return kubeconfigFor(t, atOperator.config(t))
+}
+
+// readFirstDocument decodes the first YAML document of path into obj.
+func readFirstDocument(t *testing.T, path string, obj any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(data), "\n---\n")
+	if err := yaml.Unmarshal([]byte(first), obj); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// kubeconfigFor writes a kubeconfig for cfg's user.
+func kubeconfigFor(t *testing.T, cfg *rest.Config) string {
+	t.Helper()
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["cp"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData, CertificateAuthority: cfg.CAFile}
-	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{
+	kc.AuthInfos["user"] = &clientcmdapi.AuthInfo{
 		ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData,
 		ClientCertificate: cfg.CertFile, ClientKey: cfg.KeyFile, Token: cfg.BearerToken,
 	}
-	kc.Contexts["cp"] = &clientcmdapi.Context{Cluster: "cp", AuthInfo: "admin"}
+	kc.Contexts["cp"] = &clientcmdapi.Context{Cluster: "cp", AuthInfo: "user"}
 	kc.CurrentContext = "cp"
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := clientcmd.WriteToFile(*kc, path); err != nil {
@@ -206,14 +262,15 @@ type replicaProcess struct {
 	output  sync.WaitGroup
 }
 
-// startReplica starts the At manager as shard name (unsharded when name is empty, as
-// "single"), with leader election in ns.
+// startReplica starts the At manager as shard name, its Lease in ns, as
+// examples/at/config/sharded does; unsharded when name is empty (as "single"), with
+// leader election in ns.
 func startReplica(t *testing.T, bin, kubeconfig, ns, name string, ledger *reconcileLedger) *replicaProcess {
 	t.Helper()
 	port := freeLocalPort(t)
 	label := name
 	args := []string{
-		"-leader-elect", "-leader-election-namespace=" + ns,
+		"-leader-election-namespace=" + ns,
 		"-metrics-bind-address=127.0.0.1:" + strconv.Itoa(port),
 		"-health-probe-bind-address=0",
 		// Every V(1) line: at V(1) the logger samples repeated messages (100 a second,
@@ -223,7 +280,7 @@ func startReplica(t *testing.T, bin, kubeconfig, ns, name string, ledger *reconc
 	if name != "" {
 		args = append(args, "-shard="+name)
 	} else {
-		label = "single"
+		args, label = append(args, "-leader-elect"), "single"
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
@@ -280,6 +337,11 @@ func (r *replicaProcess) kill() {
 // second apart, which leaves out most of the garbage the next collection frees.
 func (r *replicaProcess) heap(t *testing.T) float64 {
 	t.Helper()
+	// Up once its metrics answer.
+	await(t, time.Minute, func(ctx context.Context) error {
+		_, err := scrape(ctx, "http://"+r.metrics+"/metrics", "go_memstats_heap_alloc_bytes")
+		return err
+	})
 	least := 0.0
 	for range 5 {
 		v, err := scrape(t.Context(), "http://"+r.metrics+"/metrics", "go_memstats_heap_alloc_bytes")
@@ -354,16 +416,7 @@ func watchPodCreations(t *testing.T, ns string) *podCreations {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = c.Start(ctx)
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	if !c.WaitForCacheSync(t.Context()) {
-		t.Fatal("the pod watch did not sync")
-	}
+	runCache(t, c, "the pod watch")
 	return p
 }
 
@@ -460,21 +513,110 @@ func createAts(t *testing.T, c client.Client, ns, prefix string, n int) {
 	atOperator.create(t, c, ns, prefix, n)
 }
 
-func TestShardedReplicasSplitTheObjectsAndTakeOverAKilledOnesShare(t *testing.T) {
-	s := sized()
-	n := shardedObjects()
-	bin := buildAt(t)
-	kubeconfig := adminKubeconfig(t)
-	admin := cp.Client(t, scheme)
+// shardedRun is what a sharding scenario runs in: its namespace, the At manager's binary,
+// the Ats' statuses and pods watched, and the ledger of every replica's reconciles.
+type shardedRun struct {
+	limit      time.Duration
+	n          int // Ats a batch
+	bin        string
+	kubeconfig string
+	admin      client.Client
+	ns         string
+	created    *podCreations
+	ledger     *reconcileLedger
+}
+
+func shardedSetup(t *testing.T) *shardedRun {
+	t.Helper()
 	ns := cp.RestrictedNamespace(t)
 	watchStatus(t, ns, atOperator)
-	created := watchPodCreations(t, ns)
-	ledger := newReconcileLedger()
+	admin := cp.Client(t, scheme)
+	return &shardedRun{
+		limit: sized().limit, n: shardedObjects(), bin: buildAt(t), kubeconfig: shardedKubeconfig(t, admin, ns),
+		admin: admin, ns: ns, created: watchPodCreations(t, ns), ledger: newReconcileLedger(),
+	}
+}
 
-	// One unsharded replica, as the operator runs today: its heap is the yardstick.
-	createAts(t, admin, ns, "first", n)
-	single := startReplica(t, bin, kubeconfig, ns, "", ledger)
-	await(t, s.limit, func(ctx context.Context) error { return converged(ctx, admin, ns, atOperator) })
+// start starts a replica as shard name, unsharded when name is empty.
+func (r *shardedRun) start(t *testing.T, name string) *replicaProcess {
+	t.Helper()
+	return startReplica(t, r.bin, r.kubeconfig, r.ns, name, r.ledger)
+}
+
+// settle waits until every At is placed on shards and converged, and returns how long
+// that took.
+func (r *shardedRun) settle(t *testing.T, shards ...string) time.Duration {
+	t.Helper()
+	began := time.Now()
+	await(t, r.limit, func(ctx context.Context) error {
+		if err := placedOn(ctx, r.admin, r.ns, shards...); err != nil {
+			return err
+		}
+		return converged(ctx, r.admin, r.ns, atOperator)
+	})
+	return time.Since(began)
+}
+
+// assigner returns the replica that last started assigning.
+func (r *shardedRun) assigner() string {
+	r.ledger.mu.Lock()
+	defer r.ledger.mu.Unlock()
+	if len(r.ledger.assigners) == 0 {
+		return ""
+	}
+	return r.ledger.assigners[len(r.ledger.assigners)-1]
+}
+
+// killOne kills victim with SIGKILL and waits until survivors have every At, each of
+// the victim's reconciled by one of them; it returns how many Ats the victim had, and
+// how long after the kill the first and the last of them were reconciled.
+func (r *shardedRun) killOne(t *testing.T, victim *replicaProcess, survivors ...string) (int, time.Duration, time.Duration) {
+	t.Helper()
+	var theirs []types.NamespacedName
+	for key, shard := range shardsOf(t, r.admin, r.ns) {
+		if shard == victim.name {
+			theirs = append(theirs, key)
+		}
+	}
+	killed := time.Now()
+	victim.kill()
+	r.ledger.mu.Lock()
+	r.ledger.killed[victim.name] = killed
+	r.ledger.mu.Unlock()
+	var first, last time.Duration
+	await(t, r.limit, func(ctx context.Context) error {
+		first, last = 0, 0
+		for _, key := range theirs {
+			at, ok := r.ledger.firstAfter(key, victim.name, killed)
+			if !ok {
+				return fmt.Errorf("no survivor has reconciled %s yet", key.Name)
+			}
+			if took := at.Sub(killed); first == 0 || took < first {
+				first = took
+			}
+			last = max(last, at.Sub(killed))
+		}
+		return placedOn(ctx, r.admin, r.ns, survivors...)
+	})
+	// The first At moves once the Lease has expired and the assigner has seen it; the
+	// rest follow as fast as the assigner's patches and the survivors' reconciles go,
+	// which on a busy machine is a matter of its load, reported rather than judged.
+	if limit := shardLeaseDuration + 10*time.Second; first > limit {
+		t.Errorf("the first At of killed %s was reconciled by another %v after the kill; want at most %v", victim.name, first, limit)
+	}
+	return len(theirs), first, last
+}
+
+func TestShardedReplicasSplitTheObjectsAndTakeOverAKilledOnesShare(t *testing.T) {
+	r := shardedSetup(t)
+	n := r.n
+
+	// One unsharded replica, as the operator runs today: its heap is the yardstick; its
+	// heap before there is any At is what every process pays whatever its share.
+	single := r.start(t, "")
+	idleHeap := single.heap(t)
+	createAts(t, r.admin, r.ns, "first", n)
+	await(t, r.limit, func(ctx context.Context) error { return converged(ctx, r.admin, r.ns, atOperator) })
 	singleHeap := single.heap(t)
 	single.stop(t)
 
@@ -482,16 +624,11 @@ func TestShardedReplicasSplitTheObjectsAndTakeOverAKilledOnesShare(t *testing.T)
 	names := []string{"replica-0", "replica-1", "replica-2"}
 	replicas := map[string]*replicaProcess{}
 	for _, name := range names {
-		replicas[name] = startReplica(t, bin, kubeconfig, ns, name, ledger)
+		replicas[name] = r.start(t, name)
 	}
-	await(t, s.limit, func(ctx context.Context) error {
-		if err := placedOn(ctx, admin, ns, names...); err != nil {
-			return err
-		}
-		return converged(ctx, admin, ns, atOperator)
-	})
+	r.settle(t, names...)
 	shares := map[string]int{}
-	for _, shard := range shardsOf(t, admin, ns) {
+	for _, shard := range shardsOf(t, r.admin, r.ns) {
 		shares[shard]++
 	}
 	var heaps []string
@@ -500,137 +637,99 @@ func TestShardedReplicasSplitTheObjectsAndTakeOverAKilledOnesShare(t *testing.T)
 	}
 
 	// New Ats go to their shards and run there.
-	createAts(t, admin, ns, "second", n)
-	await(t, s.limit, func(ctx context.Context) error {
-		if err := placedOn(ctx, admin, ns, names...); err != nil {
-			return err
-		}
-		return converged(ctx, admin, ns, atOperator)
-	})
+	createAts(t, r.admin, r.ns, "second", n)
+	r.settle(t, names...)
 
-	// SIGKILL one shard: its Lease expires and the others take its Ats over; then they
-	// run new ones.
-	victim := names[len(names)-1]
-	var theirs []types.NamespacedName
-	for key, shard := range shardsOf(t, admin, ns) {
-		if shard == victim {
-			theirs = append(theirs, key)
+	// SIGKILL a shard that does not assign: its Lease expires and the others take its
+	// Ats over; then they run new ones.
+	assigner := r.assigner()
+	if !slices.Contains(names, assigner) {
+		t.Fatalf("the assigner is %q, not one of the shards %v", assigner, names)
+	}
+	var plain string
+	for _, name := range names {
+		if name != assigner {
+			plain = name
 		}
 	}
-	killed := time.Now()
-	replicas[victim].kill()
-	ledger.mu.Lock()
-	ledger.killed[victim] = killed
-	ledger.mu.Unlock()
-	survivors := names[:len(names)-1]
-	var first, handover time.Duration
-	await(t, s.limit, func(ctx context.Context) error {
-		first, handover = 0, 0
-		for _, key := range theirs {
-			at, ok := ledger.firstAfter(key, victim, killed)
-			if !ok {
-				return fmt.Errorf("no survivor has reconciled %s yet", key.Name)
-			}
-			if took := at.Sub(killed); first == 0 || took < first {
-				first = took
-			}
-			handover = max(handover, at.Sub(killed))
-		}
-		return placedOn(ctx, admin, ns, survivors...)
-	})
-	// The first At moves once the Lease has expired and the assigner has seen it; the
-	// rest follow as fast as the assigner's patches and the survivors' reconciles go,
-	// which on a busy machine is a matter of its load, reported rather than judged.
-	if limit := shardLeaseDuration + 10*time.Second; first > limit {
-		t.Errorf("the killed shard's first At was reconciled by another %v after the kill; want at most %v", first, limit)
-	}
-	// And the survivors run new Ats.
-	createAts(t, admin, ns, "third", n)
-	await(t, s.limit, func(ctx context.Context) error {
-		if err := placedOn(ctx, admin, ns, survivors...); err != nil {
-			return err
-		}
-		return converged(ctx, admin, ns, atOperator)
-	})
+	survivors := slices.DeleteFunc(slices.Clone(names), func(s string) bool { return s == plain })
+	plainAts, plainFirst, plainLast := r.killOne(t, replicas[plain], survivors...)
+	createAts(t, r.admin, r.ns, "third", n)
+	r.settle(t, survivors...)
 
-	reconciles := checkLedger(t, ledger, ns)
-	pods := created.check(t)
-	ledger.mu.Lock()
-	assigners := slices.Clone(ledger.assigners)
-	ledger.mu.Unlock()
-	t.Logf("the assigner ran on %v in turn; %s was killed", assigners, victim)
-	t.Logf("%d Ats: one unsharded replica's heap with the first %d: %.1f MiB; three shards: %s; a killed shard's %d Ats reconciled by the others from %v to %v after SIGKILL (lease %v); %d reconciles in the ledger, none overlapping; %d At pods created for %d Ats",
-		3*n, n, singleHeap/(1<<20), strings.Join(heaps, ", "), len(theirs), first.Round(100*time.Millisecond), handover.Round(100*time.Millisecond), shardLeaseDuration, reconciles, pods, 3*n)
+	// SIGKILL the shard that assigns: the next live shard, warm, takes the assigning
+	// over when the Lease expires, and moves the killed one's Ats with it.
+	last := slices.DeleteFunc(slices.Clone(survivors), func(s string) bool { return s == assigner })
+	assignerAts, assignerFirst, assignerLast := r.killOne(t, replicas[assigner], last...)
+	createAts(t, r.admin, r.ns, "fourth", n)
+	r.settle(t, last...)
+
+	reconciles := checkLedger(t, r.ledger, r.ns)
+	pods := r.created.check(t)
+	r.ledger.mu.Lock()
+	assigners := slices.Clone(r.ledger.assigners)
+	r.ledger.mu.Unlock()
+	t.Logf("the assigner ran on %v in turn; %s, then the assigning %s were killed", assigners, plain, assigner)
+	t.Logf("%d Ats: one unsharded replica's heap with no At: %.1f MiB, with the first %d: %.1f MiB; three shards: %s; SIGKILL of a plain shard: its %d Ats reconciled by the others from %v to %v after; SIGKILL of the assigning shard: its %d Ats from %v to %v after (lease %v); %d reconciles in the ledger, none overlapping; %d At pods created for %d Ats",
+		4*n, idleHeap/(1<<20), n, singleHeap/(1<<20), strings.Join(heaps, ", "),
+		plainAts, plainFirst.Round(100*time.Millisecond), plainLast.Round(100*time.Millisecond),
+		assignerAts, assignerFirst.Round(100*time.Millisecond), assignerLast.Round(100*time.Millisecond),
+		shardLeaseDuration, reconciles, pods, 4*n)
 }
 
 func TestShardedReplicasRebalanceAsTheyScaleFrom3To5To2(t *testing.T) {
-	s := sized()
-	n := shardedObjects()
-	bin := buildAt(t)
-	kubeconfig := adminKubeconfig(t)
-	admin := cp.Client(t, scheme)
-	ns := cp.RestrictedNamespace(t)
-	watchStatus(t, ns, atOperator)
-	created := watchPodCreations(t, ns)
-	ledger := newReconcileLedger()
+	r := shardedSetup(t)
+	n := r.n
 
 	replicas := map[string]*replicaProcess{}
 	scale := func(names ...string) {
 		t.Helper()
-		for name, r := range replicas {
+		for name, p := range replicas {
 			if !slices.Contains(names, name) {
-				r.stop(t)
+				p.stop(t)
 				delete(replicas, name)
 			}
 		}
 		for _, name := range names {
 			if replicas[name] == nil {
-				replicas[name] = startReplica(t, bin, kubeconfig, ns, name, ledger)
+				replicas[name] = r.start(t, name)
 			}
 		}
-	}
-	settle := func(names ...string) time.Duration {
-		t.Helper()
-		began := time.Now()
-		await(t, s.limit, func(ctx context.Context) error {
-			if err := placedOn(ctx, admin, ns, names...); err != nil {
-				return err
-			}
-			return converged(ctx, admin, ns, atOperator)
-		})
-		return time.Since(began)
 	}
 
 	three := []string{"replica-0", "replica-1", "replica-2"}
 	five := append(slices.Clone(three), "replica-3", "replica-4")
 	two := []string{"replica-3", "replica-4"}
 
-	createAts(t, admin, ns, "first", n)
+	createAts(t, r.admin, r.ns, "first", n)
 	scale(three...)
-	settle(three...)
-	before := shardsOf(t, admin, ns)
+	r.settle(t, three...)
+	before := shardsOf(t, r.admin, r.ns)
 
 	// Two more join while new Ats come due: each moved At is drained first.
-	createAts(t, admin, ns, "second", n)
+	createAts(t, r.admin, r.ns, "second", n)
 	scale(five...)
-	up := settle(five...)
+	up := r.settle(t, five...)
 	moved := 0
-	for key, shard := range shardsOf(t, admin, ns) {
+	for key, shard := range shardsOf(t, r.admin, r.ns) {
 		if old, ok := before[key]; ok && old != shard {
 			moved++
 		}
 	}
 
-	// Three leave with SIGTERM, each releasing its Lease once its reconciles end.
-	createAts(t, admin, ns, "third", n)
+	// Three leave with SIGTERM, the assigning one among them, each releasing its Lease
+	// once its reconciles end.
+	createAts(t, r.admin, r.ns, "third", n)
 	scale(two...)
-	down := settle(two...)
+	down := r.settle(t, two...)
 
-	reconciles := checkLedger(t, ledger, ns)
-	pods := created.check(t)
-	ledger.mu.Lock()
-	drained := ledger.drained[ns]
-	ledger.mu.Unlock()
+	reconciles := checkLedger(t, r.ledger, r.ns)
+	pods := r.created.check(t)
+	r.ledger.mu.Lock()
+	drained := r.ledger.drained[r.ns]
+	assigners := slices.Clone(r.ledger.assigners)
+	r.ledger.mu.Unlock()
+	t.Logf("the assigner ran on %v in turn", assigners)
 	t.Logf("%d Ats: 3 -> 5 replicas moved %d of the first %d (%d drains acknowledged) and settled in %v; 5 -> 2 settled in %v; %d reconciles in the ledger, none overlapping; %d At pods created for %d Ats",
 		3*n, moved, n, drained, up.Round(100*time.Millisecond), down.Round(100*time.Millisecond), reconciles, pods, 3*n)
 }
