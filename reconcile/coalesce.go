@@ -19,12 +19,13 @@ import (
 )
 
 // ReadinessPriority is the priority at which Coalesce queues the owner of a child whose
-// readiness changed, on a priority queue (controller-runtime's default): above the
-// default 0 of a new object's first reconcile, so that an object whose child has just
-// become ready is reported Ready before the queue turns to objects it has yet to start.
-// With a plain first-in-first-out queue, a burst of new objects put every owner's last
-// reconcile behind all of their first ones: at ten thousand objects created at once, a
-// Ready status lagged its available Deployment by as long as creating the rest took.
+// readiness changed, on a priority queue (controller-runtime's default): above the 0 that
+// events are queued at by default, a new object's first among them. Served first in,
+// first out, a burst of new objects would put each owner's last reconcile, the one that
+// reports it Ready, behind the first reconcile of every object created after it, so that
+// no object would be Ready before the whole burst had been started. controller-runtime
+// requeues an owner at the priority it was served with, so a wait that reconcile asks
+// for (read-your-own-writes, paced progress) keeps it.
 const ReadinessPriority = 10
 
 // CoalesceDelay is a delay for Coalesce that merges the status updates of a rollout that
@@ -39,9 +40,8 @@ const CoalesceDelay = time.Second
 // rollout completes or that becomes available or unavailable, a pod whose phase or Ready
 // condition changes): a rollout that goes well ends in a reconcile without delay, queued
 // at ReadinessPriority, ahead of reconciles of objects not yet started. A deletion waits
-// the delay: when the garbage collector deletes the children of a deleted
-// owner, the owner's own deletion then reaches the cache first, and the child is not
-// created again.
+// the delay: when the garbage collector deletes the children of a deleted owner, the
+// owner's own deletion then reaches the cache first, and the child is not created again.
 //
 // Wrap the handlers of owned objects (EnqueueOwner does, for their controlling owner), not
 // the handler of the reconciled type itself, whose changes should be acted on at once.
