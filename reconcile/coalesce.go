@@ -8,14 +8,26 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/reconcilekit/reconcilekit/ownership"
 )
+
+// ReadinessPriority is the priority at which Coalesce queues the owner of a child whose
+// readiness changed, on a priority queue (controller-runtime's default): above the 0 that
+// events are queued at by default, a new object's first among them. Served first in,
+// first out, a burst of new objects would put each owner's last reconcile, the one that
+// reports it Ready, behind the first reconcile of every object created after it, so that
+// no object would be Ready before the whole burst had been started. controller-runtime
+// requeues an owner at the priority it was served with, so a wait that reconcile asks
+// for (read-your-own-writes, paced progress) keeps it.
+const ReadinessPriority = 10
 
 // CoalesceDelay is a delay for Coalesce that merges the status updates of a rollout that
 // goes well, yet shows a person a change within about a second.
@@ -27,10 +39,11 @@ const CoalesceDelay = time.Second
 // could write the owner's status once more. An update that changes the object's readiness
 // goes through at once, since the owner's status changes with it (a Deployment whose
 // rollout completes or that becomes available or unavailable, a pod whose phase or Ready
-// condition changes): a rollout that goes well ends in a reconcile without delay. A
-// deletion waits the delay: when the garbage collector deletes the children of a deleted
-// owner, the owner's own deletion then mostly reaches the cache first (EnqueueOwner makes
-// sure of it, see there).
+// condition changes): a rollout that goes well ends in a reconcile without delay, queued
+// at ReadinessPriority, ahead of reconciles of objects not yet started. A deletion waits
+// the delay: when the garbage collector deletes the children of a deleted owner, the
+// owner's own deletion then mostly reaches the cache first (EnqueueOwner makes sure of it,
+// see there).
 //
 // Wrap the handlers of owned objects (EnqueueOwner does, for their controlling owner), not
 // the handler of the reconciled type itself, whose changes should be acted on at once.
@@ -68,7 +81,7 @@ func (c coalesced) Create(ctx context.Context, e event.CreateEvent, q queue) {
 
 func (c coalesced) Update(ctx context.Context, e event.UpdateEvent, q queue) {
 	if readinessChanged(e.ObjectOld, e.ObjectNew) {
-		c.h.Update(ctx, e, q)
+		c.h.Update(ctx, e, ahead{q})
 		return
 	}
 	c.h.Update(ctx, e, delayed{q, c.delay, nil})
@@ -97,6 +110,18 @@ func (d delayed) Add(r rtreconcile.Request) {
 		bereaved.note(d.bereave, r.NamespacedName)
 	}
 	d.AddAfter(r, d.delay)
+}
+
+// ahead queues every Add at ReadinessPriority when the queue is a priority queue, and
+// as it comes otherwise.
+type ahead struct{ queue }
+
+func (a ahead) Add(r rtreconcile.Request) {
+	if pq, ok := a.queue.(priorityqueue.PriorityQueue[rtreconcile.Request]); ok {
+		pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(ReadinessPriority)}, r)
+		return
+	}
+	a.queue.Add(r)
 }
 
 // readinessChanged reports whether an update changed what an owner reports of the object:

@@ -12,6 +12,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	crhandler "sigs.k8s.io/controller-runtime/pkg/handler"
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -100,6 +101,68 @@ func TestCoalescePassesAtOnceWhatChangesAnOwnersReport(t *testing.T) {
 		reconcile.Coalesce(toOwner, time.Hour).Delete(t.Context(), event.DeleteEvent{Object: pod(corev1.PodRunning, corev1.ConditionTrue)}, q)
 		if q.Len() != 0 {
 			t.Errorf("a deletion was queued at once, not after the delay")
+		}
+	})
+}
+
+// A burst of new objects must not hold up the report of objects already started: the
+// owner of a child that became ready is served before owners queued earlier for their first
+// reconcile, and a child's other updates wait their turn.
+func TestCoalesceQueuesAReadinessChangeAheadOfObjectsNotYetStarted(t *testing.T) {
+	request := func(name string) rtreconcile.Request {
+		return rtreconcile.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: name}}
+	}
+	toOwner := crhandler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []rtreconcile.Request {
+		return []rtreconcile.Request{request(obj.GetLabels()["owner"])}
+	})
+	deployment := func(owner string, available corev1.ConditionStatus) *appsv1.Deployment {
+		ready := int32(0)
+		if available == corev1.ConditionTrue {
+			ready = 1
+		}
+		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: owner, Generation: 1, Labels: map[string]string{"owner": owner}},
+			Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1)},
+			Status: appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: ready, AvailableReplicas: ready,
+				Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: available}}}}
+	}
+	for _, tc := range []struct {
+		name      string
+		old, new  *appsv1.Deployment
+		wantFirst string
+	}{
+		{"a Deployment that became available", deployment("started", corev1.ConditionFalse), deployment("started", corev1.ConditionTrue), "started"},
+		{"a Deployment that became unavailable", deployment("started", corev1.ConditionTrue), deployment("started", corev1.ConditionFalse), "started"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := priorityqueue.New[rtreconcile.Request]("coalesce-test")
+			defer q.ShutDown()
+			// Objects created before the child's change, queued for their first reconcile as
+			// the handler of the reconciled type queues them.
+			q.Add(request("new-1"))
+			q.Add(request("new-2"))
+			reconcile.Coalesce(toOwner, time.Hour).Update(t.Context(), event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.new}, q)
+			got, priority, _ := q.GetWithPriority()
+			if got.Name != tc.wantFirst || priority != reconcile.ReadinessPriority {
+				t.Errorf("served %s at priority %d first, want %s at %d", got.Name, priority, tc.wantFirst, reconcile.ReadinessPriority)
+			}
+		})
+	}
+	t.Run("an owner already queued moves ahead", func(t *testing.T) {
+		q := priorityqueue.New[rtreconcile.Request]("coalesce-test")
+		defer q.ShutDown()
+		q.Add(request("new-1"))
+		q.Add(request("started")) // its own status write brought it back
+		q.Add(request("new-2"))
+		reconcile.Coalesce(toOwner, time.Hour).Update(t.Context(), event.UpdateEvent{
+			ObjectOld: deployment("started", corev1.ConditionFalse), ObjectNew: deployment("started", corev1.ConditionTrue)}, q)
+		var order []string
+		for range 3 {
+			got, _, _ := q.GetWithPriority()
+			order = append(order, got.Name)
+			q.Done(got)
+		}
+		if order[0] != "started" || q.Len() != 0 {
+			t.Errorf("served %v with %d left, want started first and once", order, q.Len())
 		}
 	})
 }

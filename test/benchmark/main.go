@@ -44,6 +44,7 @@ func main() {
 	record := flag.Bool("record", true, "record the medians in test/benchmark/results.json and redraw docs/performance.svg (not with -workers)")
 	workers := flag.Int("workers", 0, "reconciles at a time for the library-built operators; 0 keeps what the examples ship with")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (the operators under test among it) to this file")
+	progress := flag.Duration("progress", 0, "print on stderr, this often, how far each run's convergence is: children done, statuses saying so, the operator's queue, the API server's CPU (0: never)")
 	redraw := flag.Bool("redraw", false, "only redraw docs/performance.svg from test/benchmark/results.json")
 	flag.Parse()
 	// The operators under test log nothing, so that neither implementation pays for its
@@ -70,14 +71,14 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := bench(ctx, *n, *rounds, *workers, *only, *impls, *record); err != nil {
+	if err := bench(ctx, *n, *rounds, *workers, *only, *impls, *record, *progress); err != nil {
 		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func bench(ctx context.Context, n, rounds, workers int, only, impls string, record bool) error {
+func bench(ctx context.Context, n, rounds, workers int, only, impls string, record bool, progress time.Duration) error {
 	if n < 1 {
 		return fmt.Errorf("-n is %d; want at least 1", n)
 	}
@@ -129,13 +130,13 @@ func bench(ctx context.Context, n, rounds, workers int, only, impls string, reco
 			for i := range measuredImpls {
 				impl := measuredImpls[(i+round)%len(measuredImpls)]
 				started := time.Now()
-				m, err := run{kind: k, impl: impl, n: n, nodes: nodes}.measure(ctx, root)
+				m, err := run{kind: k, impl: impl, n: n, nodes: nodes, progress: progress}.measure(ctx, root)
 				if err != nil {
 					return fmt.Errorf("round %d, %s, %s: %w", round+1, k.name, impl, err)
 				}
 				measured[k][impl] = append(measured[k][impl], m)
-				fmt.Fprintf(os.Stderr, "round %d/%d  %-9s %-13s converged in %6.2fs  (run took %s)\n",
-					round+1, rounds, k.name, impl, m.Converge, time.Since(started).Round(time.Second))
+				fmt.Fprintf(os.Stderr, "round %d/%d  %-9s %-13s converged in %6.2fs, an object in %.2fs (median) %.2fs (p90)  (run took %s)\n",
+					round+1, rounds, k.name, impl, m.Converge, m.LatencyP50, m.LatencyP90, time.Since(started).Round(time.Second))
 			}
 		}
 	}

@@ -26,9 +26,11 @@ type observer struct {
 	objects   map[string]bool // by object name: the status says done
 	children  map[string]bool // by owner name (own name when unowned): the child is done
 	converged int
-	at        time.Time     // when the last object converged
-	done      chan struct{} // closed then
-	stop      context.CancelFunc
+	// convergedAt is when each object first converged, by object name.
+	convergedAt map[string]time.Time
+	at          time.Time     // when the last object converged
+	done        chan struct{} // closed then
+	stop        context.CancelFunc
 }
 
 // observe starts watching namespace for k's objects and children and returns once its
@@ -77,7 +79,7 @@ func observe(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, name
 
 // newObserver returns an observer of no object yet, watching nothing.
 func newObserver(k *kind, bare bool, want int) *observer {
-	return &observer{kind: k, bare: bare, want: want, objects: map[string]bool{}, children: map[string]bool{}, done: make(chan struct{}), stop: func() {}}
+	return &observer{kind: k, bare: bare, want: want, objects: map[string]bool{}, children: map[string]bool{}, convergedAt: map[string]time.Time{}, done: make(chan struct{}), stop: func() {}}
 }
 
 func (o *observer) object(obj client.Object) {
@@ -103,6 +105,9 @@ func (o *observer) set(side map[string]bool, name string, done bool) {
 	switch after := o.isConverged(name); {
 	case after && !before:
 		o.converged++
+		if _, ok := o.convergedAt[name]; !ok {
+			o.convergedAt[name] = time.Now()
+		}
 	case before && !after:
 		o.converged--
 	}
@@ -129,6 +134,45 @@ func (o *observer) wait(ctx context.Context, timeout time.Duration) (time.Time, 
 		defer o.mu.Unlock()
 		return time.Time{}, fmt.Errorf("%d of %d objects converged in %v", o.converged, o.want, timeout)
 	}
+}
+
+// progress counts the children done, the statuses that say so, and the objects converged.
+func (o *observer) progress() (children, statuses, converged int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, done := range o.children {
+		if done {
+			children++
+		}
+	}
+	for _, done := range o.objects {
+		if done {
+			statuses++
+		}
+	}
+	return children, statuses, o.converged
+}
+
+// childrenSeen counts the children the observer has seen, done or not.
+func (o *observer) childrenSeen() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.children)
+}
+
+// latencies returns, for each object created at created[name], how long it took from its
+// creation until it first converged, in no particular order; an object that never converged
+// is left out.
+func (o *observer) latencies(created map[string]time.Time) []time.Duration {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := make([]time.Duration, 0, len(created))
+	for name, at := range created {
+		if done, ok := o.convergedAt[name]; ok {
+			out = append(out, done.Sub(at))
+		}
+	}
+	return out
 }
 
 // close stops the observer's watches.

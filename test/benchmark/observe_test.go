@@ -81,3 +81,17 @@ func memcachedObject(name string, available bool) client.Object {
 		Status:     cachev1alpha1.MemcachedStatus{Conditions: []metav1.Condition{{Type: "Available", Status: status}}},
 	}
 }
+
+func TestLatenciesRunFromEachObjectsCreationToItsFirstConvergence(t *testing.T) {
+	o := newObserver(kindNamed("memcached"), false, 2)
+	created := map[string]time.Time{"cache-a": time.Now(), "cache-b": time.Now()}
+	o.child(deployment("a", "cache-a", true))
+	o.object(memcachedObject("cache-a", true))
+	first := o.convergedAt["cache-a"]
+	o.child(deployment("a", "cache-a", false))
+	o.child(deployment("a", "cache-a", true))
+	got := o.latencies(created)
+	if len(got) != 1 || got[0] != first.Sub(created["cache-a"]) {
+		t.Errorf("latencies = %v, want cache-a's to its first convergence only (cache-b never converged)", got)
+	}
+}

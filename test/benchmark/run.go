@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,6 +70,10 @@ type measurement struct {
 	ProcessCPU   float64 `json:"processCPUSeconds"`
 	Reconciles   float64 `json:"reconciles"`
 	Conflicts    float64 `json:"conflicts"`
+	// LatencyP50 and LatencyP90 are seconds from an object's creation until it converged:
+	// the median and the 90th percentile over the objects.
+	LatencyP50 float64 `json:"latencyP50Seconds"`
+	LatencyP90 float64 `json:"latencyP90Seconds"`
 	// Resync is from the restart of the manager over the converged objects until its
 	// controller went idle, having reconciled every object again.
 	Resync           float64 `json:"resyncSeconds"`
@@ -83,7 +89,7 @@ type measurement struct {
 // fields lists m's fields, for the medians.
 func (m *measurement) fields() []*float64 {
 	return []*float64{&m.Converge, &m.Writes, &m.Events, &m.Reads, &m.APIServerCPU, &m.ProcessCPU, &m.Reconciles, &m.Conflicts,
-		&m.Resync, &m.ResyncWrites, &m.ResyncReads, &m.ResyncReconciles, &m.ResyncConflicts, &m.HeapPerObject}
+		&m.LatencyP50, &m.LatencyP90, &m.Resync, &m.ResyncWrites, &m.ResyncReads, &m.ResyncReconciles, &m.ResyncConflicts, &m.HeapPerObject}
 }
 
 // A run measures one implementation of one kind with n objects on a control plane of its
@@ -93,6 +99,8 @@ type run struct {
 	impl  string
 	n     int
 	nodes int
+	// progress, when not 0, is how often to print on stderr how far the convergence is.
+	progress time.Duration
 }
 
 func (r run) measure(ctx context.Context, root string) (m measurement, err error) {
@@ -151,12 +159,12 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 	fixed := liveHeap() - before
 	requests.Reset()
 	conflicts.reset()
-	reconciled := reconciles()
+	reconciled := metricsNow().reconciles()
 	if err = r.converge(ctx, cp, scheme, admin, r.kind.object, &m); err != nil {
 		return m, errors.Join(err, mgr.stop())
 	}
 	m.Writes, m.Events, m.Reads, m.Conflicts = objectWrites(&requests), events(&requests), float64(requests.Reads()), conflicts.count()
-	m.Reconciles = reconciles() - reconciled
+	m.Reconciles = metricsNow().reconciles() - reconciled
 	if err := mgr.stop(); err != nil {
 		return m, err
 	}
@@ -166,7 +174,8 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 	// moments apart, so that what earlier runs left in the process cancels out.
 	requests.Reset()
 	conflicts.reset()
-	reconciled, stale := reconciles(), activity()
+	now := metricsNow()
+	reconciled, stale := now.reconciles(), now.activity()
 	start := time.Now()
 	if mgr, err = startManager(ctx, cfg, scheme, r.kind, op); err != nil {
 		return m, err
@@ -177,7 +186,7 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 	}
 	m.Resync = drained.Sub(start).Seconds()
 	m.ResyncWrites, m.ResyncReads, m.ResyncConflicts = objectWrites(&requests)+events(&requests), float64(requests.Reads()), conflicts.count()
-	m.ResyncReconciles = reconciles() - reconciled
+	m.ResyncReconciles = metricsNow().reconciles() - reconciled
 	full := liveHeap()
 	if err := mgr.stop(); err != nil {
 		return m, err
@@ -217,9 +226,14 @@ func (r run) converge(ctx context.Context, cp *reconciletest.ControlPlane, schem
 		return err
 	}
 	procCPU, start := processCPU(), time.Now()
-	if err := createAll(ctx, admin, r.n, func(i int) client.Object {
+	if r.progress > 0 {
+		stop := r.report(ctx, cp, obs, start, apiCPU)
+		defer stop()
+	}
+	created, err := createAll(ctx, admin, r.n, func(i int) client.Object {
 		return newObject(namespace, fmt.Sprintf("%s-%05d", lowerName(r.kind), i))
-	}); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	// Generous: a run that does not converge in this time is broken, not slow.
@@ -231,11 +245,68 @@ func (r run) converge(ctx context.Context, cp *reconciletest.ControlPlane, schem
 	apiCPUAfter, err := apiServerCPU(cp)
 	m.APIServerCPU = (apiCPUAfter - apiCPU).Seconds()
 	m.Converge = done.Sub(start).Seconds()
+	m.LatencyP50, m.LatencyP90 = percentiles(obs.latencies(created))
 	return err
 }
 
-// createAll creates n objects, creators at a time.
-func createAll(ctx context.Context, c client.Client, n int, object func(i int) client.Object) error {
+// percentiles returns the median and the 90th percentile of latencies, in seconds.
+func percentiles(latencies []time.Duration) (p50, p90 float64) {
+	if len(latencies) == 0 {
+		return 0, 0
+	}
+	slices.Sort(latencies)
+	at := func(q float64) float64 { return latencies[int(q*float64(len(latencies)-1))].Seconds() }
+	return at(0.5), at(0.9)
+}
+
+// report prints on stderr, every r.progress until stop is called, how many children are
+// done, statuses say so and objects converged, with the operator's queue and the API
+// server's CPU: where a slow convergence waits.
+func (r run) report(ctx context.Context, cp *reconciletest.ControlPlane, obs *observer, start time.Time, apiCPU time.Duration) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	last := metricsNow()
+	// Stopped managers leave their queue's depth where it was; this run's queue is empty yet.
+	stale := last["workqueue_depth"].value
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(r.progress)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			children, statuses, converged := obs.progress()
+			cpu, _ := apiServerCPU(cp)
+			now := metricsNow()
+			// Means over the time since the last line.
+			mean := func(name string) float64 {
+				if n := now[name].observations - last[name].observations; n > 0 {
+					return (now[name].observed - last[name].observed) / float64(n)
+				}
+				return 0
+			}
+			line := fmt.Sprintf("  %-9s %-13s %4.0fs  children %5d done %5d  statuses done %5d  converged %5d  API CPU %6.1fs",
+				r.kind.name, r.impl, time.Since(start).Seconds(), obs.childrenSeen(), children, statuses, converged, (cpu - apiCPU).Seconds())
+			// The ideal and bare pipelines have no queue.
+			if r.impl == library || r.impl == seeded {
+				line += fmt.Sprintf("  queue %5.0f  reconciles %5.0f of %5.3fs  queue wait %6.2fs", now["workqueue_depth"].value-stale,
+					now.reconciles()-last.reconciles(), mean("controller_runtime_reconcile_time_seconds"), mean("workqueue_queue_duration_seconds"))
+			}
+			fmt.Fprintln(os.Stderr, line)
+			last = now
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// createAll creates n objects, creators at a time, and returns when each was created, by
+// name.
+func createAll(ctx context.Context, c client.Client, n int, object func(i int) client.Object) (map[string]time.Time, error) {
+	var mu sync.Mutex
+	created := make(map[string]time.Time, n)
 	next := make(chan int, n)
 	for i := range n {
 		next <- i
@@ -246,14 +317,20 @@ func createAll(ctx context.Context, c client.Client, n int, object func(i int) c
 	for w := range creators {
 		wg.Go(func() {
 			for i := range next {
-				if errs[w] == nil {
-					errs[w] = c.Create(ctx, object(i))
+				if errs[w] != nil {
+					continue
+				}
+				obj := object(i)
+				if errs[w] = c.Create(ctx, obj); errs[w] == nil {
+					mu.Lock()
+					created[obj.GetName()] = time.Now()
+					mu.Unlock()
 				}
 			}
 		})
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	return created, errors.Join(errs...)
 }
 
 // manager is a controller-runtime manager running in the background.
@@ -311,7 +388,8 @@ func awaitDrained(ctx context.Context, reconciled, stale float64) (time.Time, er
 	var since time.Time
 	last := -1.0
 	for time.Now().Before(deadline) {
-		done, busy := reconciles(), activity()-stale
+		now := metricsNow()
+		done, busy := now.reconciles(), now.activity()-stale
 		switch {
 		case done < reconciled || busy > 0 || done != last:
 			since, last = time.Time{}, done
@@ -323,36 +401,50 @@ func awaitDrained(ctx context.Context, reconciled, stale float64) (time.Time, er
 		select {
 		case <-ctx.Done():
 			return time.Time{}, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
+		case <-time.After(50 * time.Millisecond):
 		}
 	}
 	return time.Time{}, fmt.Errorf("the controller did not finish %v reconciles and go idle", reconciled)
 }
 
-// reconciles is how many reconciles the process has finished, from the metrics
-// controller-runtime keeps whether or not it serves them.
-func reconciles() float64 { return metricSum("controller_runtime_reconcile_total") }
+// A snapshot is the process's metrics at one moment, each name's series summed: one
+// gathering of the registry, whose series grow with the objects (the shell keeps one per
+// condition of each), serves every figure read from it.
+type snapshot map[string]summed
 
-// activity is how many reconciles are running or queued in the process.
-func activity() float64 {
-	return metricSum("controller_runtime_active_workers") + metricSum("workqueue_depth")
+// summed is the sum of the series of one metric: counters' and gauges' values, and
+// histograms' observations and their count.
+type summed struct {
+	value, observed float64
+	observations    uint64
 }
 
-func metricSum(name string) float64 {
+// metricsNow gathers the process's metrics, controller-runtime's and the shell's, which
+// they keep whether or not they serve them.
+func metricsNow() snapshot {
+	s := snapshot{}
 	families, err := metrics.Registry.Gather()
 	if err != nil {
-		return 0
+		return s
 	}
-	sum := 0.0
 	for _, family := range families {
-		if family.GetName() != name {
-			continue
-		}
+		v := s[family.GetName()]
 		for _, m := range family.GetMetric() {
-			sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+			v.value += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+			v.observed += m.GetHistogram().GetSampleSum()
+			v.observations += m.GetHistogram().GetSampleCount()
 		}
+		s[family.GetName()] = v
 	}
-	return sum
+	return s
+}
+
+// reconciles is how many reconciles the process has finished.
+func (s snapshot) reconciles() float64 { return s["controller_runtime_reconcile_total"].value }
+
+// activity is how many reconciles are running or queued in the process.
+func (s snapshot) activity() float64 {
+	return s["controller_runtime_active_workers"].value + s["workqueue_depth"].value
 }
 
 // liveHeap is the heap the process holds after a full collection.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -39,5 +40,27 @@ func TestEveryImplementationConvergesAndOnlyTheSeedWritesWhileItResyncs(t *testi
 				}
 			})
 		}
+	}
+}
+
+func TestPercentilesAreTheMedianAndTheNinetiethOfTheObjectsLatencies(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		seconds  []int
+		p50, p90 float64
+	}{
+		{"none converged", nil, 0, 0},
+		{"one", []int{7}, 7, 7},
+		{"ten, unordered", []int{10, 1, 9, 2, 8, 3, 7, 4, 6, 5}, 5, 9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var latencies []time.Duration
+			for _, s := range tc.seconds {
+				latencies = append(latencies, time.Duration(s)*time.Second)
+			}
+			if p50, p90 := percentiles(latencies); p50 != tc.p50 || p90 != tc.p90 {
+				t.Errorf("percentiles = %v, %v; want %v, %v", p50, p90, tc.p50, tc.p90)
+			}
+		})
 	}
 }
