@@ -108,6 +108,11 @@ func watchedApply[T client.Object](ctx context.Context, c client.Client, owner c
 	if !reshaped && children.Decisive(live.GetUID(), intent, result.Diff, now) {
 		fresh := newLike(want)
 		if err := readLive(ctx, c, gvk, client.ObjectKeyFromObject(live), fresh); err == nil {
+			if len(drift(want, fresh)) == 0 {
+				// The API server already holds what is desired: the cache was behind
+				// this manager's own last write, which is no undoing by anyone.
+				return fresh, Result{Action: Unchanged}, nil
+			}
 			paths := fight.Paths(result.Diff)
 			managers = fight.Managers(fresh.GetManagedFields(), paths, o.fieldOwner)
 			mine = slices.Contains(fight.Managers(fresh.GetManagedFields(), paths, ""), o.fieldOwner)

@@ -1,6 +1,7 @@
 package ownership_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -111,6 +112,48 @@ func TestEnsureRaisesNoAlarmWhenSomeoneChangesAFieldTwice(t *testing.T) {
 		if _, _, err := ownership.Ensure(t.Context(), c, owner, desired(owner)); err != nil {
 			t.Fatalf("Ensure: %v, want two reverts of a person's change without an alarm", err)
 		}
+	}
+}
+
+// laggingDeployments is a client whose cache has not yet seen the latest writes to one
+// Deployment: typed reads of it answer it as it was when the cache froze, as an informer
+// whose watch lags does. Uncached reads (unstructured) and all writes go to the API server.
+type laggingDeployments struct {
+	client.Client
+	frozen *appsv1.Deployment
+}
+
+func (c laggingDeployments) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if d, ok := obj.(*appsv1.Deployment); ok && key == client.ObjectKeyFromObject(c.frozen) {
+		c.frozen.DeepCopyInto(d)
+		return nil
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
+}
+
+func TestEnsureRaisesNoAlarmWhenItsCacheLagsBehindItsOwnWrite(t *testing.T) {
+	c, counter, owner := setup(t)
+	live, _ := ensure(t, c, owner, desired(owner))
+	// Someone scales the child once; the cache sees that, then lags while Ensure puts the
+	// replicas back and is called again and again, as under a busy informer.
+	fighter(t, c, live, 5)
+	stale := &appsv1.Deployment{}
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(live), stale); err != nil {
+		t.Fatal(err)
+	}
+	lagging := laggingDeployments{Client: c, frozen: stale}
+	counter.Reset()
+	for round := 1; round <= 10; round++ {
+		if _, _, err := ownership.Ensure(t.Context(), lagging, owner, desired(owner)); err != nil {
+			t.Fatalf("round %d: Ensure: %v; want no fight: nobody has undone Ensure's write since", round, err)
+		}
+	}
+	if got := counter.Count("patch", "deployments"); got >= fight.Reverts {
+		t.Errorf("Ensure applied %d times, want fewer than %d: once the API server is read to already hold the desired object, the stale cache is no reason to write", got, fight.Reverts)
+	}
+	fresh := &appsv1.Deployment{}
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(live), fresh); err != nil || *fresh.Spec.Replicas != 2 {
+		t.Errorf("the child has %v replicas (%v), want the desired 2", fresh.Spec.Replicas, err)
 	}
 }
 
