@@ -62,21 +62,17 @@ func Coalesce(h handler.EventHandler, delay time.Duration) handler.EventHandler 
 // when the garbage collector deletes the children of a deleted owner, the owner may still
 // be in the cache, and its child must not be created again.
 func EnqueueOwner(c cluster.Cluster, owner client.Object) handler.EventHandler {
-	return coalesced{
-		h:         handler.EnqueueRequestForOwner(c.GetScheme(), c.GetRESTMapper(), owner, handler.OnlyControllerOwner()),
-		delay:     CoalesceDelay,
-		ownerType: reflect.TypeOf(owner),
-	}
+	h := handler.EnqueueRequestForOwner(c.GetScheme(), c.GetRESTMapper(), owner, handler.OnlyControllerOwner())
+	return Coalesce(bereaving{h, reflect.TypeOf(owner)}, CoalesceDelay)
 }
 
 type coalesced struct {
-	h         handler.EventHandler
-	delay     time.Duration
-	ownerType reflect.Type // set by EnqueueOwner: the owners of deleted children are noted
+	h     handler.EventHandler
+	delay time.Duration
 }
 
 func (c coalesced) Create(ctx context.Context, e event.CreateEvent, q queue) {
-	c.h.Create(ctx, e, delayed{q, c.delay, nil})
+	c.h.Create(ctx, e, delayed{q, c.delay})
 }
 
 func (c coalesced) Update(ctx context.Context, e event.UpdateEvent, q queue) {
@@ -84,15 +80,15 @@ func (c coalesced) Update(ctx context.Context, e event.UpdateEvent, q queue) {
 		c.h.Update(ctx, e, ahead{q})
 		return
 	}
-	c.h.Update(ctx, e, delayed{q, c.delay, nil})
+	c.h.Update(ctx, e, delayed{q, c.delay})
 }
 
 func (c coalesced) Delete(ctx context.Context, e event.DeleteEvent, q queue) {
-	c.h.Delete(ctx, e, delayed{q, c.delay, c.ownerType})
+	c.h.Delete(ctx, e, delayed{q, c.delay})
 }
 
 func (c coalesced) Generic(ctx context.Context, e event.GenericEvent, q queue) {
-	c.h.Generic(ctx, e, delayed{q, c.delay, nil})
+	c.h.Generic(ctx, e, delayed{q, c.delay})
 }
 
 type queue = workqueue.TypedRateLimitingInterface[rtreconcile.Request]
@@ -101,15 +97,31 @@ type queue = workqueue.TypedRateLimitingInterface[rtreconcile.Request]
 // time, so later events for it are absorbed rather than postponing it.
 type delayed struct {
 	queue
-	delay   time.Duration
-	bereave reflect.Type // the owner type to note in bereaved, if any
+	delay time.Duration
 }
 
-func (d delayed) Add(r rtreconcile.Request) {
-	if d.bereave != nil {
-		bereaved.note(d.bereave, r.NamespacedName)
-	}
-	d.AddAfter(r, d.delay)
+func (d delayed) Add(r rtreconcile.Request) { d.AddAfter(r, d.delay) }
+
+// bereaving notes in bereaved, as owner's type, every object its handler asks to
+// reconcile for a deleted child.
+type bereaving struct {
+	handler.EventHandler
+	owner reflect.Type
+}
+
+func (b bereaving) Delete(ctx context.Context, e event.DeleteEvent, q queue) {
+	b.EventHandler.Delete(ctx, e, noting{q, b.owner})
+}
+
+// noting notes each request's object in bereaved before queueing it.
+type noting struct {
+	queue
+	owner reflect.Type
+}
+
+func (n noting) Add(r rtreconcile.Request) {
+	bereaved.note(n.owner, r.NamespacedName)
+	n.queue.Add(r)
 }
 
 // ahead queues every Add at ReadinessPriority when the queue is a priority queue, and

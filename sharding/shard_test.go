@@ -56,6 +56,10 @@ type reconciles struct {
 	count   map[string]int    // by shard
 }
 
+func newReconciles(t *testing.T) *reconciles {
+	return &reconciles{t: t, running: map[string]string{}, last: map[string]string{}, count: map[string]int{}}
+}
+
 func (r *reconciles) logic(shard string, c client.Client) reconcile.Logic[*corev1.ConfigMap] {
 	return reconcile.LogicFunc[*corev1.ConfigMap](func(ctx context.Context, cm *corev1.ConfigMap) requeue.Outcome {
 		r.mu.Lock()
@@ -184,19 +188,25 @@ func placed(c client.Client, ns string, ring *sharding.Ring, r *reconciles) func
 	}
 }
 
-func TestShardsSplitTheObjectsAndHandThemOverOneAtATime(t *testing.T) {
-	cp := reconciletest.StartAPIServer(t)
-	c := cp.Client(t, nil)
-	ns := cp.Namespace(t)
-	r := &reconciles{t: t, running: map[string]string{}, last: map[string]string{}, count: map[string]int{}}
-
-	const n = 40
+// createConfigMaps creates the objects the tests' shards reconcile: n ConfigMaps cm-0 to
+// cm-<n-1> in ns, labelled for the tests' caches.
+func createConfigMaps(t *testing.T, c client.Client, ns string, n int) {
+	t.Helper()
 	for i := range n {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("cm-%d", i), Labels: map[string]string{"test": ""}}, Data: map[string]string{"v": fmt.Sprint(i)}}
 		if err := c.Create(t.Context(), cm); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+func TestShardsSplitTheObjectsAndHandThemOverOneAtATime(t *testing.T) {
+	cp := reconciletest.StartAPIServer(t)
+	c := cp.Client(t, nil)
+	ns := cp.Namespace(t)
+	r := newReconciles(t)
+	const n = 40
+	createConfigMaps(t, c, ns, n)
 
 	// One shard: it has everything, as an unsharded operator would.
 	a := start(t, cp, ns, "a", r)
@@ -265,7 +275,7 @@ func TestAShardThatLosesItsLeaseStopsWithAnError(t *testing.T) {
 	cp := reconciletest.StartAPIServer(t)
 	c := cp.Client(t, nil)
 	ns := cp.Namespace(t)
-	r := &reconciles{t: t, running: map[string]string{}, last: map[string]string{}, count: map[string]int{}}
+	r := newReconciles(t)
 	a := start(t, cp, ns, "a", r)
 
 	// Someone else takes the Lease, as the shard's would be taken after a partition.
@@ -298,7 +308,7 @@ func TestAShardWhoseManagerFailsLeavesItsLeaseToExpire(t *testing.T) {
 	cp := reconciletest.StartAPIServer(t)
 	c := cp.Client(t, nil)
 	ns := cp.Namespace(t)
-	r := &reconciles{t: t, running: map[string]string{}, last: map[string]string{}, count: map[string]int{}}
+	r := newReconciles(t)
 	failure := manager.RunnableFunc(func(ctx context.Context) error {
 		select {
 		case <-time.After(time.Second):
@@ -331,14 +341,9 @@ func TestTheNextShardAssignsOnceTheAssigningOnesLeaseExpires(t *testing.T) {
 	cp := reconciletest.StartAPIServer(t)
 	c := cp.Client(t, nil)
 	ns := cp.Namespace(t)
-	r := &reconciles{t: t, running: map[string]string{}, last: map[string]string{}, count: map[string]int{}}
+	r := newReconciles(t)
 	const n = 20
-	for i := range n {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("cm-%d", i), Labels: map[string]string{"test": ""}}}
-		if err := c.Create(t.Context(), cm); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createConfigMaps(t, c, ns, n)
 
 	// "a" is the first live shard, so it assigns; its manager fails without releasing
 	// its Lease, as a killed process's would be left.
