@@ -56,6 +56,7 @@ type Reconciler[T client.Object] struct {
 	newObject func() T
 	metrics   *observer
 	memory    *memory
+	warnings  warnings
 }
 
 // Option configures a Reconciler.
@@ -72,9 +73,10 @@ type options struct {
 	progressInterval   time.Duration
 }
 
-// WithRecorder makes the shell record events on the object it reconciles: Normal when the
-// object becomes Ready, Warning when it stalls or the logic fails, and Normal when
-// ownership.Ensure reverts drift. The manager's GetEventRecorder gives one; it aggregates
+// WithRecorder makes the shell record events on the object it reconciles: Warning when it
+// stalls or the logic fails, Normal Ready when it becomes Ready again after such a Warning
+// (not on a new object's first readiness, which its Ready condition tells), and Normal
+// when ownership.Ensure reverts drift. The manager's GetEventRecorder gives one; it aggregates
 // repeated events into a series, so a flapping object costs a bounded number of writes.
 func WithRecorder(r events.EventRecorder) Option {
 	return func(o *options) { o.recorder = r }
@@ -142,6 +144,7 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		if apierrors.IsNotFound(err) {
 			r.metrics.forget(req.NamespacedName) // deleted: its series go with it
 			r.memory.forget(req.NamespacedName)
+			r.warnings.forget(req.NamespacedName)
 			bereaved.take(reflect.TypeFor[T](), req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -221,7 +224,7 @@ func (r *Reconciler[T]) run(ctx context.Context, obj T) requeue.Outcome {
 			markStandard(conds, logicSet, outcome)
 		}
 		stamp(conds, old, Now(ctx))
-		news = transitions(conds, old)
+		news = transitions(conds, old, warned(old) || r.warnings.after(client.ObjectKeyFromObject(obj), conds))
 	}
 	if !equality.Semantic.DeepEqual(before, obj) {
 		if wait, hold := r.holdProgress(before, obj); hold {

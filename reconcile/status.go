@@ -1,10 +1,12 @@
 package reconcile
 
 import (
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	"github.com/reconcilekit/reconcilekit/requeue"
@@ -141,9 +143,13 @@ func stamp(obj, before conditions.Setter, now time.Time) {
 	}
 }
 
-// transitions returns the events the standard conditions' changes call for: Normal when the
-// object became Ready, Warning when it stalled (or stalled for a new reason).
-func transitions(obj, before conditions.Getter) []shellEvent {
+// transitions returns the events the standard conditions' changes call for: Warning when
+// the object stalled (or stalled for a new reason), and Normal Ready when it became Ready
+// while recovering, that is after a Warning: it had stalled or a reconcile had failed. A new
+// object's first readiness, and its return after an ordinary change such as a rollout, are
+// told by the Ready condition alone: an event for each would cost the API server one more
+// write per object, as much as a status write, to say what every client already reads.
+func transitions(obj, before conditions.Getter, recovering bool) []shellEvent {
 	var out []shellEvent
 	// A terminal error has its own event, ReconcileError.
 	if now := conditions.Find(obj, Stalled); now != nil && now.Reason != ReasonTerminalError {
@@ -151,10 +157,55 @@ func transitions(obj, before conditions.Getter) []shellEvent {
 			out = append(out, shellEvent{corev1.EventTypeWarning, now.Reason, now.Message})
 		}
 	}
-	if conditions.IsTrue(obj, Ready) && !conditions.IsTrue(before, Ready) {
-		out = append(out, shellEvent{corev1.EventTypeNormal, "Ready", "the object is ready"})
+	if conditions.IsTrue(obj, Ready) && !conditions.IsTrue(before, Ready) && recovering {
+		out = append(out, shellEvent{corev1.EventTypeNormal, "Ready", "the object is ready again"})
 	}
 	return out
+}
+
+// warned reports whether obj's conditions are those of an object the shell records a
+// Warning for: stalled, or retrying a failed reconcile.
+func warned(obj conditions.Getter) bool {
+	if conditions.IsTrue(obj, Stalled) {
+		return true
+	}
+	r := conditions.Find(obj, Reconciling)
+	return r != nil && r.Status == metav1.ConditionTrue && r.Reason == ReasonRetrying
+}
+
+// warnings holds the objects the shell recorded a Warning for that have not been Ready
+// since: on their way back they may pass through Reconciling (a Deployment created again
+// rolls out), so their conditions alone no longer show the Warning when Ready comes. Only
+// such objects are held, each until it is Ready or gone; a restart forgets them, and with
+// them at most one Normal event each.
+type warnings struct {
+	mu   sync.Mutex
+	keys map[types.NamespacedName]struct{}
+}
+
+// after records what obj's conditions say of key and reports whether key was recovering
+// from a Warning before.
+func (w *warnings) after(key types.NamespacedName, obj conditions.Getter) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, was := w.keys[key]
+	switch {
+	case warned(obj):
+		if w.keys == nil {
+			w.keys = map[types.NamespacedName]struct{}{}
+		}
+		w.keys[key] = struct{}{}
+	case conditions.IsTrue(obj, Ready):
+		delete(w.keys, key)
+	}
+	return was
+}
+
+// forget drops key, deleted.
+func (w *warnings) forget(key types.NamespacedName) {
+	w.mu.Lock()
+	delete(w.keys, key)
+	w.mu.Unlock()
 }
 
 // shellEvent is an event the shell records on the object it reconciles.

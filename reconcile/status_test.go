@@ -154,32 +154,59 @@ func TestShellStampsEveryTransitionWithItsOwnClock(t *testing.T) {
 	})
 }
 
-func TestShellRecordsAnEventWhenTheObjectBecomesReadyOrStalls(t *testing.T) {
+// readyAgainEvent is the event of an object that became Ready after a Warning, as the
+// fake recorder shows it.
+const readyAgainEvent = "Normal Ready the object is ready again"
+
+func TestShellRecordsAnEventWhenTheObjectStallsOrFailsAndWhenItRecovers(t *testing.T) {
+	type change struct {
+		name        string
+		degraded    bool // the logic's Degraded condition: Stalled
+		progressing bool // the logic's Progressing condition: Reconciling
+		failure     error
+		want        []string
+	}
 	f := newFixture(t)
-	degraded := metav1.ConditionFalse
+	var step change
 	r := f.reconciler(func(_ context.Context, w *Widget) requeue.Outcome {
-		conditions.Set(w, metav1.Condition{Type: conditions.Degraded, Status: degraded, Reason: "NotOwned", Message: "deployment x belongs to someone else"})
+		conditions.Set(w, metav1.Condition{Type: conditions.Degraded, Status: status(step.degraded), Reason: "NotOwned", Message: "deployment x belongs to someone else"})
+		conditions.Set(w, metav1.Condition{Type: conditions.Progressing, Status: status(step.progressing), Reason: "RollingOut"})
+		if step.failure != nil {
+			return requeue.Retry(step.failure)
+		}
 		return requeue.Done()
 	})
-	steps := []struct {
-		degraded metav1.ConditionStatus
-		want     []string
-	}{
-		{"False", []string{readyEvent}},
-		{"False", nil},
-		{"True", []string{"Warning NotOwned deployment x belongs to someone else"}},
-		{"True", nil},
-		{"False", []string{readyEvent}},
+	stalled := []string{"Warning NotOwned deployment x belongs to someone else"}
+	steps := []change{
+		{name: "a new object's first readiness is in its status alone"},
+		{name: "nothing changed"},
+		{name: "stalled", degraded: true, want: stalled},
+		{name: "still stalled", degraded: true},
+		{name: "ready after a stall", want: []string{readyAgainEvent}},
+		{name: "a failed reconcile", failure: errors.New("broken"), want: []string{"Warning ReconcileError broken"}},
+		{name: "ready after a failure", want: []string{readyAgainEvent}},
+		{name: "stalled again", degraded: true, want: stalled},
+		{name: "rolling out on the way back", progressing: true},
+		{name: "ready after the stall and the rollout", want: []string{readyAgainEvent}},
+		{name: "an ordinary rollout", progressing: true},
+		{name: "ready after the ordinary rollout"},
 	}
-	for i, step := range steps {
-		degraded = step.degraded
-		if _, err := f.reconcile(t, r); err != nil {
+	for _, s := range steps {
+		step = s
+		if _, err := f.reconcile(t, r); err != nil && s.failure == nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(step.want, f.recorded()); diff != "" {
-			t.Errorf("step %d: events (-want +got):\n%s", i, diff)
+		if diff := cmp.Diff(s.want, f.recorded()); diff != "" {
+			t.Errorf("%s: events (-want +got):\n%s", s.name, diff)
 		}
 	}
+}
+
+func status(b bool) metav1.ConditionStatus {
+	if b {
+		return metav1.ConditionTrue
+	}
+	return metav1.ConditionFalse
 }
 
 // A flapping object (Degraded on, off, on...) asks for two events a flap; the events API's

@@ -186,8 +186,8 @@ type ReconcilerTestCase struct {
 	WantStatus any
 
 	// WantEvents are the events recorded, in order, as events.FakeRecorder formats
-	// them, "type reason note", with CaseNamespace for the case's namespace: "Normal
-	// Ready the object is ready".
+	// them, "type reason note", with CaseNamespace for the case's namespace: "Warning
+	// ReconcileError broken".
 	WantEvents []string
 
 	// WantResult is the result Reconcile returns.

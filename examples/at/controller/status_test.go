@@ -42,7 +42,6 @@ func TestStatusOfAnAtAsStandardClientsReadIt(t *testing.T) {
 			schedule: -time.Hour, command: "echo done",
 			phase: cnatv1alpha1.PhaseDone,
 			want:  reconciletest.Verdict{Status: kstatus.CurrentStatus, Ready: metav1.ConditionTrue, Waited: true}, reason: "Reconciled",
-			event: &reconciletest.Event{Type: corev1.EventTypeNormal, Reason: "Ready"},
 		},
 		{
 			// The simulated node fails a command whose last word is "exit 1", as a shell would.

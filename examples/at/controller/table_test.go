@@ -91,7 +91,6 @@ func TestAtTable(t *testing.T) {
 				condition("Succeeded", "True", "CommandSucceeded", "the command succeeded"),
 				condition("Ready", "True", "Reconciled", ""),
 			}},
-		WantEvents: []string{"Normal Ready the object is ready"},
 	}, {
 		Name:   "a command that failed makes the At DONE and Stalled, with its message and exit code",
 		Object: running(at(now.Add(-time.Hour), "exit 3")),

@@ -49,7 +49,6 @@ func TestStatusOfAMemcachedAsStandardClientsReadIt(t *testing.T) {
 		{
 			name: "converged: Current, and Ready",
 			want: reconciletest.Verdict{Status: kstatus.CurrentStatus, Ready: metav1.ConditionTrue, Waited: true}, reason: "Reconciled",
-			event: &reconciletest.Event{Type: corev1.EventTypeNormal, Reason: "Ready"},
 		},
 		{
 			name:   "a Deployment of its name that it does not own: Failed",

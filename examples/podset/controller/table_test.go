@@ -76,7 +76,6 @@ func TestPodSetTable(t *testing.T) {
 				condition("Ready", "True", "Reconciled", ""),
 			},
 		},
-		WantEvents: []string{"Normal Ready the object is ready"},
 	}, {
 		Name:             "a new size is written to the Deployment",
 		Object:           podSet(2),
