@@ -26,6 +26,8 @@ import (
 var (
 	full = flag.Bool("full", false, "run every scenario at full size: 100 objects of each kind, 50 crashes, reconciles counted over a minute")
 	logs = flag.Bool("logs", false, "show the operators' logs")
+	// shardedAts measures a shard's heap with a larger share than the full size gives.
+	shardedAts = flag.Int("sharded-ats", 0, "Ats a sharding scenario creates at a time (0: 1000 with -full, 30 without)")
 )
 
 var (

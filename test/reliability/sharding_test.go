@@ -48,8 +48,11 @@ const atRing = "at-operator"
 // manager's shard Leases use.
 const shardLeaseDuration = 15 * time.Second
 
-// shardedObjects is how many Ats a sharding scenario creates.
+// shardedObjects is how many Ats a sharding scenario creates at a time.
 func shardedObjects() int {
+	if *shardedAts > 0 {
+		return *shardedAts
+	}
 	if *full {
 		return 1000
 	}
