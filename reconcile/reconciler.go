@@ -224,7 +224,7 @@ func (r *Reconciler[T]) run(ctx context.Context, obj T) requeue.Outcome {
 			markStandard(conds, logicSet, outcome)
 		}
 		stamp(conds, old, Now(ctx))
-		news = transitions(conds, old, warned(old) || r.warnings.after(client.ObjectKeyFromObject(obj), conds))
+		news = transitions(conds, old, r.warnings.after(client.ObjectKeyFromObject(obj), old, conds))
 	}
 	if !equality.Semantic.DeepEqual(before, obj) {
 		if wait, hold := r.holdProgress(before, obj); hold {

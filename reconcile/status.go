@@ -183,22 +183,24 @@ type warnings struct {
 	keys map[types.NamespacedName]struct{}
 }
 
-// after records what obj's conditions say of key and reports whether key was recovering
-// from a Warning before.
-func (w *warnings) after(key types.NamespacedName, obj conditions.Getter) bool {
+// after records the change of key's conditions from before to obj, and reports whether
+// key was recovering from a Warning: held, or warned in before (the memory of a process
+// that restarted since). It is held from then on until obj is Ready.
+func (w *warnings) after(key types.NamespacedName, before, obj conditions.Getter) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	_, was := w.keys[key]
+	_, recovering := w.keys[key]
+	recovering = recovering || warned(before)
 	switch {
-	case warned(obj):
+	case conditions.IsTrue(obj, Ready):
+		delete(w.keys, key)
+	case recovering || warned(obj):
 		if w.keys == nil {
 			w.keys = map[types.NamespacedName]struct{}{}
 		}
 		w.keys[key] = struct{}{}
-	case conditions.IsTrue(obj, Ready):
-		delete(w.keys, key)
 	}
-	return was
+	return recovering
 }
 
 // forget drops key, deleted.

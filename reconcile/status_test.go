@@ -183,6 +183,8 @@ func TestShellRecordsAnEventWhenTheObjectStallsOrFailsAndWhenItRecovers(t *testi
 		{name: "stalled", degraded: true, want: stalled},
 		{name: "still stalled", degraded: true},
 		{name: "ready after a stall", want: []string{readyAgainEvent}},
+		{name: "an ordinary rollout after the recovery", progressing: true},
+		{name: "ready after the ordinary rollout: the recovery is not news twice"},
 		{name: "a failed reconcile", failure: errors.New("broken"), want: []string{"Warning ReconcileError broken"}},
 		{name: "ready after a failure", want: []string{readyAgainEvent}},
 		{name: "stalled again", degraded: true, want: stalled},
