@@ -209,18 +209,54 @@ func kindNamed(name string) *kind {
 	return nil
 }
 
+// standardStatus makes idealConditions write the status the library-built Memcached and
+// PodSet write (-standard-status): an experiment that separates the cost of that status
+// from the cost of the library's machinery.
+var standardStatus bool
+
 // idealConditions sets the one condition the ideal pipeline reports, Available, and the
-// generation it describes.
+// generation it describes; with standardStatus, the conditions of a size-1 object as the
+// library-built operators report them, in progress and done.
 func idealConditions(obj client.Object, available bool) {
-	c := metav1.Condition{Type: conditions.Available, Status: metav1.ConditionFalse, Reason: "RollingOut", ObservedGeneration: obj.GetGeneration()}
+	g := obj.GetGeneration()
+	set := []metav1.Condition{{Type: conditions.Available, Status: metav1.ConditionFalse, Reason: "RollingOut", ObservedGeneration: g}}
 	if available {
-		c.Status, c.Reason = metav1.ConditionTrue, "RolloutComplete"
+		set[0].Status, set[0].Reason = metav1.ConditionTrue, "RolloutComplete"
+	}
+	if standardStatus {
+		set = standardConditions(g, available)
 	}
 	setter := obj.(conditions.Setter)
 	conds := setter.GetConditions()
-	meta.SetStatusCondition(&conds, c)
+	if available {
+		meta.RemoveStatusCondition(&conds, "Reconciling")
+	}
+	for _, c := range set {
+		meta.SetStatusCondition(&conds, c)
+	}
 	setter.SetConditions(conds)
-	obj.(interface{ SetObservedGeneration(int64) }).SetObservedGeneration(obj.GetGeneration())
+	obj.(interface{ SetObservedGeneration(int64) }).SetObservedGeneration(g)
+}
+
+// standardConditions are the conditions of a size-1 Memcached or PodSet of generation g
+// as the library-built operators write them, in progress or done.
+func standardConditions(g int64, available bool) []metav1.Condition {
+	if available {
+		return []metav1.Condition{
+			{Type: conditions.Available, Status: metav1.ConditionTrue, Reason: "MinimumReplicasAvailable", Message: "minimum availability: 1 of 1 replicas available", ObservedGeneration: g},
+			{Type: conditions.Progressing, Status: metav1.ConditionFalse, Reason: "RolloutComplete", Message: "1 of 1 replicas available", ObservedGeneration: g},
+			{Type: conditions.Degraded, Status: metav1.ConditionFalse, Reason: "RolloutComplete", Message: "1 of 1 replicas available", ObservedGeneration: g},
+			{Type: conditions.Ready, Status: metav1.ConditionTrue, Reason: "Reconciled", ObservedGeneration: g},
+		}
+	}
+	rolling := "0 of 1 replicas available"
+	return []metav1.Condition{
+		{Type: conditions.Available, Status: metav1.ConditionFalse, Reason: "AvailabilityNotReported", Message: "the Deployment has not reported its availability yet", ObservedGeneration: g},
+		{Type: conditions.Progressing, Status: metav1.ConditionTrue, Reason: "RollingOut", Message: rolling, ObservedGeneration: g},
+		{Type: conditions.Degraded, Status: metav1.ConditionFalse, Reason: "RollingOut", Message: rolling, ObservedGeneration: g},
+		{Type: conditions.Ready, Status: metav1.ConditionFalse, Reason: "RollingOut", Message: rolling, ObservedGeneration: g},
+		{Type: "Reconciling", Status: metav1.ConditionTrue, Reason: "RollingOut", Message: rolling, ObservedGeneration: g},
+	}
 }
 
 func deploymentAvailable(obj client.Object) bool {
