@@ -23,6 +23,7 @@ import (
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	podset "github.com/reconcilekit/reconcilekit/examples/podset/controller"
 	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/test/benchmark/internal/seed"
 )
 
@@ -229,7 +230,7 @@ func idealConditions(obj client.Object, available bool) {
 	setter := obj.(conditions.Setter)
 	conds := setter.GetConditions()
 	if available {
-		meta.RemoveStatusCondition(&conds, "Reconciling")
+		meta.RemoveStatusCondition(&conds, reconcile.Reconciling)
 	}
 	for _, c := range set {
 		meta.SetStatusCondition(&conds, c)
@@ -246,7 +247,7 @@ func standardConditions(g int64, available bool) []metav1.Condition {
 			{Type: conditions.Available, Status: metav1.ConditionTrue, Reason: "MinimumReplicasAvailable", Message: "minimum availability: 1 of 1 replicas available", ObservedGeneration: g},
 			{Type: conditions.Progressing, Status: metav1.ConditionFalse, Reason: "RolloutComplete", Message: "1 of 1 replicas available", ObservedGeneration: g},
 			{Type: conditions.Degraded, Status: metav1.ConditionFalse, Reason: "RolloutComplete", Message: "1 of 1 replicas available", ObservedGeneration: g},
-			{Type: conditions.Ready, Status: metav1.ConditionTrue, Reason: "Reconciled", ObservedGeneration: g},
+			{Type: conditions.Ready, Status: metav1.ConditionTrue, Reason: reconcile.ReasonReconciled, ObservedGeneration: g},
 		}
 	}
 	rolling := "0 of 1 replicas available"
@@ -255,7 +256,7 @@ func standardConditions(g int64, available bool) []metav1.Condition {
 		{Type: conditions.Progressing, Status: metav1.ConditionTrue, Reason: "RollingOut", Message: rolling, ObservedGeneration: g},
 		{Type: conditions.Degraded, Status: metav1.ConditionFalse, Reason: "RollingOut", Message: rolling, ObservedGeneration: g},
 		{Type: conditions.Ready, Status: metav1.ConditionFalse, Reason: "RollingOut", Message: rolling, ObservedGeneration: g},
-		{Type: "Reconciling", Status: metav1.ConditionTrue, Reason: "RollingOut", Message: rolling, ObservedGeneration: g},
+		{Type: reconcile.Reconciling, Status: metav1.ConditionTrue, Reason: "RollingOut", Message: rolling, ObservedGeneration: g},
 	}
 }
 
