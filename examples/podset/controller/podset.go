@@ -54,6 +54,11 @@ func CacheOptions(o *cache.Options) {
 
 // Setup registers the PodSet controller with mgr, whose cache must use CacheOptions.
 func Setup(mgr ctrl.Manager) error {
+	// Each reconcile reads its Deployment's pods through this index, not by matching every
+	// pod of the namespace.
+	if err := ownership.IndexPods(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
 	// A pod's changes (a new name, readiness) reach its PodSet through the instance label.
 	podSet := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, pod client.Object) []rtreconcile.Request {
 		return []rtreconcile.Request{{NamespacedName: client.ObjectKey{Namespace: pod.GetNamespace(), Name: pod.GetLabels()[instance]}}}
