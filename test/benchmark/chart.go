@@ -20,12 +20,12 @@ const (
 	legendSpace = 40
 )
 
-// The colour of each implementation's line; the ideal pipeline's, the floor, is dashed,
+// The colour of each implementation's line; the ideal pipelines', the floors, are dashed,
 // as is the bare pipeline's, the control plane's limit.
-var colours = map[string]string{bare: "#aaaaaa", ideal: "#555555", seeded: "#d95f02", library: "#1b7f9e"}
+var colours = map[string]string{bare: "#aaaaaa", ideal: "#555555", fullIdeal: "#7570b3", seeded: "#d95f02", library: "#1b7f9e"}
 
 func lineStyle(impl string) string {
-	if impl == bare || impl == ideal {
+	if impl == bare || impl == ideal || impl == fullIdeal {
 		return fmt.Sprintf(`stroke=%q stroke-dasharray="5 4"`, colours[impl])
 	}
 	return fmt.Sprintf(`stroke=%q`, colours[impl])

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -41,10 +42,14 @@ func BenchmarkAPIServerCPU(b *testing.B) {
 		return &cachev1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 			Spec: cachev1alpha1.MemcachedSpec{Size: 1, ContainerPort: 11211}}
 	}
-	status := func(generation int) client.Patch {
-		return client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"status":{"observedGeneration":%d,"conditions":[`+
-			`{"type":"Available","status":"False","reason":"RollingOut","message":"0 of 1 replicas available","lastTransitionTime":"2026-01-01T00:00:00Z","observedGeneration":1},`+
-			`{"type":"Progressing","status":"True","reason":"RollingOut","message":"0 of 1 replicas available","lastTransitionTime":"2026-01-01T00:00:00Z","observedGeneration":1}]}}`, generation))
+	// status patches a status of generation g with the first n of the five conditions a
+	// Memcached in progress reports (Available, Progressing, Degraded, Ready, Reconciling).
+	status := func(g, n int) client.Patch {
+		conds := []string{"Available", "Progressing", "Degraded", "Ready", "Reconciling"}[:n]
+		for i, t := range conds {
+			conds[i] = `{"type":"` + t + `","status":"False","reason":"RollingOut","message":"0 of 1 replicas available","lastTransitionTime":"2026-01-01T00:00:00Z","observedGeneration":1}`
+		}
+		return client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"status":{"observedGeneration":%d,"conditions":[%s]}}`, g, strings.Join(conds, ",")))
 	}
 	deployment := func(name string) *appsv1.Deployment {
 		return memcachedDeployment(ns, name).(*appsv1.Deployment)
@@ -84,20 +89,28 @@ func BenchmarkAPIServerCPU(b *testing.B) {
 		}},
 		{name: "custom resource status patch", setup: needMemcacheds, do: func(i int) error {
 			generation++
-			return c.Status().Patch(b.Context(), memcached(fmt.Sprint("mc-", i%memcacheds)), status(generation))
+			return c.Status().Patch(b.Context(), memcached(fmt.Sprint("mc-", i%memcacheds)), status(generation, 2))
+		}},
+		{name: "custom resource status patch, one condition", setup: needMemcacheds, do: func(i int) error {
+			generation++
+			return c.Status().Patch(b.Context(), memcached(fmt.Sprint("mc-", i%memcacheds)), status(generation, 1))
+		}},
+		{name: "custom resource status patch, five conditions", setup: needMemcacheds, do: func(i int) error {
+			generation++
+			return c.Status().Patch(b.Context(), memcached(fmt.Sprint("mc-", i%memcacheds)), status(generation, 5))
 		}},
 		{name: "custom resource status patch, no change", setup: func() error {
 			if err := needMemcacheds(); err != nil {
 				return err
 			}
 			for i := range memcacheds {
-				if err := c.Status().Patch(b.Context(), memcached(fmt.Sprint("mc-", i)), status(0)); err != nil {
+				if err := c.Status().Patch(b.Context(), memcached(fmt.Sprint("mc-", i)), status(0, 2)); err != nil {
 					return err
 				}
 			}
 			return nil
 		}, do: func(i int) error {
-			return c.Status().Patch(b.Context(), memcached(fmt.Sprint("mc-", i%memcacheds)), status(0))
+			return c.Status().Patch(b.Context(), memcached(fmt.Sprint("mc-", i%memcacheds)), status(0, 2))
 		}},
 		{name: "Deployment create", do: func(int) error {
 			deployments++

@@ -23,14 +23,18 @@ import (
 type idealSpec struct {
 	// children are what obj needs created, without their owner: the pipeline sets it.
 	children func(obj client.Object) []client.Object
-	// progressing sets obj's status to say its children are on their way.
-	progressing func(obj client.Object)
-	// ready sets obj's status to say its child is done, from what the pipeline's cache
-	// holds, or returns false when the cache does not yet hold all it needs.
-	ready func(ctx context.Context, c client.Reader, obj client.Object) bool
+	// progressing sets obj's status to say its children are on their way: the least status
+	// that says so, or with full the status the library-built operator writes.
+	progressing func(obj client.Object, full bool)
+	// ready sets obj's status to say its child is done (the least or the full status), from
+	// what the pipeline's cache holds, or returns false when the cache does not yet hold all
+	// it needs.
+	ready func(ctx context.Context, c client.Reader, obj client.Object, full bool) bool
 	// watches are other types, labelled with their object's name under instanceLabel,
 	// whose events may complete what ready needs (a PodSet's pods).
 	watches []client.Object
+	// index, if set, registers the indexes ready reads in the pipeline's cache.
+	index func(ctx context.Context, c cache.Cache) error
 }
 
 // instanceLabel names, on the pods of a PodSet, the PodSet they belong to.
@@ -45,6 +49,7 @@ const idealWorkers = 16
 // writes keep their order without a lock.
 type idealPipeline struct {
 	kind   *kind
+	full   bool // writes the operator's full status, not the least
 	writer client.Client
 	cache  cache.Cache
 	seed   maphash.Seed
@@ -71,10 +76,10 @@ type idealTask struct {
 	start bool
 }
 
-// startIdeal starts the ideal pipeline of k on cfg and returns once its watches have
-// synced; stop ends it and returns the errors it met. The pipeline never retries, so it
+// startIdeal starts the ideal pipeline of k on cfg, writing the least status or with full
+// the library-built operator's, and returns once its watches have synced; stop ends it and returns the errors it met. The pipeline never retries, so it
 // calls failed with its first error: the run cannot converge.
-func startIdeal(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.Scheme, k *kind, failed func(error)) (stop func() error, err error) {
+func startIdeal(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.Scheme, k *kind, full bool, failed func(error)) (stop func() error, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	writer, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
@@ -87,7 +92,13 @@ func startIdeal(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.Scheme
 		cancel()
 		return nil, err
 	}
-	p := &idealPipeline{kind: k, writer: writer, cache: c, seed: maphash.MakeSeed(), state: map[string]idealState{}, failed: failed}
+	if k.ideal.index != nil {
+		if err := k.ideal.index(ctx, c); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
+	p := &idealPipeline{kind: k, full: full, writer: writer, cache: c, seed: maphash.MakeSeed(), state: map[string]idealState{}, failed: failed}
 	var wg sync.WaitGroup
 	for i := range p.work {
 		p.work[i] = make(chan idealTask, 4096)
@@ -189,7 +200,7 @@ func (p *idealPipeline) start(ctx context.Context, obj client.Object) error {
 			return err
 		}
 	}
-	if err := p.writeStatus(ctx, obj, p.kind.ideal.progressing); err != nil {
+	if err := p.writeStatus(ctx, obj, func(o client.Object) { p.kind.ideal.progressing(o, p.full) }); err != nil {
 		return err
 	}
 	p.mu.Lock()
@@ -211,7 +222,7 @@ func (p *idealPipeline) check(ctx context.Context, name string) error {
 		return err
 	}
 	ok := false
-	if err := p.writeStatus(ctx, obj, func(o client.Object) { ok = p.kind.ideal.ready(ctx, p.cache, o) }); err != nil || !ok {
+	if err := p.writeStatus(ctx, obj, func(o client.Object) { ok = p.kind.ideal.ready(ctx, p.cache, o, p.full) }); err != nil || !ok {
 		return err
 	}
 	p.mu.Lock()

@@ -40,13 +40,12 @@ func main() {
 	n := flag.Int("n", 200, "objects per kind and implementation, at least 1")
 	rounds := flag.Int("rounds", 0, "rounds; the table shows the median of each figure (0: 3 up to N=1000, 1 above, where a run takes many minutes)")
 	only := flag.String("kinds", "memcached,podset,at", "the kinds to measure, separated by commas")
-	impls := flag.String("implementations", "ideal,seed,reconcilekit", "the implementations to measure, separated by commas: ideal, seed, reconcilekit, bare")
-	record := flag.Bool("record", true, "record the medians in test/benchmark/results.json and redraw docs/performance.svg (not with -workers or -standard-status)")
+	impls := flag.String("implementations", "ideal,full-ideal,seed,reconcilekit", "the implementations to measure, separated by commas: ideal, full-ideal, seed, reconcilekit, bare")
+	record := flag.Bool("record", true, "record the medians in test/benchmark/results.json and redraw docs/performance.svg (not with -workers)")
 	workers := flag.Int("workers", 0, "reconciles at a time for the library-built operators; 0 keeps what the examples ship with")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (the operators under test among it) to this file")
 	progress := flag.Duration("progress", 0, "print on stderr, this often, how far each run's convergence is: children done, statuses saying so, the operator's queue, the API server's CPU (0: never)")
 	redraw := flag.Bool("redraw", false, "only redraw docs/performance.svg from test/benchmark/results.json")
-	flag.BoolVar(&standardStatus, "standard-status", false, "the ideal pipeline of Memcached and PodSet writes the conditions the library-built operators write (Ready, Reconciling and the kind's, with reasons and messages) instead of the least status: what the library's machinery adds beyond that status")
 	flag.Parse()
 	// The operators under test log nothing, so that neither implementation pays for its
 	// log; the control plane's helpers log through the same logger.
@@ -110,7 +109,7 @@ func bench(ctx context.Context, n, rounds, workers int, only, impls string, reco
 	for name := range strings.SplitSeq(impls, ",") {
 		impl, ok := implementationFlags[strings.TrimSpace(name)]
 		if !ok {
-			return fmt.Errorf("unknown implementation %q in -implementations; want ideal, seed, reconcilekit or bare", name)
+			return fmt.Errorf("unknown implementation %q in -implementations; want ideal, full-ideal, seed, reconcilekit or bare", name)
 		}
 		measuredImpls = append(measuredImpls, impl)
 	}
@@ -143,7 +142,7 @@ func bench(ctx context.Context, n, rounds, workers int, only, impls string, reco
 	}
 
 	report := newReport(n, rounds, nodes, workers, selected, measured)
-	if record && workers == 0 && !standardStatus {
+	if record && workers == 0 {
 		results := filepath.Join(root, "test", "benchmark", "results.json")
 		chart := filepath.Join(root, "docs", "performance.svg")
 		if err := report.record(results, chart); err != nil {

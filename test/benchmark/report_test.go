@@ -34,17 +34,19 @@ func TestSummaryReportsTheWorstKindAgainstTheIdealAndTheSeed(t *testing.T) {
 	memcached, at := kindNamed("memcached"), kindNamed("at")
 	r := &report{n: 100, kinds: []*kind{memcached, at}, medians: map[*kind]map[string]measurement{
 		memcached: {
-			ideal:   {Converge: 10, Writes: 400},
-			seeded:  {Converge: 20, Writes: 500, ResyncWrites: 100},
-			library: {Converge: 12, Writes: 300},
+			ideal:     {Converge: 10, Writes: 400},
+			fullIdeal: {Converge: 11, Writes: 400},
+			seeded:    {Converge: 20, Writes: 500, ResyncWrites: 100},
+			library:   {Converge: 12, Writes: 300},
 		},
 		at: {
-			ideal:   {Converge: 2, Writes: 300},
-			seeded:  {Converge: 5, Writes: 400},
-			library: {Converge: 4, Writes: 300, ResyncWrites: 1},
+			ideal:     {Converge: 2, Writes: 300},
+			fullIdeal: {Converge: 3.2, Writes: 300},
+			seeded:    {Converge: 5, Writes: 400},
+			library:   {Converge: 4, Writes: 300, ResyncWrites: 1},
 		},
 	}}
-	want := "summary: steady_writes=1 writes_per_object=3.00 time_vs_ideal=2.00 writes_vs_ideal=1.00 time_vs_seed=0.80 writes_vs_seed=0.75"
+	want := "summary: steady_writes=1 writes_per_object=3.00 time_vs_ideal=2.00 writes_vs_ideal=1.00 time_vs_full_ideal=1.25 time_vs_seed=0.80 writes_vs_seed=0.75"
 	if got := r.summary(); got != want {
 		t.Errorf("summary:\n got %s\nwant %s", got, want)
 	}
