@@ -6,6 +6,7 @@ import (
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	"github.com/reconcilekit/reconcilekit/reconcile"
@@ -96,12 +97,14 @@ func ExampleNew() {
 		return requeue.Done()
 	}
 
+	r := reconcile.New(mgr.GetClient(), size,
+		reconcile.WithRecorder(mgr.GetEventRecorder("widget-controller")),
+		reconcile.WithFieldOwner("widget-operator"),
+		reconcile.WithFinalizer("test.reconcilekit.io/release", release))
 	err = ctrl.NewControllerManagedBy(mgr).
-		For(&Widget{}).
-		Complete(reconcile.New(mgr.GetClient(), size,
-			reconcile.WithRecorder(mgr.GetEventRecorder("widget-controller")),
-			reconcile.WithFieldOwner("widget-operator"),
-			reconcile.WithFinalizer("test.reconcilekit.io/release", release)))
+		// The watch event of the shell's own status write needs no reconcile.
+		For(&Widget{}, builder.WithPredicates(r.IgnoreOwnWrites())).
+		Complete(r)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -48,19 +48,56 @@ func WithProgressInterval(interval time.Duration) Option {
 // memory is what the shell remembers of its own writes, per object: the resourceVersion it
 // expects the cache to reach, and when it last wrote the object's status while the object
 // was reconciling. An object is forgotten once the cache has reached the write and the
-// object is no longer reconciling, so the memory holds the objects in flight only.
+// object is no longer reconciling, so the memory holds the objects in flight only. It also
+// knows which objects a reconcile is running for, so that the watch event of a write is
+// dropped only when no reconcile may have read the object from before it.
 type memory struct {
 	mu      sync.Mutex
 	objects map[types.NamespacedName]*written
+	running map[types.NamespacedName]bool
 }
 
 type written struct {
 	rv         string    // the resourceVersion of the shell's last write, until the cache shows it
 	at         time.Time // when the shell wrote it
 	inProgress bool      // the status written was Reconciling
+	awaited    bool      // a reconcile was put off until the cache shows rv
 }
 
-func newMemory() *memory { return &memory{objects: map[types.NamespacedName]*written{}} }
+func newMemory() *memory {
+	return &memory{objects: map[types.NamespacedName]*written{}, running: map[types.NamespacedName]bool{}}
+}
+
+// enter records that a reconcile of key runs, until the func it returns is called.
+func (m *memory) enter(key types.NamespacedName) (exit func()) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.running[key] = true
+	return func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		delete(m.running, key)
+	}
+}
+
+// echo reports whether an update of key to rv is the watch event of the shell's own last
+// write, which no reconcile needs: no reconcile of key is running, which may have read the
+// object from before the write, and none was put off to wait for it. The cache holds the
+// write by then (an informer updates its store before it hands out the event), so the write
+// is forgotten as behind forgets it.
+func (m *memory) echo(key types.NamespacedName, rv string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w, ok := m.objects[key]
+	if !ok || w.rv == "" || w.rv != rv || w.awaited || m.running[key] {
+		return false
+	}
+	w.rv = ""
+	if !w.inProgress {
+		delete(m.objects, key)
+	}
+	return true
+}
 
 // wrote records that the shell's write of key returned rv at now; inProgress says the status
 // written says Reconciling.
@@ -87,6 +124,7 @@ func (m *memory) behind(key types.NamespacedName, cachedRV string, now time.Time
 	}
 	cmp, err := resourceversion.CompareResourceVersion(cachedRV, w.rv)
 	if wait := timeout - now.Sub(w.at); err == nil && cmp < 0 && wait > 0 {
+		w.awaited = true
 		return wait, true
 	}
 	w.rv = ""

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	"github.com/reconcilekit/reconcilekit/reconcile"
@@ -209,4 +210,84 @@ func TestProgressIsWrittenAtMostOncePerIntervalAndAVerdictAtOnce(t *testing.T) {
 
 func reconcileRequest(f *fixture) ctrl.Request {
 	return ctrl.Request{NamespacedName: client.ObjectKeyFromObject(f.widget)}
+}
+
+func TestIgnoreOwnWritesDropsTheWatchEventOfTheShellsOwnWriteOnly(t *testing.T) {
+	// A shell whose logic moves a Widget from "" to "one" has written it (from before to
+	// written); each case then makes an update event for its predicate to judge.
+	type shell struct {
+		f               *fixture
+		r               *reconcile.Reconciler[*Widget]
+		cache           *laggingCache
+		before, written *Widget
+		// reconcileHeld starts a reconcile of the Widget and returns once its logic runs,
+		// held until release is called.
+		reconcileHeld func() (release func())
+	}
+	for _, tc := range []struct {
+		name  string
+		event func(t *testing.T, s shell) event.UpdateEvent
+		pass  bool
+	}{
+		{"the event of the shell's own write", func(_ *testing.T, s shell) event.UpdateEvent {
+			return event.UpdateEvent{ObjectOld: s.before, ObjectNew: s.written}
+		}, false},
+		{"a later change by someone else", func(t *testing.T, s shell) event.UpdateEvent {
+			changed := s.written.DeepCopy()
+			changed.Spec.Size++
+			if err := s.f.client.Update(t.Context(), changed); err != nil {
+				t.Fatal(err)
+			}
+			return event.UpdateEvent{ObjectOld: s.written, ObjectNew: changed}
+		}, true},
+		{"the informer's resync", func(_ *testing.T, s shell) event.UpdateEvent {
+			return event.UpdateEvent{ObjectOld: s.written, ObjectNew: s.written}
+		}, true},
+		{"the event of the write while a reconcile of the object runs", func(t *testing.T, s shell) event.UpdateEvent {
+			// That reconcile may have read the Widget from before the write: the event
+			// must bring it back.
+			t.Cleanup(s.reconcileHeld())
+			return event.UpdateEvent{ObjectOld: s.before, ObjectNew: s.written}
+		}, true},
+		{"the event of the write a reconcile was put off to wait for", func(t *testing.T, s shell) event.UpdateEvent {
+			s.cache.freeze(s.before)
+			if result, err := s.r.Reconcile(s.f.context(t), reconcileRequest(s.f)); err != nil || result.RequeueAfter == 0 {
+				t.Fatalf("a reconcile on the stale cache returned %+v, %v; want it put off", result, err)
+			}
+			return event.UpdateEvent{ObjectOld: s.before, ObjectNew: s.written}
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			s := shell{f: f, cache: &laggingCache{Client: f.client}}
+			step := &stepper{decided: map[string]int{}}
+			var hold chan struct{}
+			running := make(chan struct{})
+			s.r = reconcile.New[*Widget](s.cache, reconcile.LogicFunc[*Widget](func(ctx context.Context, w *Widget) requeue.Outcome {
+				if hold != nil {
+					running <- struct{}{}
+					<-hold
+				}
+				return step.Reconcile(ctx, w)
+			}), reconcile.WithClock(f.clock))
+			s.reconcileHeld = func() func() {
+				hold = make(chan struct{})
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					_, _ = s.r.Reconcile(f.context(t), reconcileRequest(f))
+				}()
+				<-running
+				return func() { close(hold); <-done }
+			}
+			s.before = f.live(t)
+			if _, err := s.r.Reconcile(f.context(t), reconcileRequest(f)); err != nil {
+				t.Fatal(err)
+			}
+			s.written = f.live(t)
+			if pass := s.r.IgnoreOwnWrites().Update(tc.event(t, s)); pass != tc.pass {
+				t.Errorf("the predicate passed the event: %v, want %v", pass, tc.pass)
+			}
+		})
+	}
 }

@@ -14,7 +14,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	"github.com/reconcilekit/reconcilekit/ownership"
@@ -139,6 +141,7 @@ func New[T client.Object](c client.Client, logic Logic[T], opts ...Option) *Reco
 
 // Reconcile implements controller-runtime's reconcile.Reconciler.
 func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	defer r.memory.enter(req.NamespacedName)()
 	obj := r.newObject()
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -261,6 +264,29 @@ func (r *Reconciler[T]) cleanupDeleted(ctx context.Context, obj T) requeue.Outco
 }
 
 // patch changes obj's metadata with a merge patch guarded by its resourceVersion.
+// IgnoreOwnWrites returns a predicate for the watch of the reconciled kind that drops the
+// watch event of the shell's own write of an object: the object as the last reconcile left
+// it, which a reconcile would find nothing to do for. Every other event passes: a change by
+// anyone else (a new resourceVersion), the informer's periodic resync, the event of a write
+// while a reconcile of the object runs or waits for that write. Changes to children come
+// through their own watches. Without it every status write costs one more reconcile.
+//
+//	r := reconcile.New(mgr.GetClient(), logic)
+//	ctrl.NewControllerManagedBy(mgr).
+//		For(&v1alpha1.PodSet{}, builder.WithPredicates(r.IgnoreOwnWrites())).
+//		Complete(r)
+//
+// It needs read-your-own-writes (WithExpectationTimeout above 0, the default): the memory
+// of the shell's writes is what tells them apart.
+func (r *Reconciler[T]) IgnoreOwnWrites() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		if e.ObjectOld == nil || e.ObjectNew == nil || e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion() {
+			return true
+		}
+		return !r.memory.echo(client.ObjectKeyFromObject(e.ObjectNew), e.ObjectNew.GetResourceVersion())
+	}}
+}
+
 func (r *Reconciler[T]) patch(ctx context.Context, obj T, change func()) error {
 	before := obj.DeepCopyObject().(T)
 	change()

@@ -263,6 +263,19 @@ func TestAPIServerPIDIsTheRunningAPIServer(t *testing.T) {
 	}
 }
 
+func TestPIDsNameEveryComponentOfACluster(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("PIDs needs /proc")
+	}
+	pids := cluster(t).PIDs()
+	for _, name := range clusterBinaries {
+		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pids[name]))
+		if err != nil || !strings.Contains(string(cmdline), name) {
+			t.Errorf("PIDs()[%q] = %d, running %q (%v); want the process of %s", name, pids[name], strings.ReplaceAll(string(cmdline), "\x00", " "), err, name)
+		}
+	}
+}
+
 func TestFaultsReachTheCaller(t *testing.T) {
 	cp := cluster(t)
 	ns := cp.Namespace(t)

@@ -258,6 +258,27 @@ func (cp *ControlPlane) APIServerPID() (int, error) {
 	return pids[0], nil
 }
 
+// PIDs returns the process id of each running component of the control plane by the name
+// of its binary (etcd and kube-apiserver; for a cluster also kube-controller-manager,
+// kube-scheduler and kwok), for measurements of their own, such as the CPU time each
+// spends. It needs /proc, so Linux.
+func (cp *ControlPlane) PIDs() map[string]int {
+	pids := map[string]int{}
+	for name, path := range map[string]string{"etcd": cp.env.ControlPlane.Etcd.Path, "kube-apiserver": cp.env.ControlPlane.APIServer.Path} {
+		if found := childrenMentioning(path); len(found) > 0 {
+			pids[name] = found[0]
+		}
+	}
+	for _, p := range cp.processes {
+		select {
+		case <-p.done:
+		default:
+			pids[p.name] = p.cmd.Process.Pid
+		}
+	}
+	return pids
+}
+
 // syncWriter serializes writes from the processes that share one Output.
 type syncWriter struct {
 	mu sync.Mutex

@@ -190,18 +190,18 @@ var kinds = []*kind{
 				a.Status.Phase, a.Status.PodName = cnatv1alpha1.PhaseRunning, a.Name
 				if full {
 					running := "phase " + cnatv1alpha1.PhaseRunning
-					setConditions(a, a.Status.Phase == cnatv1alpha1.PhaseDone,
+					setConditions(a, false,
 						metav1.Condition{Type: conditions.Ready, Status: metav1.ConditionFalse, Reason: "Running", Message: running},
 						metav1.Condition{Type: reconcile.Reconciling, Status: metav1.ConditionTrue, Reason: "Running", Message: running})
 				}
 			},
-			// The phase says it all, as the seed's status does.
+			// The least status: the phase says it all, as the seed's status does.
 			ready: func(_ context.Context, _ client.Reader, obj client.Object, full bool) bool {
 				a := obj.(*cnatv1alpha1.At)
 				a.Status.Phase = cnatv1alpha1.PhaseDone
 				if full {
 					a.Status.ExitCode = new(int32(0)) // the benchmark's command always succeeds
-					setConditions(a, a.Status.Phase == cnatv1alpha1.PhaseDone,
+					setConditions(a, true,
 						metav1.Condition{Type: at.Succeeded, Status: metav1.ConditionTrue, Reason: "CommandSucceeded", Message: "the command succeeded"},
 						metav1.Condition{Type: conditions.Ready, Status: metav1.ConditionTrue, Reason: reconcile.ReasonReconciled})
 				}
@@ -233,19 +233,18 @@ func kindNamed(name string) *kind {
 // generation it describes; with full, the conditions of a size-1 object as the
 // library-built operators report them, in progress and done.
 func idealConditions(obj client.Object, available, full bool) {
-	g := obj.GetGeneration()
-	set := []metav1.Condition{{Type: conditions.Available, Status: metav1.ConditionFalse, Reason: "RollingOut", ObservedGeneration: g}}
+	set := []metav1.Condition{{Type: conditions.Available, Status: metav1.ConditionFalse, Reason: "RollingOut"}}
 	if available {
 		set[0].Status, set[0].Reason = metav1.ConditionTrue, "RolloutComplete"
 	}
 	if full {
-		set = standardConditions(g, available)
+		set = standardConditions(available)
 	}
 	setConditions(obj, available, set...)
 }
 
-// setConditions sets obj's conditions and observedGeneration, and once done removes
-// Reconciling.
+// setConditions sets obj's conditions, each of its generation, and its observedGeneration;
+// once done it removes Reconciling.
 func setConditions(obj client.Object, done bool, set ...metav1.Condition) {
 	setter := obj.(conditions.Setter)
 	conds := setter.GetConditions()
@@ -260,24 +259,24 @@ func setConditions(obj client.Object, done bool, set ...metav1.Condition) {
 	obj.(interface{ SetObservedGeneration(int64) }).SetObservedGeneration(obj.GetGeneration())
 }
 
-// standardConditions are the conditions of a size-1 Memcached or PodSet of generation g
+// standardConditions are the conditions of a size-1 Memcached or PodSet
 // as the library-built operators write them, in progress or done.
-func standardConditions(g int64, available bool) []metav1.Condition {
+func standardConditions(available bool) []metav1.Condition {
 	if available {
 		return []metav1.Condition{
-			{Type: conditions.Available, Status: metav1.ConditionTrue, Reason: "MinimumReplicasAvailable", Message: "minimum availability: 1 of 1 replicas available", ObservedGeneration: g},
-			{Type: conditions.Progressing, Status: metav1.ConditionFalse, Reason: "RolloutComplete", Message: "1 of 1 replicas available", ObservedGeneration: g},
-			{Type: conditions.Degraded, Status: metav1.ConditionFalse, Reason: "RolloutComplete", Message: "1 of 1 replicas available", ObservedGeneration: g},
-			{Type: conditions.Ready, Status: metav1.ConditionTrue, Reason: reconcile.ReasonReconciled, ObservedGeneration: g},
+			{Type: conditions.Available, Status: metav1.ConditionTrue, Reason: "MinimumReplicasAvailable", Message: "minimum availability: 1 of 1 replicas available"},
+			{Type: conditions.Progressing, Status: metav1.ConditionFalse, Reason: "RolloutComplete", Message: "1 of 1 replicas available"},
+			{Type: conditions.Degraded, Status: metav1.ConditionFalse, Reason: "RolloutComplete", Message: "1 of 1 replicas available"},
+			{Type: conditions.Ready, Status: metav1.ConditionTrue, Reason: reconcile.ReasonReconciled},
 		}
 	}
 	rolling := "0 of 1 replicas available"
 	return []metav1.Condition{
-		{Type: conditions.Available, Status: metav1.ConditionFalse, Reason: "AvailabilityNotReported", Message: "the Deployment has not reported its availability yet", ObservedGeneration: g},
-		{Type: conditions.Progressing, Status: metav1.ConditionTrue, Reason: "RollingOut", Message: rolling, ObservedGeneration: g},
-		{Type: conditions.Degraded, Status: metav1.ConditionFalse, Reason: "RollingOut", Message: rolling, ObservedGeneration: g},
-		{Type: conditions.Ready, Status: metav1.ConditionFalse, Reason: "RollingOut", Message: rolling, ObservedGeneration: g},
-		{Type: reconcile.Reconciling, Status: metav1.ConditionTrue, Reason: "RollingOut", Message: rolling, ObservedGeneration: g},
+		{Type: conditions.Available, Status: metav1.ConditionFalse, Reason: "AvailabilityNotReported", Message: "the Deployment has not reported its availability yet"},
+		{Type: conditions.Progressing, Status: metav1.ConditionTrue, Reason: "RollingOut", Message: rolling},
+		{Type: conditions.Degraded, Status: metav1.ConditionFalse, Reason: "RollingOut", Message: rolling},
+		{Type: conditions.Ready, Status: metav1.ConditionFalse, Reason: "RollingOut", Message: rolling},
+		{Type: reconcile.Reconciling, Status: metav1.ConditionTrue, Reason: "RollingOut", Message: rolling},
 	}
 }
 

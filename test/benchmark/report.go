@@ -68,7 +68,7 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprint(w, ".\n\n")
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "kind\timplementation\tconverge s\tx ideal\tx full ideal\tobject p50 s\tobject p90 s\tAPI CPU ms/obj\tprocess CPU ms/obj\twrites/obj\tevents/obj\treads/obj\treconciles/obj\tconflicts\t"+
+	fmt.Fprintln(tw, "kind\timplementation\tconverge s\tx ideal\tx full ideal\tobject p50 s\tobject p90 s\tAPI CPU ms/obj\tprocess CPU ms/obj\tetcd/kcm/sched/kwok CPU ms/obj\twrites/obj\tevents/obj\treads/obj\treconciles/obj\tconflicts\t"+
 		"resync s\tresync writes\tresync reads\tresync reconciles/obj\theap KiB/obj\t")
 	n := float64(r.n)
 	for _, k := range r.kinds {
@@ -78,8 +78,9 @@ func (r *report) print(w io.Writer) {
 			if !ok {
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%.2f\t%s\t%s\t%.2f\t%.2f\t%.1f\t%.1f\t", k.name, impl, m.Converge, ratio(m.Converge, floor), ratio(m.Converge, fullFloor),
-				m.LatencyP50, m.LatencyP90, 1000*m.APIServerCPU/n, 1000*m.ProcessCPU/n)
+			fmt.Fprintf(tw, "%s\t%s\t%.2f\t%s\t%s\t%.2f\t%.2f\t%.1f\t%.1f\t%.1f/%.1f/%.1f/%.1f\t", k.name, impl, m.Converge, ratio(m.Converge, floor), ratio(m.Converge, fullFloor),
+				m.LatencyP50, m.LatencyP90, 1000*m.APIServerCPU/n, 1000*m.ProcessCPU/n,
+				1000*m.EtcdCPU/n, 1000*m.ControllerManagerCPU/n, 1000*m.SchedulerCPU/n, 1000*m.KwokCPU/n)
 			switch impl {
 			case bare:
 				fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t\t\t")

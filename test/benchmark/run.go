@@ -68,11 +68,16 @@ type measurement struct {
 	Events float64 `json:"events"`
 	Reads  float64 `json:"reads"`
 	// APIServerCPU and ProcessCPU are CPU seconds over the convergence: the API server's,
-	// and this process's (the operator with the benchmark's creators and observer).
-	APIServerCPU float64 `json:"apiServerCPUSeconds"`
-	ProcessCPU   float64 `json:"processCPUSeconds"`
-	Reconciles   float64 `json:"reconciles"`
-	Conflicts    float64 `json:"conflicts"`
+	// and this process's (the operator with the benchmark's creators and observer); then
+	// the other components' of the control plane.
+	APIServerCPU         float64 `json:"apiServerCPUSeconds"`
+	ProcessCPU           float64 `json:"processCPUSeconds"`
+	EtcdCPU              float64 `json:"etcdCPUSeconds"`
+	ControllerManagerCPU float64 `json:"controllerManagerCPUSeconds"`
+	SchedulerCPU         float64 `json:"schedulerCPUSeconds"`
+	KwokCPU              float64 `json:"kwokCPUSeconds"`
+	Reconciles           float64 `json:"reconciles"`
+	Conflicts            float64 `json:"conflicts"`
 	// LatencyP50 and LatencyP90 are seconds from an object's creation until it converged:
 	// the median and the 90th percentile over the objects.
 	LatencyP50 float64 `json:"latencyP50Seconds"`
@@ -91,7 +96,8 @@ type measurement struct {
 
 // fields lists m's fields, for the medians.
 func (m *measurement) fields() []*float64 {
-	return []*float64{&m.Converge, &m.Writes, &m.Events, &m.Reads, &m.APIServerCPU, &m.ProcessCPU, &m.Reconciles, &m.Conflicts,
+	return []*float64{&m.Converge, &m.Writes, &m.Events, &m.Reads, &m.APIServerCPU, &m.ProcessCPU,
+		&m.EtcdCPU, &m.ControllerManagerCPU, &m.SchedulerCPU, &m.KwokCPU, &m.Reconciles, &m.Conflicts,
 		&m.LatencyP50, &m.LatencyP90, &m.Resync, &m.ResyncWrites, &m.ResyncReads, &m.ResyncReconciles, &m.ResyncConflicts, &m.HeapPerObject}
 }
 
@@ -224,13 +230,13 @@ func (r run) converge(ctx context.Context, cp *reconciletest.ControlPlane, schem
 	if err := admin.Create(ctx, newObject(namespace, "warm-up"), client.DryRunAll); err != nil {
 		return err
 	}
-	apiCPU, err := apiServerCPU(cp)
+	cpuBefore, err := controlPlaneCPU(cp)
 	if err != nil {
 		return err
 	}
 	procCPU, start := processCPU(), time.Now()
 	if r.progress > 0 {
-		stop := r.report(ctx, cp, obs, start, apiCPU)
+		stop := r.report(ctx, cp, obs, start, cpuBefore["kube-apiserver"])
 		defer stop()
 	}
 	created, err := createAll(ctx, admin, r.n, func(i int) client.Object {
@@ -245,8 +251,10 @@ func (r run) converge(ctx context.Context, cp *reconciletest.ControlPlane, schem
 		return fmt.Errorf("%s %s did not converge: %w", r.kind.name, r.impl, err)
 	}
 	m.ProcessCPU = (processCPU() - procCPU).Seconds()
-	apiCPUAfter, err := apiServerCPU(cp)
-	m.APIServerCPU = (apiCPUAfter - apiCPU).Seconds()
+	cpuAfter, err := controlPlaneCPU(cp)
+	spent := func(name string) float64 { return (cpuAfter[name] - cpuBefore[name]).Seconds() }
+	m.APIServerCPU, m.EtcdCPU, m.ControllerManagerCPU = spent("kube-apiserver"), spent("etcd"), spent("kube-controller-manager")
+	m.SchedulerCPU, m.KwokCPU = spent("kube-scheduler"), spent("kwok")
 	m.Converge = done.Sub(start).Seconds()
 	m.LatencyP50, m.LatencyP90 = percentiles(obs.latencies(created))
 	return err

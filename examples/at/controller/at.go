@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -68,13 +69,16 @@ func SetupWith(mgr ctrl.Manager, opts ...reconcile.Option) error {
 	if err != nil {
 		return err
 	}
+	r := reconcile.New(mgr.GetClient(), machine, append([]reconcile.Option{
+		reconcile.WithRecorder(mgr.GetEventRecorder("at-controller")),
+		reconcile.WithFieldOwner(managedBy)}, opts...)...)
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&cnatv1alpha1.At{}).
+		// The watch event of the shell's own status write would make a reconcile with
+		// nothing to do.
+		For(&cnatv1alpha1.At{}, builder.WithPredicates(r.IgnoreOwnWrites())).
 		// A pod's burst of updates as it runs makes one reconcile.
 		Watches(&corev1.Pod{}, reconcile.EnqueueOwner(mgr, &cnatv1alpha1.At{})).
-		Complete(reconcile.New(mgr.GetClient(), machine, append([]reconcile.Option{
-			reconcile.WithRecorder(mgr.GetEventRecorder("at-controller")),
-			reconcile.WithFieldOwner(managedBy)}, opts...)...))
+		Complete(r)
 }
 
 // NewMachine returns the At controller's logic, the phase machine that reconcile.New runs:

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -57,16 +58,19 @@ func CacheOptions(o *cache.Options) {
 
 // Setup registers the Memcached controller with mgr, whose cache must use CacheOptions.
 func Setup(mgr ctrl.Manager) error {
+	r := reconcile.New(mgr.GetClient(), NewLogic(mgr.GetClient()),
+		reconcile.WithRecorder(mgr.GetEventRecorder("memcached-controller")),
+		reconcile.WithFieldOwner("memcached-operator"))
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&cachev1alpha1.Memcached{}).
+		// The watch event of the shell's own status write would make a reconcile with
+		// nothing to do.
+		For(&cachev1alpha1.Memcached{}, builder.WithPredicates(r.IgnoreOwnWrites())).
 		// A rollout's burst of Deployment updates makes one reconcile.
 		Watches(&appsv1.Deployment{}, reconcile.EnqueueOwner(mgr, &cachev1alpha1.Memcached{})).
 		Watches(&corev1.Service{}, reconcile.EnqueueOwner(mgr, &cachev1alpha1.Memcached{})).
 		// A ConfigMap's change reaches exactly the Memcacheds that name it.
 		Watches(&corev1.ConfigMap{}, ownership.EnqueueReferrers(mgr.GetClient(), &cachev1alpha1.MemcachedList{}, configMapNames)).
-		Complete(reconcile.New(mgr.GetClient(), NewLogic(mgr.GetClient()),
-			reconcile.WithRecorder(mgr.GetEventRecorder("memcached-controller")),
-			reconcile.WithFieldOwner("memcached-operator")))
+		Complete(r)
 }
 
 // configMapNames names the ConfigMaps a Memcached references.

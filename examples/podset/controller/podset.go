@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -63,14 +64,17 @@ func Setup(mgr ctrl.Manager) error {
 	podSet := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, pod client.Object) []rtreconcile.Request {
 		return []rtreconcile.Request{{NamespacedName: client.ObjectKey{Namespace: pod.GetNamespace(), Name: pod.GetLabels()[instance]}}}
 	})
+	r := reconcile.New(mgr.GetClient(), NewLogic(mgr.GetClient()),
+		reconcile.WithRecorder(mgr.GetEventRecorder("podset-controller")),
+		reconcile.WithFieldOwner("podset-operator"))
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&appsv1alpha1.PodSet{}).
+		// The watch event of the shell's own status write would make a reconcile with
+		// nothing to do.
+		For(&appsv1alpha1.PodSet{}, builder.WithPredicates(r.IgnoreOwnWrites())).
 		// A rollout's burst of Deployment and pod updates makes one reconcile.
 		Watches(&appsv1.Deployment{}, reconcile.EnqueueOwner(mgr, &appsv1alpha1.PodSet{})).
 		Watches(&corev1.Pod{}, reconcile.Coalesce(podSet, reconcile.CoalesceDelay)).
-		Complete(reconcile.New(mgr.GetClient(), NewLogic(mgr.GetClient()),
-			reconcile.WithRecorder(mgr.GetEventRecorder("podset-controller")),
-			reconcile.WithFieldOwner("podset-operator")))
+		Complete(r)
 }
 
 // NewLogic returns the PodSet controller's logic, which reconcile.New runs: what Setup
