@@ -51,7 +51,15 @@ const podsIndex = "ownership.reconcilekit.io/deployment"
 // index of pods by the Deployment whose ReplicaSet made them, which Pods then reads. Without
 // it, Pods matches the Deployment's selector against every cached pod of the namespace, so a
 // reconcile costs in proportion to the pods the namespace holds: with 10000 objects in one
-// namespace, most of it. Call it before the manager starts.
+// namespace, most of it.
+//
+// Call it once the manager runs (from a manager.RunnableFunc added with mgr.Add, as the
+// PodSet example does): the index then joins the pod informer the controller's watch starts,
+// whose cache sync the controller bounds, so an operator that may not list pods fails to
+// start with an error. Registered before the manager starts, the index makes the manager
+// wait for the pod cache with no limit: a missing permission hangs the start, and
+// controller-runtime 0.25 cannot even stop such a manager. Until the index is registered,
+// Pods falls back to the selector.
 func IndexPods(ctx context.Context, indexer client.FieldIndexer) error {
 	return indexer.IndexField(ctx, &corev1.Pod{}, podsIndex, podDeployment)
 }

@@ -54,7 +54,7 @@ func WithProgressInterval(interval time.Duration) Option {
 type memory struct {
 	mu      sync.Mutex
 	objects map[types.NamespacedName]*written
-	running map[types.NamespacedName]bool
+	running map[types.NamespacedName]int // reconciles running, by object
 }
 
 type written struct {
@@ -65,18 +65,20 @@ type written struct {
 }
 
 func newMemory() *memory {
-	return &memory{objects: map[types.NamespacedName]*written{}, running: map[types.NamespacedName]bool{}}
+	return &memory{objects: map[types.NamespacedName]*written{}, running: map[types.NamespacedName]int{}}
 }
 
 // enter records that a reconcile of key runs, until the func it returns is called.
 func (m *memory) enter(key types.NamespacedName) (exit func()) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.running[key] = true
+	m.running[key]++
 	return func() {
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		delete(m.running, key)
+		if m.running[key]--; m.running[key] == 0 {
+			delete(m.running, key)
+		}
 	}
 }
 
@@ -89,7 +91,7 @@ func (m *memory) echo(key types.NamespacedName, rv string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	w, ok := m.objects[key]
-	if !ok || w.rv == "" || w.rv != rv || w.awaited || m.running[key] {
+	if !ok || w.rv == "" || w.rv != rv || w.awaited || m.running[key] > 0 {
 		return false
 	}
 	w.rv = ""

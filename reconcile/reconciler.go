@@ -263,7 +263,6 @@ func (r *Reconciler[T]) cleanupDeleted(ctx context.Context, obj T) requeue.Outco
 	return requeue.Done()
 }
 
-// patch changes obj's metadata with a merge patch guarded by its resourceVersion.
 // IgnoreOwnWrites returns a predicate for the watch of the reconciled kind that drops the
 // watch event of the shell's own write of an object: the object as the last reconcile left
 // it, which a reconcile would find nothing to do for. Every other event passes: a change by
@@ -287,6 +286,7 @@ func (r *Reconciler[T]) IgnoreOwnWrites() predicate.Predicate {
 	}}
 }
 
+// patch changes obj's metadata with a merge patch guarded by its resourceVersion.
 func (r *Reconciler[T]) patch(ctx context.Context, obj T, change func()) error {
 	before := obj.DeepCopyObject().(T)
 	change()

@@ -66,17 +66,27 @@ func StartManager(t testing.TB, cfg *rest.Config, opts manager.Options, setup ..
 }
 
 // Stop stops the manager and waits until it has stopped, failing the test if the
-// manager failed. It may be called more than once.
+// manager failed or did not stop within a minute. It may be called more than once.
 func (m *Manager) Stop() {
 	m.t.Helper()
 	m.stopOnce.Do(func() {
 		m.cancel()
-		<-m.done
+		select {
+		case <-m.done:
+		case <-time.After(managerStopTimeout):
+			// controller-runtime 0.25 never returns from Start once cancelled while a cache
+			// it waits for cannot sync (controller-runtime#3440).
+			m.t.Errorf("reconciletest: the manager did not stop within %v: was an informer started before the manager (an index, GetInformer) for a kind the operator may not list?", managerStopTimeout)
+			return
+		}
 		if m.err != nil && !errors.Is(m.err, context.Canceled) {
 			m.t.Errorf("reconciletest: the manager failed: %v", m.err)
 		}
 	})
 }
+
+// managerStopTimeout bounds Stop: a manager stops in seconds, even one still starting.
+const managerStopTimeout = time.Minute
 
 // AwaitReconciles waits until the named controller has finished n reconciles, whatever
 // their result, since the manager started. Reconciles are counted by controller name

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
@@ -56,8 +57,12 @@ func CacheOptions(o *cache.Options) {
 // Setup registers the PodSet controller with mgr, whose cache must use CacheOptions.
 func Setup(mgr ctrl.Manager) error {
 	// Each reconcile reads its Deployment's pods through this index, not by matching every
-	// pod of the namespace.
-	if err := ownership.IndexPods(context.Background(), mgr.GetFieldIndexer()); err != nil {
+	// pod of the namespace. It is added once the manager runs, so that a missing pod
+	// permission fails the pod watch's bounded cache sync instead of hanging the start.
+	indexPods := manager.RunnableFunc(func(ctx context.Context) error {
+		return ownership.IndexPods(ctx, mgr.GetFieldIndexer())
+	})
+	if err := mgr.Add(indexPods); err != nil {
 		return err
 	}
 	// A pod's changes (a new name, readiness) reach its PodSet through the instance label.
