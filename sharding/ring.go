@@ -7,8 +7,9 @@ import (
 	"github.com/cespare/xxhash/v2"
 )
 
-// TokensPerShard is how many virtual nodes each shard has on the ring: enough for every
-// shard's share of the objects to be within a few percent of the others'.
+// TokensPerShard is how many virtual nodes each shard has on the ring: the external
+// sharder's default, so that both rings are the same. It keeps a shard's share within
+// about a tenth of a fair one (29 to 37 % of the objects for three shards).
 const TokensPerShard = 100
 
 // Ring is a consistent-hash ring of shards: an object's key belongs to the shard of the
@@ -19,12 +20,14 @@ type Ring struct {
 	owners map[uint64]string // token to shard
 }
 
-// NewRing returns the ring of shards, in any order; duplicates count once.
+// NewRing returns the ring of shards, in any order; duplicates count once. A shard's
+// tokens are the xxhash of "<shard>-<i>" for i from 0 to TokensPerShard-1, as the
+// external sharder's.
 func NewRing(shards ...string) *Ring {
 	r := &Ring{owners: make(map[uint64]string, len(shards)*TokensPerShard)}
 	for _, shard := range shards {
 		for i := range TokensPerShard {
-			t := xxhash.Sum64String(shard + strconv.Itoa(i))
+			t := xxhash.Sum64String(shard + "-" + strconv.Itoa(i))
 			if _, taken := r.owners[t]; !taken {
 				r.tokens = append(r.tokens, t)
 			}

@@ -2,7 +2,10 @@ package sharding_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
+
+	"github.com/cespare/xxhash/v2"
 
 	"github.com/reconcilekit/reconcilekit/sharding"
 )
@@ -137,5 +140,33 @@ func TestRingMovesOnlyTheKeysOfAShardThatComesOrGoes(t *testing.T) {
 func TestKeyIsTheExternalShardersObjectKey(t *testing.T) {
 	if got, want := sharding.Key("cnat.example.com", "At", "default", "at-1"), "cnat.example.com/At/default/at-1"; got != want {
 		t.Errorf("Key = %q, want %q", got, want)
+	}
+}
+
+// TestRingPlacesKeysAsTheExternalSharder pins the ring to the external sharder's: tokens
+// the xxhash of "<shard>-<i>", 100 a shard, a key on the shard of the first token at or
+// after its hash. A change here moves objects between the two, so it is a breaking one.
+func TestRingPlacesKeysAsTheExternalSharder(t *testing.T) {
+	shards := []string{"replica-0", "replica-1", "replica-2"}
+	var tokens []uint64
+	owner := map[uint64]string{}
+	for _, s := range shards {
+		for i := range 100 {
+			tok := xxhash.Sum64String(fmt.Sprintf("%s-%d", s, i))
+			tokens = append(tokens, tok)
+			owner[tok] = s
+		}
+	}
+	slices.Sort(tokens)
+	want := func(key string) string {
+		i, _ := slices.BinarySearch(tokens, xxhash.Sum64String(key))
+		return owner[tokens[i%len(tokens)]]
+	}
+
+	r := sharding.NewRing(shards...)
+	for _, k := range keys(5000) {
+		if got, want := r.Shard(k), want(k); got != want {
+			t.Fatalf("key %q is on %q; the external sharder's ring puts it on %q", k, got, want)
+		}
 	}
 }
