@@ -261,6 +261,7 @@ type replicaProcess struct {
 	name    string
 	cmd     *exec.Cmd
 	metrics string // the address of its metrics endpoint
+	pprof   string // the address of its profiles
 	done    chan struct{}
 	output  sync.WaitGroup
 }
@@ -270,11 +271,12 @@ type replicaProcess struct {
 // leader election in ns.
 func startReplica(t *testing.T, bin, kubeconfig, ns, name string, ledger *reconcileLedger) *replicaProcess {
 	t.Helper()
-	port := freeLocalPort(t)
+	metrics, pprof := "127.0.0.1:"+strconv.Itoa(freeLocalPort(t)), "127.0.0.1:"+strconv.Itoa(freeLocalPort(t))
 	label := name
 	args := []string{
 		"-leader-election-namespace=" + ns,
-		"-metrics-bind-address=127.0.0.1:" + strconv.Itoa(port),
+		"-metrics-bind-address=" + metrics,
+		"-pprof-bind-address=" + pprof,
 		"-health-probe-bind-address=0",
 		// Every V(1) line: at V(1) the logger samples repeated messages (100 a second,
 		// then one in 100), which would leave holes in the ledger; from V(2) it does not.
@@ -295,7 +297,7 @@ func startReplica(t *testing.T, bin, kubeconfig, ns, name string, ledger *reconc
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting replica %s: %v", label, err)
 	}
-	r := &replicaProcess{name: label, cmd: cmd, metrics: "127.0.0.1:" + strconv.Itoa(port), done: make(chan struct{})}
+	r := &replicaProcess{name: label, cmd: cmd, metrics: metrics, pprof: pprof, done: make(chan struct{})}
 	var echo io.Writer
 	if *logs {
 		echo = os.Stderr
@@ -336,8 +338,11 @@ func (r *replicaProcess) kill() {
 	<-r.done
 }
 
-// heap returns the replica's heap in use, the least of a few samples of its metrics a
-// second apart, which leaves out most of the garbage the next collection frees.
+// heap returns the replica's live heap: what the collection that its heap profile's gc=1
+// forces found in use (the Go runtime's /gc/heap/live:bytes, which controller-runtime
+// exports). The heap in use at any other moment holds garbage too, up to as much again in
+// an idle process, and so does it right after the forced collection, from building the
+// profile. The least of three readings leaves out a reconcile that happened to run.
 func (r *replicaProcess) heap(t *testing.T) float64 {
 	t.Helper()
 	// Up once its metrics answer.
@@ -346,8 +351,11 @@ func (r *replicaProcess) heap(t *testing.T) float64 {
 		return err
 	})
 	least := 0.0
-	for range 5 {
-		v, err := scrape(t.Context(), "http://"+r.metrics+"/metrics", "go_memstats_heap_alloc_bytes")
+	for range 3 {
+		if err := get(t.Context(), "http://"+r.pprof+"/debug/pprof/heap?gc=1"); err != nil {
+			t.Fatalf("collecting replica %s's garbage: %v", r.name, err)
+		}
+		v, err := scrape(t.Context(), "http://"+r.metrics+"/metrics", "go_gc_heap_live_bytes")
 		if err != nil {
 			t.Fatalf("reading replica %s's heap: %v", r.name, err)
 		}
@@ -357,6 +365,24 @@ func (r *replicaProcess) heap(t *testing.T) float64 {
 		time.Sleep(time.Second)
 	}
 	return least
+}
+
+// get sends a GET to url and reads its answer to the end.
+func get(ctx context.Context, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	return err
 }
 
 // scrape returns the value of an unlabelled metric from a Prometheus text endpoint.

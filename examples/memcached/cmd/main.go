@@ -31,6 +31,8 @@ func main() {
 		"The address the metrics endpoint binds to, such as :8080; 0 turns it off.")
 	probeAddr := flag.String("health-probe-bind-address", ":8081",
 		"The address the liveness and readiness probes bind to.")
+	pprofAddr := flag.String("pprof-bind-address", "0",
+		"The address Go's profiles (/debug/pprof/) are served on, such as 127.0.0.1:8082; 0 turns them off.")
 	leaderElect := flag.Bool("leader-elect", false,
 		"Elect a leader, so that only one replica of the manager reconciles at a time.")
 	concurrency := flag.Int("max-concurrent-reconciles", controller.Concurrency,
@@ -44,14 +46,14 @@ func main() {
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&logOpts)))
 
-	if err := run(ctrl.SetupSignalHandler(), *metricsAddr, *probeAddr, *leaderElect, *concurrency, *shard, *leaseNamespace); err != nil {
+	if err := run(ctrl.SetupSignalHandler(), *metricsAddr, *probeAddr, *pprofAddr, *leaderElect, *concurrency, *shard, *leaseNamespace); err != nil {
 		ctrl.Log.WithName("setup").Error(err, "Manager failed")
 		os.Exit(1)
 	}
 }
 
 // run serves the Memcached controller until ctx is done.
-func run(ctx context.Context, metricsAddr, probeAddr string, leaderElect bool, concurrency int, shardName, leaseNamespace string) error {
+func run(ctx context.Context, metricsAddr, probeAddr, pprofAddr string, leaderElect bool, concurrency int, shardName, leaseNamespace string) error {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
@@ -74,6 +76,7 @@ func run(ctx context.Context, metricsAddr, probeAddr string, leaderElect bool, c
 		Scheme:                  scheme,
 		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress:  probeAddr,
+		PprofBindAddress:        pprofAddr,
 		Controller:              config.Controller{MaxConcurrentReconciles: concurrency},
 		LeaderElection:          leaderElect,
 		LeaderElectionNamespace: leaseNamespace,
