@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -52,6 +53,23 @@ func checkout(t *testing.T) string {
 	}
 	return root
 }
+
+// offlineModules fills the module cache, once per test binary, with what the new modules
+// below read when the cache is their only proxy: the source of every module the checkout's
+// packages need, and the go.mod file of every module version in its requirement graph,
+// which minimal version selection reads. Building this package alone fetches neither all
+// of the first nor the versions it does not select, so on a fresh machine the cache lacks
+// them (github.com/davecgh/go-spew v1.1.1, which go-logr/zapr requires, say). Both come
+// from the module proxy, as the checkout's own build did.
+func offlineModules(t *testing.T, root string) {
+	t.Helper()
+	primeModules.Do(func() {
+		run(t, root, goEnv, "go", "mod", "download")
+		run(t, root, goEnv, "go", "mod", "graph")
+	})
+}
+
+var primeModules sync.Once
 
 // run runs a command in dir, with env added to the test's environment, and returns its
 // standard output. The test fails, with everything the command wrote, if it does. A

@@ -20,6 +20,7 @@ const modulePath = "github.com/reconcilekit/reconcilekit"
 // directive, and a program that uses its packages builds and runs.
 func TestModuleInstallsWithGoGet(t *testing.T) {
 	root := checkout(t)
+	offlineModules(t, root)
 	const version = "v0.1.0"
 	proxy := t.TempDir()
 	serveModule(t, proxy, root, version)

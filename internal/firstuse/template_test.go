@@ -21,6 +21,7 @@ import (
 // (about 35 s an example on 2 cores).
 func TestExampleWorksAsTheTemplateOfANewOperator(t *testing.T) {
 	root := checkout(t)
+	offlineModules(t, root)
 	newoperator := filepath.Join(t.TempDir(), "newoperator")
 	run(t, root, goEnv, "go", "build", "-o", newoperator, "./hack/newoperator")
 	// The groups keep the rules of the generated roles in their order.
