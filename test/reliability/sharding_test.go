@@ -347,7 +347,7 @@ func (r *replicaProcess) heap(t *testing.T) float64 {
 	t.Helper()
 	// Up once its metrics answer.
 	await(t, time.Minute, func(ctx context.Context) error {
-		_, err := scrape(ctx, "http://"+r.metrics+"/metrics", "go_memstats_heap_alloc_bytes")
+		_, err := scrape(ctx, "http://"+r.metrics+"/metrics", "go_gc_heap_live_bytes")
 		return err
 	})
 	least := 0.0
@@ -367,42 +367,48 @@ func (r *replicaProcess) heap(t *testing.T) float64 {
 	return least
 }
 
-// get sends a GET to url and reads its answer to the end.
-func get(ctx context.Context, url string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	_, err = io.Copy(io.Discard, resp.Body)
-	return err
-}
-
 // scrape returns the value of an unlabelled metric from a Prometheus text endpoint.
 func scrape(ctx context.Context, url, metric string) (float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	body, err := open(ctx, url)
 	if err != nil {
 		return 0, err
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	scanner := bufio.NewScanner(resp.Body)
+	defer body.Close()
+	scanner := bufio.NewScanner(body)
 	for scanner.Scan() {
 		if value, ok := strings.CutPrefix(scanner.Text(), metric+" "); ok {
 			return strconv.ParseFloat(strings.TrimSpace(value), 64)
 		}
 	}
 	return 0, fmt.Errorf("%s has no %s", url, metric)
+}
+
+// get sends a GET to url and reads its answer to the end.
+func get(ctx context.Context, url string) error {
+	body, err := open(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	_, err = io.Copy(io.Discard, body)
+	return err
+}
+
+// open sends a GET to url and returns the body of an OK answer.
+func open(ctx context.Context, url string) (io.ReadCloser, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return resp.Body, nil
 }
 
 func freeLocalPort(t *testing.T) int {
