@@ -8,8 +8,9 @@ import (
 )
 
 // TokensPerShard is how many virtual nodes each shard has on the ring: the external
-// sharder's default, so that both rings are the same. It keeps a shard's share within
-// about a tenth of a fair one (29 to 37 % of the objects for three shards).
+// sharder's default, so that both rings are the same. A shard's share then differs from a
+// fair one by up to about an eighth, with the shards' names (29 to 37 % of the objects
+// for three shards).
 const TokensPerShard = 100
 
 // Ring is a consistent-hash ring of shards: an object's key belongs to the shard of the

@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -33,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	atv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 	"github.com/reconcilekit/reconcilekit/sharding"
 )
 
@@ -260,7 +260,7 @@ func (l *reconcileLedger) firstAfter(key types.NamespacedName, skip string, t ti
 type replicaProcess struct {
 	name    string
 	cmd     *exec.Cmd
-	metrics string // the address of its metrics endpoint
+	metrics reconciletest.Endpoint
 	pprof   string // the address of its profiles
 	done    chan struct{}
 	output  sync.WaitGroup
@@ -271,7 +271,7 @@ type replicaProcess struct {
 // leader election in ns.
 func startReplica(t *testing.T, bin, kubeconfig, ns, name string, ledger *reconcileLedger) *replicaProcess {
 	t.Helper()
-	metrics, pprof := "127.0.0.1:"+strconv.Itoa(freeLocalPort(t)), "127.0.0.1:"+strconv.Itoa(freeLocalPort(t))
+	metrics, pprof := freeLocalAddress(t), freeLocalAddress(t)
 	label := name
 	args := []string{
 		"-leader-election-namespace=" + ns,
@@ -297,7 +297,7 @@ func startReplica(t *testing.T, bin, kubeconfig, ns, name string, ledger *reconc
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting replica %s: %v", label, err)
 	}
-	r := &replicaProcess{name: label, cmd: cmd, metrics: metrics, pprof: pprof, done: make(chan struct{})}
+	r := &replicaProcess{name: label, cmd: cmd, metrics: reconciletest.Endpoint{URL: "http://" + metrics + "/metrics"}, pprof: pprof, done: make(chan struct{})}
 	var echo io.Writer
 	if *logs {
 		echo = os.Stderr
@@ -347,17 +347,17 @@ func (r *replicaProcess) heap(t *testing.T) float64 {
 	t.Helper()
 	// Up once its metrics answer.
 	await(t, time.Minute, func(ctx context.Context) error {
-		_, err := scrape(ctx, "http://"+r.metrics+"/metrics", "go_gc_heap_live_bytes")
+		_, err := r.metrics.Scrape(ctx)
 		return err
 	})
 	least := 0.0
 	for range 3 {
-		if err := get(t.Context(), "http://"+r.pprof+"/debug/pprof/heap?gc=1"); err != nil {
+		if err := collectGarbage(t.Context(), r.pprof); err != nil {
 			t.Fatalf("collecting replica %s's garbage: %v", r.name, err)
 		}
-		v, err := scrape(t.Context(), "http://"+r.metrics+"/metrics", "go_gc_heap_live_bytes")
-		if err != nil {
-			t.Fatalf("reading replica %s's heap: %v", r.name, err)
+		v, ok := r.metrics.Read(t).Sum("go_gc_heap_live_bytes", nil)
+		if !ok {
+			t.Fatalf("replica %s's metrics have no go_gc_heap_live_bytes", r.name)
 		}
 		if least == 0 || v < least {
 			least = v
@@ -367,58 +367,34 @@ func (r *replicaProcess) heap(t *testing.T) float64 {
 	return least
 }
 
-// scrape returns the value of an unlabelled metric from a Prometheus text endpoint.
-func scrape(ctx context.Context, url, metric string) (float64, error) {
-	body, err := open(ctx, url)
-	if err != nil {
-		return 0, err
-	}
-	defer body.Close()
-	scanner := bufio.NewScanner(body)
-	for scanner.Scan() {
-		if value, ok := strings.CutPrefix(scanner.Text(), metric+" "); ok {
-			return strconv.ParseFloat(strings.TrimSpace(value), 64)
-		}
-	}
-	return 0, fmt.Errorf("%s has no %s", url, metric)
-}
-
-// get sends a GET to url and reads its answer to the end.
-func get(ctx context.Context, url string) error {
-	body, err := open(ctx, url)
+// collectGarbage makes the process serving Go's profiles at addr collect its garbage,
+// through its heap profile's gc=1.
+func collectGarbage(ctx context.Context, addr string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/debug/pprof/heap?gc=1", nil)
 	if err != nil {
 		return err
 	}
-	defer body.Close()
-	_, err = io.Copy(io.Discard, body)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", req.URL, resp.Status)
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
 	return err
 }
 
-// open sends a GET to url and returns the body of an OK answer.
-func open(ctx context.Context, url string) (io.ReadCloser, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		resp.Body.Close()
-		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return resp.Body, nil
-}
-
-func freeLocalPort(t *testing.T) int {
+// freeLocalAddress returns an address on the loopback interface that no one listens on.
+func freeLocalAddress(t *testing.T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return l.Addr().String()
 }
 
 // podCreations counts, by name, the distinct pods ns has seen, from a watch that starts
