@@ -3,10 +3,12 @@ package sharding
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -49,22 +51,20 @@ const (
 )
 
 // assigner labels objects, and their children, for the shard the ring of live shards
-// gives them. It runs on every replica, warm, and acts on the first live shard by name
-// only: when that shard dies, the next one acts as soon as the dead one's Lease has
-// expired, with its caches already synced.
+// gives them. It runs on every replica and acts on the first live shard by name only:
+// when that shard dies, the next one acts as soon as the dead one's Lease has expired.
 //
-// It caches no object that has a shard: only the ring's Leases, and the metadata of the
-// objects and children that have no shard label (new ones, and those a shard has let go
-// in a drain). What must move when the ring changes it lists, page by page, with the
-// label selector of the shards concerned.
+// Every replica watches the ring's Leases. Only the one that acts caches anything else:
+// the metadata of the objects and children that have no shard label (new ones, and those
+// a shard has let go in a drain). What must move when the ring changes it lists, page by
+// page, with the label selector of the shards concerned.
 type assigner struct {
 	shard     *Shard
 	mgr       manager.Manager
 	writer    client.Client // uncached: reads what has a shard, and writes every label
-	cache     cache.Cache   // Leases, and what has no shard
+	leases    cache.Cache   // the ring's Leases
 	objectGVK schema.GroupVersionKind
 	children  []schema.GroupVersionKind
-	queue     workqueue.TypedRateLimitingInterface[types.NamespacedName]
 
 	mu     sync.Mutex
 	ring   *Ring
@@ -85,7 +85,8 @@ func (a *assigner) selector(kind reflect.Type, req labels.Requirement) labels.Se
 	return a.shard.childSelectors[kind].DeepCopySelector().Add(req)
 }
 
-// Start watches and, while this shard is the first live one, assigns until ctx is done.
+// Start watches the ring's Leases and, while this shard is the first live one, assigns
+// until ctx is done.
 func (a *assigner) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("sharding").WithValues("ring", a.shard.opts.Ring)
 	ctx = log.IntoContext(ctx, logger)
@@ -97,69 +98,24 @@ func (a *assigner) Start(ctx context.Context) error {
 		return err
 	}
 	a.writer = writer
-
 	if a.objectGVK, err = apiutil.GVKForObject(a.shard.opts.Object, scheme); err != nil {
 		return err
 	}
-	unassigned, _ := labels.NewRequirement(a.shard.shardLabel, selection.DoesNotExist, nil)
-	byObject := map[client.Object]cache.ByObject{
-		&coordinationv1.Lease{}: {
-			Namespaces: map[string]cache.Config{a.shard.opts.Namespace: {}},
-			Label:      labels.SelectorFromSet(labels.Set{LabelRing: a.shard.opts.Ring}),
-		},
-	}
-	owners := metadataOf(a.objectGVK)
-	byObject[owners] = cache.ByObject{Label: a.selector(reflect.TypeOf(a.shard.opts.Object), *unassigned)}
-	var children []*metav1.PartialObjectMetadata
 	for _, child := range a.shard.opts.Children {
 		gvk, err := apiutil.GVKForObject(child, scheme)
 		if err != nil {
 			return err
 		}
 		a.children = append(a.children, gvk)
-		meta := metadataOf(gvk)
-		children = append(children, meta)
-		byObject[meta] = cache.ByObject{Label: a.selector(reflect.TypeOf(child), *unassigned)}
 	}
-	a.cache, err = cache.New(a.mgr.GetConfig(), cache.Options{
-		Scheme: scheme, Mapper: a.mgr.GetRESTMapper(), ByObject: byObject,
-		DefaultNamespaces: a.shard.defaultNamespaces,
-		// Labels and owner references are all it reads.
-		DefaultTransform: cache.TransformStripManagedFields(),
+
+	a.leases, err = cache.New(a.mgr.GetConfig(), cache.Options{
+		Scheme: scheme, Mapper: a.mgr.GetRESTMapper(),
+		DefaultNamespaces:    map[string]cache.Config{a.shard.opts.Namespace: {}},
+		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{LabelRing: a.shard.opts.Ring}),
 	})
 	if err != nil {
 		return err
-	}
-
-	a.queue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
-		workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "sharding-" + a.shard.opts.Ring})
-	defer a.queue.ShutDown()
-	enqueue := func(obj any) {
-		if o, ok := unwrap(obj); ok {
-			a.queue.Add(client.ObjectKeyFromObject(o))
-		}
-	}
-	if err := a.watch(ctx, owners, toolscache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, o any) { enqueue(o) }}); err != nil {
-		return err
-	}
-	for _, child := range children {
-		if err := a.cache.IndexField(ctx, child, controllerIndex, controllerUID); err != nil {
-			return err
-		}
-		// A child without a shard (created before sharding was on, or let go by a
-		// draining shard) brings its owner back, whose shard it is given.
-		toOwner := func(obj any) {
-			o, ok := unwrap(obj)
-			if !ok {
-				return
-			}
-			if ref := metav1.GetControllerOf(o); ref != nil && ref.Kind == a.objectGVK.Kind {
-				a.queue.Add(types.NamespacedName{Namespace: o.GetNamespace(), Name: ref.Name})
-			}
-		}
-		if err := a.watch(ctx, child, toolscache.ResourceEventHandlerFuncs{AddFunc: toOwner, UpdateFunc: func(_, o any) { toOwner(o) }}); err != nil {
-			return err
-		}
 	}
 	membership := make(chan struct{}, 1)
 	poke := func(any) {
@@ -168,27 +124,23 @@ func (a *assigner) Start(ctx context.Context) error {
 		default:
 		}
 	}
-	if err := a.watch(ctx, &coordinationv1.Lease{}, toolscache.ResourceEventHandlerFuncs{
+	informer, err := a.leases.GetInformer(ctx, &coordinationv1.Lease{})
+	if err != nil {
+		return err
+	}
+	if _, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc: poke, UpdateFunc: func(_, o any) { poke(o) }, DeleteFunc: poke,
 	}); err != nil {
 		return err
 	}
-
 	cacheDone := make(chan error, 1)
-	go func() { cacheDone <- a.cache.Start(ctx) }()
-	if !a.cache.WaitForCacheSync(ctx) {
+	go func() { cacheDone <- a.leases.Start(ctx) }()
+	if !a.leases.WaitForCacheSync(ctx) {
 		return <-cacheDone
 	}
 
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer a.queue.ShutDown()
-	for range workers {
-		wg.Go(func() {
-			for a.next(ctx) {
-			}
-		})
-	}
+	var s *session // while acting
+	defer func() { s.end() }()
 
 	// Membership: recomputed on every change of a Lease, and when the first live Lease
 	// would expire unless renewed. A sweep that failed is tried again a second later.
@@ -207,8 +159,13 @@ func (a *assigner) Start(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if pending.due() {
-			if err := a.sweep(ctx, pending); err != nil {
+		if s, err = a.session(ctx, s, &pending); err != nil {
+			logger.Error(err, "Watching what has no shard failed; retrying")
+			expiry.Reset(time.Second)
+			continue
+		}
+		if s != nil && pending.due() {
+			if err := a.sweep(ctx, s, pending); err != nil {
 				logger.Error(err, "Sweep failed; retrying")
 				next = min(next, time.Second)
 			} else {
@@ -219,14 +176,160 @@ func (a *assigner) Start(ctx context.Context) error {
 	}
 }
 
-// watch adds handler to the informer of obj's kind in the assigner's cache.
-func (a *assigner) watch(ctx context.Context, obj client.Object, handler toolscache.ResourceEventHandler) error {
-	informer, err := a.cache.GetInformer(ctx, obj)
+// session is what a shard runs while it assigns: a cache of the metadata of the objects
+// and children that have no shard, and a queue of objects to look at, with its workers.
+// It counts the objects its cache holds and the most it has held.
+type session struct {
+	cache.Cache
+	queue      workqueue.TypedRateLimitingInterface[types.NamespacedName]
+	stop       context.CancelFunc
+	workers    sync.WaitGroup
+	held, peak atomic.Int64
+}
+
+// count adds n to the objects s holds.
+func (s *session) count(n int64) {
+	held := s.held.Add(n)
+	for peak := s.peak.Load(); held > peak && !s.peak.CompareAndSwap(peak, held); peak = s.peak.Load() {
+	}
+}
+
+// spent reports whether s once held many objects and now holds few, with nothing queued:
+// an informer and a queue keep the size of their maps (a Go map does not shrink), so a
+// session that took a batch of thousands, such as a population that had no shard when
+// sharding was turned on, would keep their room for good.
+func (s *session) spent() bool {
+	peak := s.peak.Load()
+	return peak >= spentPeak && s.held.Load()*16 <= peak && s.queue.Len() == 0
+}
+
+// spentPeak is the size of batch after which a session is replaced once the batch has
+// been assigned.
+const spentPeak = 1024
+
+// end stops s, if any, and waits for its workers.
+func (s *session) end() {
+	if s == nil {
+		return
+	}
+	s.stop()
+	s.queue.ShutDown()
+	s.workers.Wait()
+}
+
+// session returns the session this shard must run now: none when it does not act, s
+// while it serves, and a new one when the shard starts acting or s is spent. A session
+// that replaces a spent one sweeps everything, for what the old one's queue held to
+// retry.
+func (a *assigner) session(ctx context.Context, s *session, pending *sweep) (*session, error) {
+	a.mu.Lock()
+	acting := a.acting
+	a.mu.Unlock()
+	switch {
+	case !acting:
+		s.end()
+		return nil, nil
+	case s != nil && !s.spent():
+		return s, nil
+	}
+	fresh, err := a.begin(ctx)
 	if err != nil {
+		return s, err
+	}
+	if s != nil {
+		log.FromContext(ctx).Info("Assigning afresh: the cache of what has no shard held a batch since assigned", "held", s.peak.Load())
+		s.end()
+		pending.all = true
+	}
+	return fresh, nil
+}
+
+// begin starts a session: its cache, synced, hands each object that has no shard, and the
+// owner of each child that has none, to its queue.
+func (a *assigner) begin(ctx context.Context) (*session, error) {
+	none, _ := labels.NewRequirement(a.shard.shardLabel, selection.DoesNotExist, nil)
+	owners := metadataOf(a.objectGVK)
+	byObject := map[client.Object]cache.ByObject{
+		owners: {Label: a.selector(reflect.TypeOf(a.shard.opts.Object), *none)},
+	}
+	var children []*metav1.PartialObjectMetadata
+	for i, gvk := range a.children {
+		meta := metadataOf(gvk)
+		children = append(children, meta)
+		byObject[meta] = cache.ByObject{Label: a.selector(reflect.TypeOf(a.shard.opts.Children[i]), *none)}
+	}
+	c, err := cache.New(a.mgr.GetConfig(), cache.Options{
+		Scheme: a.mgr.GetScheme(), Mapper: a.mgr.GetRESTMapper(), ByObject: byObject,
+		DefaultNamespaces: a.shard.defaultNamespaces,
+		// Labels and owner references are all it reads.
+		DefaultTransform: cache.TransformStripManagedFields(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	ctx, stop := context.WithCancel(ctx)
+	s := &session{Cache: c, stop: stop, queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
+		workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "sharding-" + a.shard.opts.Ring})}
+	counted := func(each func(client.Object)) toolscache.ResourceEventHandler {
+		return toolscache.ResourceEventHandlerFuncs{
+			AddFunc: func(obj any) {
+				s.count(1)
+				if o, ok := unwrap(obj); ok {
+					each(o)
+				}
+			},
+			UpdateFunc: func(_, obj any) {
+				if o, ok := unwrap(obj); ok {
+					each(o)
+				}
+			},
+			DeleteFunc: func(any) { s.count(-1) },
+		}
+	}
+	watch := func(obj client.Object, handler toolscache.ResourceEventHandler) error {
+		informer, err := c.GetInformer(ctx, obj)
+		if err != nil {
+			return err
+		}
+		_, err = informer.AddEventHandler(handler)
 		return err
 	}
-	_, err = informer.AddEventHandler(handler)
-	return err
+	err = watch(owners, counted(func(o client.Object) { s.queue.Add(client.ObjectKeyFromObject(o)) }))
+	for _, child := range children {
+		if err == nil {
+			err = c.IndexField(ctx, child, controllerIndex, controllerUID)
+		}
+		if err == nil {
+			// A child without a shard (created before sharding was on, or let go by a
+			// draining shard) brings its owner back, whose shard it is given.
+			err = watch(child, counted(func(o client.Object) {
+				if ref := metav1.GetControllerOf(o); ref != nil && ref.Kind == a.objectGVK.Kind {
+					s.queue.Add(types.NamespacedName{Namespace: o.GetNamespace(), Name: ref.Name})
+				}
+			}))
+		}
+	}
+	if err != nil {
+		s.end()
+		return nil, err
+	}
+	go func() {
+		if err := c.Start(ctx); err != nil {
+			log.FromContext(ctx).Error(err, "Watching what has no shard stopped")
+		}
+	}()
+	if !c.WaitForCacheSync(ctx) {
+		s.end()
+		return nil, errors.New("the cache of what has no shard did not sync")
+	}
+	for range workers {
+		s.workers.Go(func() {
+			for a.next(ctx, s) {
+			}
+		})
+	}
+	return s, nil
 }
 
 // sweep is what a change of the ring asks the assigner to look at again: every object
@@ -242,7 +345,7 @@ func (s sweep) due() bool { return s.all || s.gone.Len() > 0 }
 // asks to sweep, and returns how long until it must look again.
 func (a *assigner) recompute(ctx context.Context, pending *sweep) (time.Duration, error) {
 	var leases coordinationv1.LeaseList
-	if err := a.cache.List(ctx, &leases); err != nil {
+	if err := a.leases.List(ctx, &leases); err != nil {
 		return 0, err
 	}
 	now := time.Now()
@@ -288,35 +391,35 @@ func (a *assigner) recompute(ctx context.Context, pending *sweep) (time.Duration
 	return next, nil
 }
 
-// snapshot returns the ring and the live shards, and whether this shard acts.
-func (a *assigner) snapshot() (*Ring, map[string]bool, bool) {
+// snapshot returns the ring and the live shards.
+func (a *assigner) snapshot() (*Ring, map[string]bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.ring, a.live, a.acting
+	return a.ring, a.live
 }
 
 // sweep looks again at the objects s names, and at every object without a shard. It
 // lists them a page at a time and keeps only those that move; the children of those
 // that are assigned it lists once for all of them, by the shards they leave.
-func (a *assigner) sweep(ctx context.Context, s sweep) error {
+func (a *assigner) sweep(ctx context.Context, s *session, sw sweep) error {
 	began := time.Now()
+	ring, live := a.snapshot()
 	var unassigned metav1.PartialObjectMetadataList
 	unassigned.SetGroupVersionKind(listOf(a.objectGVK))
-	if err := a.cache.List(ctx, &unassigned); err != nil {
+	if err := s.List(ctx, &unassigned); err != nil {
 		return err
 	}
 	for i := range unassigned.Items {
-		a.queue.Add(client.ObjectKeyFromObject(&unassigned.Items[i]))
+		s.queue.Add(client.ObjectKeyFromObject(&unassigned.Items[i]))
 	}
 
 	req, err := labels.NewRequirement(a.shard.shardLabel, selection.Exists, nil)
-	if !s.all {
-		req, err = labels.NewRequirement(a.shard.shardLabel, selection.In, sets.List(s.gone))
+	if !sw.all {
+		req, err = labels.NewRequirement(a.shard.shardLabel, selection.In, sets.List(sw.gone))
 	}
 	if err != nil {
 		return err
 	}
-	ring, live, _ := a.snapshot()
 	var drains, assigns []metav1.PartialObjectMetadata
 	leaving := sets.New[string]()
 	err = a.list(ctx, a.objectGVK, a.selector(reflect.TypeOf(a.shard.opts.Object), *req), func(o *metav1.PartialObjectMetadata) {
@@ -368,7 +471,7 @@ func (a *assigner) sweep(ctx context.Context, s sweep) error {
 	}
 	for _, o := range drains {
 		work <- func() error {
-			return a.retryOnFailure(&o, a.patchLabels(ctx, &o, map[string]any{a.shard.drainLabel: "true"}))
+			return s.retryOnFailure(&o, a.patchLabels(ctx, &o, map[string]any{a.shard.drainLabel: "true"}))
 		}
 	}
 	for _, o := range assigns {
@@ -376,18 +479,18 @@ func (a *assigner) sweep(ctx context.Context, s sweep) error {
 		if children == nil {
 			children = []metav1.PartialObjectMetadata{} // listed: none
 		}
-		work <- func() error { return a.retryOnFailure(&o, a.move(ctx, &o, children)) }
+		work <- func() error { return s.retryOnFailure(&o, a.move(ctx, s, &o, children)) }
 	}
 	close(work)
 	wg.Wait()
-	log.FromContext(ctx).Info("Swept", "all", s.all, "gone", sets.List(s.gone), "drained", len(drains), "assigned", len(assigns), "took", time.Since(began).Round(time.Millisecond).String())
+	log.FromContext(ctx).Info("Swept", "all", sw.all, "gone", sets.List(sw.gone), "drained", len(drains), "assigned", len(assigns), "took", time.Since(began).Round(time.Millisecond).String())
 	return nil
 }
 
 // retryOnFailure hands the object to the queue, which reads it again, when err is set.
-func (a *assigner) retryOnFailure(o *metav1.PartialObjectMetadata, err error) error {
+func (s *session) retryOnFailure(o *metav1.PartialObjectMetadata, err error) error {
 	if err != nil {
-		a.queue.AddRateLimited(client.ObjectKeyFromObject(o))
+		s.queue.AddRateLimited(client.ObjectKeyFromObject(o))
 	}
 	return err
 }
@@ -424,38 +527,35 @@ func (a *assigner) list(ctx context.Context, gvk schema.GroupVersionKind, select
 	return nil
 }
 
-// next handles one object from the queue; it returns false once the queue is shut down.
-func (a *assigner) next(ctx context.Context) bool {
-	key, shutdown := a.queue.Get()
+// next handles one object from the queue of s; it returns false once the queue is shut
+// down.
+func (a *assigner) next(ctx context.Context, s *session) bool {
+	key, shutdown := s.queue.Get()
 	if shutdown {
 		return false
 	}
-	defer a.queue.Done(key)
-	if _, _, acting := a.snapshot(); !acting {
-		a.queue.Forget(key) // the shard that acts looks at everything when it starts
-		return true
-	}
-	if err := a.assign(ctx, key); err != nil {
+	defer s.queue.Done(key)
+	if err := a.assign(ctx, s, key); err != nil {
 		log.FromContext(ctx).V(1).Info("Assignment failed; retrying", "object", key, "error", err.Error())
-		a.queue.AddRateLimited(key)
+		s.queue.AddRateLimited(key)
 		return true
 	}
-	a.queue.Forget(key)
+	s.queue.Forget(key)
 	return true
 }
 
-// assign reads the object key names, from the cache when it has no shard, else from the
-// API server, and takes its step.
-func (a *assigner) assign(ctx context.Context, key types.NamespacedName) error {
+// assign reads the object key names, from the cache of s when it has no shard, else from
+// the API server, and takes its step.
+func (a *assigner) assign(ctx context.Context, s *session, key types.NamespacedName) error {
 	obj := metadataOf(a.objectGVK)
-	err := a.cache.Get(ctx, key, obj)
+	err := s.Get(ctx, key, obj)
 	if apierrors.IsNotFound(err) {
 		err = a.writer.Get(ctx, key, obj)
 	}
 	if err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	return a.move(ctx, obj, nil)
+	return a.move(ctx, s, obj, nil)
 }
 
 // decide returns the step Decide gives for obj, with its shard.
@@ -468,8 +568,8 @@ func (a *assigner) decide(obj *metav1.PartialObjectMetadata, ring *Ring, live ma
 
 // move takes the step Decide gives for obj. labelled are its children that carry its
 // current shard's label; nil when they were not listed.
-func (a *assigner) move(ctx context.Context, obj *metav1.PartialObjectMetadata, labelled []metav1.PartialObjectMetadata) error {
-	ring, live, _ := a.snapshot()
+func (a *assigner) move(ctx context.Context, s *session, obj *metav1.PartialObjectMetadata, labelled []metav1.PartialObjectMetadata) error {
+	ring, live := a.snapshot()
 	step, current, want := a.decide(obj, ring, live)
 	switch step {
 	case Drain:
@@ -477,7 +577,7 @@ func (a *assigner) move(ctx context.Context, obj *metav1.PartialObjectMetadata, 
 	case Keep:
 		if current == want && want != "" {
 			// Children without a shard follow their owner's.
-			return a.labelChildren(ctx, obj, want, nil)
+			return a.labelChildren(ctx, s, obj, want, nil)
 		}
 		return nil
 	}
@@ -489,7 +589,7 @@ func (a *assigner) move(ctx context.Context, obj *metav1.PartialObjectMetadata, 
 			return err
 		}
 	}
-	if err := a.labelChildren(ctx, obj, want, labelled); err != nil {
+	if err := a.labelChildren(ctx, s, obj, want, labelled); err != nil {
 		return err
 	}
 	return a.patchLabels(ctx, obj, map[string]any{a.shard.shardLabel: want, a.shard.drainLabel: nil})
@@ -522,13 +622,13 @@ func (a *assigner) childrenOn(ctx context.Context, owner client.Object, shard st
 }
 
 // labelChildren labels for shard the children of owner in labelled and those without a
-// shard.
-func (a *assigner) labelChildren(ctx context.Context, owner client.Object, shard string, labelled []metav1.PartialObjectMetadata) error {
+// shard, which the cache of s holds.
+func (a *assigner) labelChildren(ctx context.Context, s *session, owner client.Object, shard string, labelled []metav1.PartialObjectMetadata) error {
 	children := slices.Clone(labelled)
 	for _, gvk := range a.children {
 		var list metav1.PartialObjectMetadataList
 		list.SetGroupVersionKind(listOf(gvk))
-		if err := a.cache.List(ctx, &list, client.InNamespace(owner.GetNamespace()), client.MatchingFields{controllerIndex: string(owner.GetUID())}); err != nil {
+		if err := s.List(ctx, &list, client.InNamespace(owner.GetNamespace()), client.MatchingFields{controllerIndex: string(owner.GetUID())}); err != nil {
 			return err
 		}
 		for _, c := range list.Items {

@@ -28,6 +28,8 @@ var (
 	logs = flag.Bool("logs", false, "show the operators' logs")
 	// shardedAts measures a shard's heap with a larger share than the full size gives.
 	shardedAts = flag.Int("sharded-ats", 0, "Ats a sharding scenario creates at a time (0: 1000 with -full, 30 without)")
+	// heapProfiles is for finding where a replica's heap goes (go tool pprof -diff_base).
+	heapProfiles = flag.String("heap-profiles", "", "write each sharding replica's heap profile, sampled every 4 KiB, to this directory whenever its heap is measured")
 )
 
 var (

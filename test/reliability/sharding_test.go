@@ -258,12 +258,13 @@ func (l *reconcileLedger) firstAfter(key types.NamespacedName, skip string, t ti
 
 // replicaProcess is one running At manager.
 type replicaProcess struct {
-	name    string
-	cmd     *exec.Cmd
-	metrics reconciletest.Endpoint
-	pprof   string // the address of its profiles
-	done    chan struct{}
-	output  sync.WaitGroup
+	name     string
+	cmd      *exec.Cmd
+	metrics  reconciletest.Endpoint
+	pprof    string // the address of its profiles
+	profiles int    // heap profiles written, with -heap-profiles
+	done     chan struct{}
+	output   sync.WaitGroup
 }
 
 // startReplica starts the At manager as shard name, its Lease in ns, as
@@ -289,6 +290,10 @@ func startReplica(t *testing.T, bin, kubeconfig, ns, name string, ledger *reconc
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	if *heapProfiles != "" {
+		// Only the replicas: the whole test run sampled this finely is several times slower.
+		cmd.Env = append(cmd.Env, "GODEBUG=memprofilerate=4096")
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -352,7 +357,17 @@ func (r *replicaProcess) heap(t *testing.T) float64 {
 	})
 	least := 0.0
 	for range 3 {
-		if err := collectGarbage(t.Context(), r.pprof); err != nil {
+		profile := io.Discard
+		if *heapProfiles != "" {
+			r.profiles++
+			f, err := os.Create(filepath.Join(*heapProfiles, fmt.Sprintf("%s-%d.pb.gz", r.name, r.profiles)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			profile = f
+		}
+		if err := collectGarbage(t.Context(), r.pprof, profile); err != nil {
 			t.Fatalf("collecting replica %s's garbage: %v", r.name, err)
 		}
 		v, ok := r.metrics.Read(t).Sum("go_gc_heap_live_bytes", nil)
@@ -368,8 +383,8 @@ func (r *replicaProcess) heap(t *testing.T) float64 {
 }
 
 // collectGarbage makes the process serving Go's profiles at addr collect its garbage,
-// through its heap profile's gc=1.
-func collectGarbage(ctx context.Context, addr string) error {
+// through its heap profile's gc=1, and copies the profile to w.
+func collectGarbage(ctx context.Context, addr string, w io.Writer) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/debug/pprof/heap?gc=1", nil)
 	if err != nil {
 		return err
@@ -382,7 +397,7 @@ func collectGarbage(ctx context.Context, addr string) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("%s: %s", req.URL, resp.Status)
 	}
-	_, err = io.Copy(io.Discard, resp.Body)
+	_, err = io.Copy(w, resp.Body)
 	return err
 }
 
