@@ -237,7 +237,7 @@ func (a *assigner) session(ctx context.Context, s *session, pending *sweep) (*se
 		return s, err
 	}
 	if s != nil {
-		log.FromContext(ctx).Info("Assigning afresh: the cache of what has no shard held a batch since assigned", "held", s.peak.Load())
+		log.FromContext(ctx).Info("New assigning session: the last one's cache held a batch, now assigned", "peak", s.peak.Load())
 		s.end()
 		pending.all = true
 	}

@@ -4,9 +4,10 @@
 // Every replica is a shard: it holds a Lease of its own, named after it and labelled with
 // the ring (the operator), and its manager caches and reconciles only the objects, and the
 // children of objects, that carry its shard label. Every replica also runs the assigner,
-// which acts on the first live shard by name only: it hashes objects onto a
-// consistent-hash ring of the live shards and writes the shard label, watching only what
-// has no shard label and listing, when the ring changes, only what may move. Moving an
+// which watches the shards' Leases and acts on the first live shard by name only: it
+// hashes objects onto a consistent-hash ring of the live shards and writes the shard
+// label, watching only what has no shard label and listing, when the ring changes, only
+// what may move. Moving an
 // object from a live shard takes two steps, so that two shards never reconcile it at
 // once: the assigner sets the drain label, the owning shard lets the object's children
 // go and removes both labels in its next reconcile of the object and stops, and only then
