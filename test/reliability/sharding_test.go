@@ -292,7 +292,7 @@ func startReplica(t *testing.T, bin, kubeconfig, ns, name string, ledger *reconc
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	if *heapProfiles != "" {
 		// Only the replicas: the whole test run sampled this finely is several times slower.
-		cmd.Env = append(cmd.Env, "GODEBUG=memprofilerate=4096")
+		cmd.Env = append(cmd.Env, "GODEBUG="+strings.TrimPrefix(os.Getenv("GODEBUG")+",memprofilerate=4096", ","))
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
