@@ -5,22 +5,29 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unique"
+	"weak"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	"github.com/reconcilekit/reconcilekit/internal/fight"
@@ -30,18 +37,20 @@ import (
 )
 
 // observer keeps the shell's metrics of one kind: the conditions last seen on each object,
-// so that a condition that went away takes its series with it, and the detector of status
-// writes that change nothing.
+// which reconcilekit_condition reports, and the detector of status writes that change
+// nothing.
 type observer struct {
 	kind     string
 	gvk      schema.GroupVersionKind // unknown without a scheme: fights then name no fields
 	mu       sync.Mutex
-	seen     map[types.NamespacedName][]condition
+	seen     map[types.NamespacedName][]condition // replaced, never changed in place
 	statuses fight.Detector
 	options  *options
 }
 
-type condition struct{ typ, status string }
+// condition is a condition's type and status, interned: the same few strings for every
+// object.
+type condition struct{ typ, status unique.Handle[string] }
 
 func newObserver(c client.Client, obj client.Object, o *options) *observer {
 	m := &observer{kind: reflect.TypeOf(obj).Elem().Name(), seen: map[types.NamespacedName][]condition{}, options: o}
@@ -50,11 +59,12 @@ func newObserver(c client.Client, obj client.Object, o *options) *observer {
 			m.kind, m.gvk = gvk.Kind, gvk
 		}
 	}
+	conditionSeries.add(m)
 	return m
 }
 
-// observe counts the reconcile of obj by its outcome and keeps obj's condition series;
-// an object that is gone, or leaving, loses its series. It returns the outcome, with a
+// observe counts the reconcile of obj by its outcome and keeps obj's conditions for its
+// series; an object that is gone, or leaving, loses them. It returns the outcome, with a
 // fight's error given its back-off as a delay, so that the next write waits for it instead
 // of feeding the fight.
 func (m *observer) observe(key types.NamespacedName, obj client.Object, outcome requeue.Outcome) requeue.Outcome {
@@ -62,55 +72,151 @@ func (m *observer) observe(key types.NamespacedName, obj client.Object, outcome 
 		outcome = requeue.RetryAfter(outcome.Err(), wait)
 	}
 	telemetry.Reconciles.WithLabelValues(m.kind, outcomeLabel(outcome)).Inc()
-	var now []condition
 	if obj == nil || !obj.GetDeletionTimestamp().IsZero() {
 		m.forget(key)
 		return outcome
 	}
+	var now []condition
 	if s, ok := obj.(conditions.Getter); ok {
 		for _, c := range s.GetConditions() {
-			now = append(now, condition{c.Type, string(c.Status)})
+			now = append(now, condition{unique.Make(c.Type), unique.Make(string(c.Status))})
 		}
 	}
 	m.mu.Lock()
-	before := m.seen[key]
 	m.seen[key] = now
 	m.mu.Unlock()
-	for _, c := range before {
-		if !contains(now, c) {
-			telemetry.Conditions.DeleteLabelValues(m.kind, key.Namespace, key.Name, c.typ, c.status)
-		}
-	}
-	for _, c := range now {
-		telemetry.Conditions.WithLabelValues(m.kind, key.Namespace, key.Name, c.typ, c.status).Set(1)
-	}
 	return outcome
 }
 
-// forget removes the series of the object key, which is gone or leaving.
-func (m *observer) forget(key types.NamespacedName) {
-	m.mu.Lock()
-	before, ok := m.seen[key]
-	delete(m.seen, key)
-	m.mu.Unlock()
-	if !ok {
-		// Not seen by this process (it restarted): the series, if any, are a previous
-		// process's. Partial match costs a walk of the series, only here.
-		telemetry.Conditions.DeletePartialMatch(map[string]string{"kind": m.kind, "namespace": key.Namespace, "name": key.Name})
-		return
+// forget drops the conditions of the object key, which is gone or leaving.
+func (m *observer) forget(key types.NamespacedName) { conditionSeries.forget(m.kind, key) }
+
+// conditionSeries serves reconcilekit_condition when scraped, from the conditions each
+// live observer last saw. A GaugeVec would keep a metric with label pairs of its own for
+// every condition of every object, about 2 KiB an object of five conditions for as long as
+// the object exists; the observer keeps the conditions anyway, and a scrape builds the
+// series only while it reads them.
+var conditionSeries = &conditionCollector{desc: prometheus.NewDesc("reconcilekit_condition",
+	"1 for each condition of each object the shell reconciles, by the condition's type and status; gone when the object is.",
+	[]string{"kind", "namespace", "name", "type", "status"}, nil)}
+
+func init() { metrics.Registry.MustRegister(conditionSeries) }
+
+// conditionCollector collects reconcilekit_condition from the observers of the shells
+// alive: an observer whose shell is gone is dropped with it.
+type conditionCollector struct {
+	desc      *prometheus.Desc
+	mu        sync.Mutex
+	observers []weak.Pointer[observer] // oldest first
+}
+
+func (c *conditionCollector) add(m *observer) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.observers = append(c.observers, weak.Make(m))
+}
+
+// live returns the observers alive, newest first, and forgets the others.
+func (c *conditionCollector) live() []*observer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var live []*observer
+	kept := c.observers[:0]
+	for _, w := range c.observers {
+		if m := w.Value(); m != nil {
+			live = append(live, m)
+			kept = append(kept, w)
+		}
 	}
-	for _, c := range before {
-		telemetry.Conditions.DeleteLabelValues(m.kind, key.Namespace, key.Name, c.typ, c.status)
+	clear(c.observers[len(kept):])
+	c.observers = kept
+	slices.Reverse(live)
+	return live
+}
+
+// forget removes the conditions of the object key of kind from every observer: it is gone
+// or leaving, and a shell that reconciled it before this one (a manager started again in
+// the same process) may still hold them.
+func (c *conditionCollector) forget(kind string, key types.NamespacedName) {
+	for _, m := range c.live() {
+		if m.kind == kind {
+			m.mu.Lock()
+			delete(m.seen, key)
+			m.mu.Unlock()
+		}
 	}
 }
 
-func contains(cs []condition, c condition) bool {
-	for _, e := range cs {
-		if e == c {
-			return true
+// Describe sends the one description of reconcilekit_condition.
+func (c *conditionCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+// Collect sends a series for each condition of each object an observer holds. An object
+// that two shells of one kind hold is reported as the newest saw it.
+func (c *conditionCollector) Collect(ch chan<- prometheus.Metric) {
+	observers := c.live()
+	shells := map[string]int{}
+	for _, m := range observers {
+		shells[m.kind]++
+	}
+	reported := map[string]sets.Set[types.NamespacedName]{} // kinds that more than one shell reconciles
+	pairs := labelPairs{}
+	for _, m := range observers {
+		m.mu.Lock()
+		seen := maps.Clone(m.seen)
+		m.mu.Unlock()
+		done, shared := reported[m.kind]
+		if !shared && shells[m.kind] > 1 {
+			done = sets.New[types.NamespacedName]()
+			reported[m.kind] = done
+		}
+		for key, conds := range seen {
+			if done != nil {
+				if done.Has(key) {
+					continue
+				}
+				done.Insert(key)
+			}
+			name := &dto.LabelPair{Name: &labelName, Value: &key.Name}
+			for _, cond := range conds {
+				ch <- &conditionMetric{desc: c.desc, labels: [...]*dto.LabelPair{ // sorted by name
+					pairs.of(&labelKind, m.kind), name, pairs.of(&labelNamespace, key.Namespace),
+					pairs.of(&labelStatus, cond.status.Value()), pairs.of(&labelType, cond.typ.Value()),
+				}}
+			}
 		}
 	}
-	return false
+}
+
+// The label names of reconcilekit_condition.
+var labelKind, labelName, labelNamespace, labelStatus, labelType = "kind", "name", "namespace", "status", "type"
+
+// labelPairs hands out one label pair for each label and value, for the series of one
+// scrape to share.
+type labelPairs map[[2]string]*dto.LabelPair
+
+func (p labelPairs) of(name *string, value string) *dto.LabelPair {
+	pair, ok := p[[2]string{*name, value}]
+	if !ok {
+		pair = &dto.LabelPair{Name: name, Value: &value}
+		p[[2]string{*name, value}] = pair
+	}
+	return pair
+}
+
+// conditionMetric is one series of reconcilekit_condition, at 1.
+type conditionMetric struct {
+	desc   *prometheus.Desc
+	labels [5]*dto.LabelPair
+}
+
+// one is the value of every conditionMetric, read only.
+var one = &dto.Gauge{Value: new(1.0)}
+
+func (m *conditionMetric) Desc() *prometheus.Desc { return m.desc }
+
+func (m *conditionMetric) Write(out *dto.Metric) error {
+	out.Label, out.Gauge = m.labels[:], one
+	return nil
 }
 
 func outcomeLabel(o requeue.Outcome) string {

@@ -2,11 +2,13 @@ package reconcile_test
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -94,6 +96,60 @@ func TestShellKeepsOneSeriesPerConditionAndDropsThemWithTheObject(t *testing.T) 
 	if n := testutil.ToFloat64(telemetry.Writes.WithLabelValues("Widget", telemetry.Status, "true")) - changedStatus; n != 2 {
 		t.Errorf("reconcilekit_writes_total{write=status,changed=true} grew by %v, want 2 (the converged reconcile writes nothing)", n)
 	}
+}
+
+func TestConditionSeriesFollowTheNewestShellOfAKindAndGoWithTheirShell(t *testing.T) {
+	f := newFixture(t)
+	status := "True"
+	logic := func(_ context.Context, w *Widget) requeue.Outcome {
+		if status == "True" {
+			conditions.MarkTrue(w, "Sized", "Sized", "sized")
+		} else {
+			conditions.MarkFalse(w, "Sized", "Resizing", "resizing")
+		}
+		return requeue.Done()
+	}
+	check := func(step, want string) {
+		t.Helper()
+		got := series(t, f.widget.Namespace)
+		slices.Sort(got)
+		if strings.Join(got, " ") != want {
+			t.Errorf("%s: series %q, want %q", step, strings.Join(got, " "), want)
+		}
+	}
+	reconcileWith := func(r *reconcile.Reconciler[*Widget]) {
+		t.Helper()
+		if _, err := f.reconcile(t, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// A manager started again in one process: the old shell still holds the object.
+	old := f.reconciler(logic)
+	reconcileWith(old)
+	check("one shell", "Ready=True Sized=True")
+	status = "False"
+	newer := f.reconciler(logic)
+	reconcileWith(newer)
+	check("a second shell of the kind reports the object once, as it saw it", "Ready=False Reconciling=True Sized=False")
+
+	// Deleted: the newer shell's reconcile takes the older one's series too.
+	if err := f.client.Delete(t.Context(), f.widget); err != nil {
+		t.Fatal(err)
+	}
+	reconcileWith(newer)
+	check("the object deleted", "")
+	runtime.KeepAlive(old)
+
+	// A shell that is gone takes its series with it.
+	if err := f.client.Create(t.Context(), &Widget{ObjectMeta: metav1.ObjectMeta{Namespace: f.widget.Namespace, Name: f.widget.Name}, Spec: f.widget.Spec}); err != nil {
+		t.Fatal(err)
+	}
+	status = "True"
+	reconcileWith(f.reconciler(logic))
+	check("a new shell", "Ready=True Sized=True")
+	runtime.GC()
+	check("its shell gone", "")
 }
 
 func TestShellBacksOffFromAStatusTheServerDoesNotKeep(t *testing.T) {

@@ -27,14 +27,6 @@ const (
 )
 
 var (
-	// Conditions is 1 for each condition an object has, labelled by its type and status.
-	// A series exists only while its object has the condition with that status, so the
-	// number of series is bounded by the objects that exist.
-	Conditions = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "reconcilekit_condition",
-		Help: "1 for each condition of each object the shell reconciles, by the condition's type and status; gone when the object is.",
-	}, []string{"kind", "namespace", "name", "type", "status"})
-
 	// Reconciles counts the shell's reconciles by their outcome.
 	Reconciles = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "reconcilekit_reconciles_total",
@@ -62,7 +54,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(Conditions, Reconciles, Writes, Fights, BackedOff)
+	metrics.Registry.MustRegister(Reconciles, Writes, Fights, BackedOff)
 }
 
 // Wrote counts one accepted write of an object of kind.
