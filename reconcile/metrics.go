@@ -116,35 +116,33 @@ func (c *conditionCollector) add(m *observer) {
 	c.observers = append(c.observers, weak.Make(m))
 }
 
-// live returns the observers alive, newest first, and forgets the others.
-func (c *conditionCollector) live() []*observer {
+// each calls f, holding c's lock, for every observer alive, oldest first, and forgets the
+// others. f may take an observer's lock: nothing holds one while it takes c's.
+func (c *conditionCollector) each(f func(*observer)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var live []*observer
 	kept := c.observers[:0]
 	for _, w := range c.observers {
 		if m := w.Value(); m != nil {
-			live = append(live, m)
+			f(m)
 			kept = append(kept, w)
 		}
 	}
 	clear(c.observers[len(kept):])
 	c.observers = kept
-	slices.Reverse(live)
-	return live
 }
 
 // forget removes the conditions of the object key of kind from every observer: it is gone
 // or leaving, and a shell that reconciled it before this one (a manager started again in
 // the same process) may still hold them.
 func (c *conditionCollector) forget(kind string, key types.NamespacedName) {
-	for _, m := range c.live() {
+	c.each(func(m *observer) {
 		if m.kind == kind {
 			m.mu.Lock()
 			delete(m.seen, key)
 			m.mu.Unlock()
 		}
-	}
+	})
 }
 
 // Describe sends the one description of reconcilekit_condition.
@@ -153,12 +151,15 @@ func (c *conditionCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc
 // Collect sends a series for each condition of each object an observer holds. An object
 // that two shells of one kind hold is reported as the newest saw it.
 func (c *conditionCollector) Collect(ch chan<- prometheus.Metric) {
-	observers := c.live()
+	var observers []*observer
 	shells := map[string]int{}
-	for _, m := range observers {
+	c.each(func(m *observer) {
+		observers = append(observers, m)
 		shells[m.kind]++
-	}
-	reported := map[string]sets.Set[types.NamespacedName]{} // kinds that more than one shell reconciles
+	})
+	slices.Reverse(observers) // newest first
+	// The objects reported of each kind that more than one shell reconciles.
+	reported := map[string]sets.Set[types.NamespacedName]{}
 	pairs := labelPairs{}
 	for _, m := range observers {
 		m.mu.Lock()

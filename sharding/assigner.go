@@ -124,11 +124,7 @@ func (a *assigner) Start(ctx context.Context) error {
 		default:
 		}
 	}
-	informer, err := a.leases.GetInformer(ctx, &coordinationv1.Lease{})
-	if err != nil {
-		return err
-	}
-	if _, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+	if err := watch(ctx, a.leases, &coordinationv1.Lease{}, toolscache.ResourceEventHandlerFuncs{
 		AddFunc: poke, UpdateFunc: func(_, o any) { poke(o) }, DeleteFunc: poke,
 	}); err != nil {
 		return err
@@ -287,15 +283,7 @@ func (a *assigner) begin(ctx context.Context) (*session, error) {
 			DeleteFunc: func(any) { s.count(-1) },
 		}
 	}
-	watch := func(obj client.Object, handler toolscache.ResourceEventHandler) error {
-		informer, err := c.GetInformer(ctx, obj)
-		if err != nil {
-			return err
-		}
-		_, err = informer.AddEventHandler(handler)
-		return err
-	}
-	err = watch(owners, counted(func(o client.Object) { s.queue.Add(client.ObjectKeyFromObject(o)) }))
+	err = watch(ctx, c, owners, counted(func(o client.Object) { s.queue.Add(client.ObjectKeyFromObject(o)) }))
 	for _, child := range children {
 		if err == nil {
 			err = c.IndexField(ctx, child, controllerIndex, controllerUID)
@@ -303,7 +291,7 @@ func (a *assigner) begin(ctx context.Context) (*session, error) {
 		if err == nil {
 			// A child without a shard (created before sharding was on, or let go by a
 			// draining shard) brings its owner back, whose shard it is given.
-			err = watch(child, counted(func(o client.Object) {
+			err = watch(ctx, c, child, counted(func(o client.Object) {
 				if ref := metav1.GetControllerOf(o); ref != nil && ref.Kind == a.objectGVK.Kind {
 					s.queue.Add(types.NamespacedName{Namespace: o.GetNamespace(), Name: ref.Name})
 				}
@@ -665,6 +653,16 @@ func (a *assigner) patchLabels(ctx context.Context, obj *metav1.PartialObjectMet
 		return fmt.Errorf("labelling %s %s/%s: %w", obj.Kind, obj.GetNamespace(), obj.GetName(), err)
 	}
 	return nil
+}
+
+// watch adds handler to the informer of obj's kind in c.
+func watch(ctx context.Context, c cache.Cache, obj client.Object, handler toolscache.ResourceEventHandler) error {
+	informer, err := c.GetInformer(ctx, obj)
+	if err != nil {
+		return err
+	}
+	_, err = informer.AddEventHandler(handler)
+	return err
 }
 
 // metadataOf returns an empty metadata-only object of kind gvk.
