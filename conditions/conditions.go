@@ -17,10 +17,16 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// Standard condition types.
+// Standard condition types. Ready, Reconciling and Stalled are the ones kstatus (and so
+// Flux, Argo CD and kubectl wait users) reads; the reconcile shell keeps them right on every
+// object it writes.
 const (
-	// Ready summarizes whether the object does what it is for.
+	// Ready summarizes whether the object does what it is for: True when it is where its
+	// spec says, False with the reason of Stalled or Reconciling otherwise.
 	Ready = "Ready"
+	// Reconciling is True while the object is on its way to its desired state, and absent
+	// otherwise (kstatus' abnormal-true convention). It has negative polarity.
+	Reconciling = "Reconciling"
 	// Available says whether the object's workload serves.
 	Available = "Available"
 	// Progressing says whether the object is moving towards its desired state.
@@ -28,8 +34,9 @@ const (
 	// Degraded says whether the object fails to reach or keep its desired state.
 	// It has negative polarity: True is bad.
 	Degraded = "Degraded"
-	// Stalled says whether progress stopped on an error that needs a person
-	// (the kstatus convention). It has negative polarity: True is bad.
+	// Stalled says whether progress stopped on an error that needs a person, such as a
+	// spec or a foreign object in the way (the kstatus convention), and is absent
+	// otherwise. It has negative polarity: True is bad.
 	Stalled = "Stalled"
 )
 

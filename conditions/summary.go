@@ -12,9 +12,9 @@ const (
 )
 
 // NegativePolarity reports whether True is the bad status of condition typ, as
-// it is for Degraded and Stalled. Every other type is positive: True is good.
+// it is for Degraded, Stalled and Reconciling. Every other type is positive: True is good.
 func NegativePolarity(typ string) bool {
-	return typ == Degraded || typ == Stalled
+	return typ == Degraded || typ == Stalled || typ == Reconciling
 }
 
 // Summarize sets condition typ from the conditions named in from, and reports

@@ -19,8 +19,9 @@ func TestEnsureGivesAChildTheLabelsOfItsContextWithoutChangingItsIntent(t *testi
 
 	// Created with the label, in the one create.
 	counter.Reset()
-	ctx := ownership.WithChildLabels(t.Context(), map[string]string{"shard": "a"})
-	created, result, err := ownership.Ensure(ctx, c, owner, desired(owner))
+	w := ownership.NewTestWriter(c)
+	w.Labels = map[string]string{"shard": "a"}
+	created, result, err := ownership.Ensure(t.Context(), w, owner, desired(owner))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,8 +38,8 @@ func TestEnsureGivesAChildTheLabelsOfItsContextWithoutChangingItsIntent(t *testi
 	if err := c.Get(t.Context(), client.ObjectKeyFromObject(created), live); err != nil {
 		t.Fatal(err)
 	}
-	moved := ownership.WithChildLabels(t.Context(), map[string]string{"shard": "b"})
-	updated, result, err := ownership.Ensure(moved, c, owner, desired(owner))
+	w.Labels = map[string]string{"shard": "b"}
+	updated, result, err := ownership.Ensure(t.Context(), w, owner, desired(owner))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,8 +49,9 @@ func (r SetResult[T]) Changed() bool {
 // So when the set has converged EnsureSet sends no request at all, and shrinking it sends
 // one delete per child that goes. list is an empty list of the children's kind, such as
 // &appsv1.DeploymentList{}; EnsureSet fills it. It needs Ensure's permissions and delete.
-func EnsureSet[T client.Object](ctx context.Context, c client.Client, owner client.Object, list client.ObjectList, labels map[string]string, desired []T, opts ...Option) (SetResult[T], error) {
+func EnsureSet[T client.Object](ctx context.Context, w Writer, owner client.Object, list client.ObjectList, labels map[string]string, desired []T, opts ...Option) (SetResult[T], error) {
 	var result SetResult[T]
+	c := w.Client
 	if len(labels) == 0 {
 		return result, errors.New("a child set needs at least one label: without one, every object of the kind would be a member")
 	}
@@ -58,13 +59,13 @@ func EnsureSet[T client.Object](ctx context.Context, c client.Client, owner clie
 	if err != nil {
 		return result, err
 	}
-	if err := sameKind(c, list, wanted); err != nil {
+	if err := sameKind(w, list, wanted); err != nil {
 		return result, err
 	}
 
 	var errs []error
 	for _, want := range wanted {
-		live, r, err := Ensure(ctx, c, owner, want, opts...)
+		live, r, err := Ensure(ctx, w, owner, want, opts...)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -106,15 +107,18 @@ func EnsureSet[T client.Object](ctx context.Context, c client.Client, owner clie
 	return result, errors.Join(errs...)
 }
 
-// sameKind refuses a list of another kind than the desired children: pruning its members
-// would delete children of that other kind.
-func sameKind[T client.Object](c client.Client, list client.ObjectList, wanted []T) error {
-	listGVK, err := apiutil.GVKForObject(list, c.Scheme())
+// sameKind refuses a list of another kind than the desired children, since pruning its
+// members would delete children of that other kind, and children w may not write.
+func sameKind[T client.Object](w Writer, list client.ObjectList, wanted []T) error {
+	if w.Client == nil {
+		return fmt.Errorf("ownership: the Writer has no Client")
+	}
+	listGVK, err := apiutil.GVKForObject(list, w.Client.Scheme())
 	if err != nil {
 		return err
 	}
-	for _, w := range wanted {
-		gvk, err := apiutil.GVKForObject(w, c.Scheme())
+	for _, want := range wanted {
+		gvk, err := w.check(want)
 		if err != nil {
 			return err
 		}

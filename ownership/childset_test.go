@@ -32,7 +32,7 @@ func shards(owner client.Object, n int) []*corev1.ConfigMap {
 
 func ensureSet(t *testing.T, c client.Client, owner client.Object, desired []*corev1.ConfigMap) ownership.SetResult[*corev1.ConfigMap] {
 	t.Helper()
-	result, err := ownership.EnsureSet(t.Context(), c, owner, &corev1.ConfigMapList{}, shardLabels, desired)
+	result, err := ownership.EnsureSet(t.Context(), ownership.NewTestWriter(c), owner, &corev1.ConfigMapList{}, shardLabels, desired)
 	if err != nil {
 		t.Fatalf("EnsureSet: %v", err)
 	}
@@ -121,7 +121,7 @@ func TestEnsureSetLeavesAForeignObjectWithTheSetsLabelAlone(t *testing.T) {
 	awaitMembers(t, c, owner.Namespace, 2)
 	counter.Reset()
 
-	result, err := ownership.EnsureSet(t.Context(), c, owner, &corev1.ConfigMapList{}, shardLabels, shards(owner, 2))
+	result, err := ownership.EnsureSet(t.Context(), ownership.NewTestWriter(c), owner, &corev1.ConfigMapList{}, shardLabels, shards(owner, 2))
 	if !ownership.IsNotControlled(err) || !strings.Contains(err.Error(), "shard-0") {
 		t.Errorf("EnsureSet error = %v, want a NotControlledError naming shard-0", err)
 	}
@@ -168,7 +168,7 @@ func TestEnsureSetRefusesASetItCouldNotKeep(t *testing.T) {
 			if list == nil {
 				list = &corev1.ConfigMapList{}
 			}
-			_, err := ownership.EnsureSet(t.Context(), c, owner, list, tt.labels, tt.desired(owner))
+			_, err := ownership.EnsureSet(t.Context(), ownership.NewTestWriter(c), owner, list, tt.labels, tt.desired(owner))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("EnsureSet error = %v, want one saying %q", err, tt.want)
 			}

@@ -34,7 +34,11 @@ const Deleted Action = "Deleted"
 //
 // obj itself is not modified. Delete needs the get, list and watch permissions of the cache
 // and delete on the kind.
-func Delete(ctx context.Context, c client.Client, owner, obj client.Object) (Result, error) {
+func Delete(ctx context.Context, w Writer, owner, obj client.Object) (Result, error) {
+	if _, err := w.check(obj); err != nil {
+		return Result{}, err
+	}
+	c := w.Client
 	live, err := emptyLike(obj, c)
 	if err != nil {
 		return Result{}, err

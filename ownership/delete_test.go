@@ -102,7 +102,7 @@ func TestDeleteDeletesAChildTheOwnerControlsWithOneRequest(t *testing.T) {
 	awaitCache(t, c, client.ObjectKeyFromObject(cm), cm)
 	counter.Reset()
 
-	result, err := ownership.Delete(t.Context(), c, owner, named(owner, "undesired"))
+	result, err := ownership.Delete(t.Context(), ownership.NewTestWriter(c), owner, named(owner, "undesired"))
 	if err != nil || result.Action != ownership.Deleted {
 		t.Fatalf("Delete = %v, %v; want Deleted", result.Action, err)
 	}
@@ -116,7 +116,7 @@ func TestDeleteDeletesAChildTheOwnerControlsWithOneRequest(t *testing.T) {
 
 func TestDeleteSendsNothingForAChildTheCacheSaysIsGone(t *testing.T) {
 	c, _, counter, owner := cached(t)
-	result, err := ownership.Delete(t.Context(), c, owner, named(owner, "never-created"))
+	result, err := ownership.Delete(t.Context(), ownership.NewTestWriter(c), owner, named(owner, "never-created"))
 	if err != nil || result.Action != ownership.Unchanged {
 		t.Fatalf("Delete = %v, %v; want Unchanged", result.Action, err)
 	}
@@ -150,7 +150,7 @@ func TestDeleteLeavesAnObjectItDoesNotControlAlone(t *testing.T) {
 				return c.Get(ctx, client.ObjectKeyFromObject(foreign), &corev1.ConfigMap{})
 			})
 			counter.Reset()
-			_, err := ownership.Delete(t.Context(), c, owner, named(owner, foreign.GetName()))
+			_, err := ownership.Delete(t.Context(), ownership.NewTestWriter(c), owner, named(owner, foreign.GetName()))
 			if !ownership.IsNotControlled(err) {
 				t.Errorf("Delete error = %v, want a NotControlledError", err)
 			}
@@ -171,7 +171,7 @@ func TestDeleteTakesAStaleCacheHitForSuccess(t *testing.T) {
 		t.Fatal(err)
 	}
 	counter.Reset()
-	result, err := ownership.Delete(t.Context(), stale, owner, named(owner, "gone"))
+	result, err := ownership.Delete(t.Context(), ownership.NewTestWriter(stale), owner, named(owner, "gone"))
 	if err != nil || result.Action != ownership.Unchanged {
 		t.Errorf("Delete = %v, %v; want Unchanged", result.Action, err)
 	}
@@ -191,7 +191,7 @@ func TestDeleteNeverDeletesAnObjectRecreatedUnderTheSameName(t *testing.T) {
 	}
 	theirs := child(t, c, owner, "recreated", nil, nil)
 
-	_, err := ownership.Delete(t.Context(), stale, owner, named(owner, "recreated"))
+	_, err := ownership.Delete(t.Context(), ownership.NewTestWriter(stale), owner, named(owner, "recreated"))
 	if !apierrors.IsConflict(err) {
 		t.Errorf("Delete error = %v, want a Conflict from the UID precondition", err)
 	}
@@ -216,7 +216,7 @@ func TestDeleteSendsNothingForAChildAlreadyBeingDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	counter.Reset()
-	result, err := ownership.Delete(t.Context(), c, owner, named(owner, "held"))
+	result, err := ownership.Delete(t.Context(), ownership.NewTestWriter(c), owner, named(owner, "held"))
 	if err != nil || result.Action != ownership.Unchanged {
 		t.Errorf("Delete = %v, %v; want Unchanged", result.Action, err)
 	}

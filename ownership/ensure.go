@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/util/csaupgrade"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/reconcilekit/reconcilekit/internal/telemetry"
 )
@@ -53,13 +52,8 @@ type Result struct {
 type Option func(*options)
 
 type options struct {
-	fieldOwner string
 	createOnly bool
 }
-
-// FieldOwner sets the server-side apply field manager, so that two controllers that manage
-// different fields of the same object do not undo each other's work.
-func FieldOwner(name string) Option { return func(o *options) { o.fieldOwner = name } }
 
 // CreateOnly makes Ensure create the object when it is missing and otherwise leave it as it
 // is: for objects whose spec cannot change once they exist, such as a Pod that must run once.
@@ -88,25 +82,26 @@ func CreateOnly() Option { return func(o *options) { o.createOnly = true } }
 // The live object is read through c, normally the manager's cached client: in steady state
 // Ensure makes no request at all, and creating an object takes one. desired itself is not
 // modified.
-func Ensure[T client.Object](ctx context.Context, c client.Client, owner client.Object, desired T, opts ...Option) (T, Result, error) {
-	o := options{fieldOwner: fieldOwnerFrom(ctx)}
+func Ensure[T client.Object](ctx context.Context, w Writer, owner client.Object, desired T, opts ...Option) (T, Result, error) {
+	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
 	var zero T
-	want := desired.DeepCopyObject().(T)
-	if err := SetController(owner, want, c.Scheme()); err != nil {
+	gvk, err := w.check(desired)
+	if err != nil {
 		return zero, Result{}, err
 	}
-	gvk, err := apiutil.GVKForObject(want, c.Scheme())
-	if err != nil {
+	c := w.Client
+	want := desired.DeepCopyObject().(T)
+	if err := SetController(owner, want, c.Scheme()); err != nil {
 		return zero, Result{}, err
 	}
 	intent, err := hash(want)
 	if err != nil {
 		return zero, Result{}, err
 	}
-	addChildLabels(ctx, want) // after the hash: moving the owner is no change of intent
+	w.addLabels(want) // after the hash: moving the owner is no change of intent
 
 	key := client.ObjectKeyFromObject(want)
 	live := newLike(want)
@@ -114,7 +109,7 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, owner client.
 	if apierrors.IsNotFound(err) {
 		created := want.DeepCopyObject().(T)
 		setIntent(created, intent)
-		err = c.Create(ctx, created, client.FieldOwner(o.fieldOwner))
+		err = c.Create(ctx, created, client.FieldOwner(w.FieldOwner))
 		if err == nil {
 			telemetry.Wrote(gvk.Kind, telemetry.Create, true)
 			return created, Result{Action: Created}, nil
@@ -148,7 +143,7 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, owner client.
 		if err := readLive(ctx, c, gvk, key, live); err != nil {
 			return zero, Result{}, err
 		}
-		if err := takeOverCreatedFields(ctx, c, live, gvk.Kind, o.fieldOwner); err != nil {
+		if err := takeOverCreatedFields(ctx, c, live, gvk.Kind, w.FieldOwner); err != nil {
 			return zero, Result{}, err
 		}
 	}
@@ -164,7 +159,7 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, owner client.
 			return zero, Result{}, err
 		}
 	}
-	return watchedApply(ctx, c, owner, want, live, gvk, intent, reshaped, diffs, o)
+	return watchedApply(ctx, w, owner, want, live, gvk, intent, reshaped, diffs)
 }
 
 // readLive reads the object from the API server into live.
@@ -220,7 +215,7 @@ func hash(obj client.Object) (string, error) {
 
 // apply sends want as a server-side apply configuration, with uid as a precondition, and
 // returns the object the server answered with.
-func apply[T client.Object](ctx context.Context, c client.Client, want T, gvk schema.GroupVersionKind, intent string, uid types.UID, o options) (T, error) {
+func apply[T client.Object](ctx context.Context, w Writer, want T, gvk schema.GroupVersionKind, intent string, uid types.UID) (T, error) {
 	var zero T
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(want)
 	if err != nil {
@@ -231,7 +226,7 @@ func apply[T client.Object](ctx context.Context, c client.Client, want T, gvk sc
 	obj.SetUID(uid) // a precondition: a recreated object is not overwritten
 	setIntent(obj, intent)
 
-	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(o.fieldOwner), client.ForceOwnership); err != nil {
+	if err := w.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(w.FieldOwner), client.ForceOwnership); err != nil {
 		return zero, err
 	}
 	live := newLike(want)

@@ -70,7 +70,7 @@ func template() corev1.PodTemplateSpec {
 
 func ensure(t *testing.T, c client.Client, owner client.Object, d *appsv1.Deployment, opts ...ownership.Option) (*appsv1.Deployment, ownership.Result) {
 	t.Helper()
-	live, result, err := ownership.Ensure(t.Context(), c, owner, d, opts...)
+	live, result, err := ownership.Ensure(t.Context(), ownership.NewTestWriter(c), owner, d, opts...)
 	if err != nil {
 		t.Fatalf("Ensure: %v", err)
 	}
@@ -226,7 +226,7 @@ func TestEnsureNeverTakesOverAnObjectItDoesNotControl(t *testing.T) {
 				t.Fatal(err)
 			}
 			counter.Reset()
-			_, _, err := ownership.Ensure(t.Context(), c, owner, desired(owner))
+			_, _, err := ownership.Ensure(t.Context(), ownership.NewTestWriter(c), owner, desired(owner))
 			if !ownership.IsNotControlled(err) {
 				t.Fatalf("Ensure error = %v, want a NotControlledError", err)
 			}
@@ -255,7 +255,7 @@ func TestEnsureRefusesAnObjectItsCacheHasNotSeen(t *testing.T) {
 	if err := c.Get(t.Context(), client.ObjectKeyFromObject(desired(owner)), orphan); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := ownership.Ensure(t.Context(), stale, owner, desired(owner))
+	_, _, err := ownership.Ensure(t.Context(), ownership.NewTestWriter(stale), owner, desired(owner))
 	if !ownership.IsNotControlled(err) {
 		t.Errorf("Ensure error = %v, want a NotControlledError", err)
 	}
@@ -272,7 +272,7 @@ func TestEnsureRefusesAnOwnerTheGarbageCollectorWouldBreak(t *testing.T) {
 	c, counter, owner := setup(t)
 	d := desired(owner)
 	d.Namespace = "default"
-	_, _, err := ownership.Ensure(t.Context(), c, owner, d)
+	_, _, err := ownership.Ensure(t.Context(), ownership.NewTestWriter(c), owner, d)
 	if !ownership.IsInvalidOwner(err) || counter.Writes() != 0 {
 		t.Errorf("Ensure error = %v after %d writes, want an InvalidOwnerError and none", err, counter.Writes())
 	}

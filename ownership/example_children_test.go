@@ -8,10 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/reconcilekit/reconcilekit/ownership"
 )
@@ -20,11 +18,11 @@ import (
 func ExampleDelete() {
 	var (
 		ctx   context.Context
-		c     client.Client // mgr.GetClient()
-		owner client.Object // the object being reconciled
+		w     ownership.Writer // scope.Writer
+		owner client.Object    // the object being reconciled
 	)
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: owner.GetNamespace(), Name: owner.GetName()}}
-	result, err := ownership.Delete(ctx, c, owner, svc)
+	result, err := ownership.Delete(ctx, w, owner, svc)
 	switch {
 	case ownership.IsNotControlled(err):
 		return // someone else's Service: report it, never delete it
@@ -41,6 +39,7 @@ func ExampleEnsureSet() {
 	ctx := context.Background()
 	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "cart", UID: "6b1d"}}
 	c := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(owner).Build() // mgr.GetClient()
+	w := ownership.Writer{Client: c, FieldOwner: "shop-operator"}                     // scope.Writer
 
 	shards := func(n int) []*corev1.ConfigMap {
 		var out []*corev1.ConfigMap
@@ -54,7 +53,7 @@ func ExampleEnsureSet() {
 	}
 	set := map[string]string{"example.com/shards-of": owner.Name}
 	for _, n := range []int{3, 1, 1} {
-		result, err := ownership.EnsureSet(ctx, c, owner, &corev1.ConfigMapList{}, set, shards(n))
+		result, err := ownership.EnsureSet(ctx, w, owner, &corev1.ConfigMapList{}, set, shards(n))
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -65,27 +64,6 @@ func ExampleEnsureSet() {
 	// created [cart-shard-0 cart-shard-1 cart-shard-2], deleted [], changed true
 	// created [], deleted [cart-shard-1 cart-shard-2], changed true
 	// created [], deleted [], changed false
-}
-
-// A Deployment's pods mount a ConfigMap: index the Deployment's owners by the ConfigMap they
-// name, so that an edit of it reconciles them, and only them.
-func ExampleEnqueueReferencing() {
-	var mgr manager.Manager
-	// The owner here is a Deployment itself; an operator indexes its own kind by its spec.
-	configMapsOf := func(d *appsv1.Deployment) []string {
-		var names []string
-		for _, v := range d.Spec.Template.Spec.Volumes {
-			if v.ConfigMap != nil {
-				names = append(names, v.ConfigMap.Name)
-			}
-		}
-		return names
-	}
-	if err := ownership.IndexReferences(context.Background(), mgr.GetFieldIndexer(), "spec.configMaps", configMapsOf); err != nil {
-		return
-	}
-	_ = builder.ControllerManagedBy(mgr).For(&appsv1.Deployment{}).
-		Watches(&corev1.ConfigMap{}, ownership.EnqueueReferencing(mgr.GetClient(), &appsv1.DeploymentList{}, "spec.configMaps"))
 }
 
 // The pod template carries a hash of the configuration its pods read: Ensure rolls the

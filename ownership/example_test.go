@@ -16,11 +16,12 @@ import (
 )
 
 // An operator's logic ensures its Deployment and reports the rollout in its conditions.
-// The client is the manager's: in steady state Ensure sends no request at all.
+// The Writer is the one the reconcile shell gives the logic (reconcile.Scope), whose client
+// is the manager's: in steady state Ensure sends no request at all.
 func ExampleEnsure() {
 	var (
 		ctx   context.Context
-		c     client.Client // mgr.GetClient()
+		w     ownership.Writer // scope.Writer
 		owner interface {
 			client.Object
 			conditions.Setter
@@ -34,7 +35,7 @@ func ExampleEnsure() {
 	}
 	desired := ownership.Deployment(owner.GetNamespace(), owner.GetName(), 3, template)
 
-	dep, result, err := ownership.Ensure(ctx, c, owner, desired)
+	dep, result, err := ownership.Ensure(ctx, w, owner, desired)
 	switch {
 	case ownership.IsNotControlled(err):
 		conditions.MarkFalse(owner, conditions.Available, "DeploymentNotOwned", "%v", err)

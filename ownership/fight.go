@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -77,18 +76,26 @@ func FightBackoff(err error) (time.Duration, bool) {
 	return f.RetryAfter, true
 }
 
-// children is the detector of every child Ensure applies, shared by all controllers of a
-// process: a child has one controller.
-var children fight.Detector
-
 // watchedApply applies want over live and reports a fight when this apply puts back what
 // someone undid once too often; while the fight's back-off lasts it applies nothing and
 // returns the live object with a *FightingError. A changed desired object (reshaped) is
 // never a fight: that is a resize or a rollout.
-func watchedApply[T client.Object](ctx context.Context, c client.Client, owner client.Object, want, live T, gvk schema.GroupVersionKind, intent string, reshaped bool, diffs []string, o options) (T, Result, error) {
+func watchedApply[T client.Object](ctx context.Context, w Writer, owner client.Object, want, live T, gvk schema.GroupVersionKind, intent string, reshaped bool, diffs []string) (T, Result, error) {
 	var zero T
+	c, children := w.Client, w.fights()
 	result := Result{Action: Updated, Diff: strings.Join(diffs, "\n")}
 	now := time.Now()
+	if children == nil { // a Writer filled in by hand: no detector to consult
+		updated, err := apply(ctx, w, want, gvk, intent, live.GetUID())
+		if err != nil {
+			return zero, result, err
+		}
+		telemetry.Wrote(gvk.Kind, telemetry.Update, updated.GetResourceVersion() != live.GetResourceVersion())
+		if !reshaped {
+			w.recordDrift(owner, updated, gvk.Kind, result.Diff)
+		}
+		return updated, result, nil
+	}
 	if !reshaped {
 		if wait, report, held := children.Hold(live.GetUID(), intent, now); held {
 			telemetry.BackedOff.WithLabelValues(gvk.Kind, telemetry.Update).Inc()
@@ -114,11 +121,11 @@ func watchedApply[T client.Object](ctx context.Context, c client.Client, owner c
 				return fresh, Result{Action: Unchanged}, nil
 			}
 			paths := fight.Paths(result.Diff)
-			managers = fight.Managers(fresh.GetManagedFields(), paths, o.fieldOwner)
-			mine = slices.Contains(fight.Managers(fresh.GetManagedFields(), paths, ""), o.fieldOwner)
+			managers = fight.Managers(fresh.GetManagedFields(), paths, w.FieldOwner)
+			mine = slices.Contains(fight.Managers(fresh.GetManagedFields(), paths, ""), w.FieldOwner)
 		}
 	}
-	updated, err := apply(ctx, c, want, gvk, intent, live.GetUID(), o)
+	updated, err := apply(ctx, w, want, gvk, intent, live.GetUID())
 	if err != nil {
 		return zero, result, err
 	}
@@ -128,28 +135,28 @@ func watchedApply[T client.Object](ctx context.Context, c client.Client, owner c
 		return updated, result, nil
 	}
 	// The desired object is the one last applied, so someone else changed the live one.
-	recordDrift(ctx, owner, updated, gvk.Kind, result.Diff)
+	w.recordDrift(owner, updated, gvk.Kind, result.Diff)
 	v := children.Wrote(live.GetUID(), intent, result.Diff, changed, now)
 	if !v.Fighting {
 		return updated, result, nil
 	}
 	f := &FightingError{
 		Kind: gvk.Kind, Namespace: live.GetNamespace(), Name: live.GetName(), Fields: diffs,
-		Managers: managers, Admission: v.NoOp || (len(managers) == 0 && mine), Self: o.fieldOwner,
+		Managers: managers, Admission: v.NoOp || (len(managers) == 0 && mine), Self: w.FieldOwner,
 		NoOp: v.NoOp, Writes: v.Writes, RetryAfter: v.Backoff,
 	}
 	children.Attach(live.GetUID(), f)
-	reportFight(ctx, owner, f)
+	reportFight(ctx, w, owner, f)
 	return updated, result, f
 }
 
-// reportFight counts a fight, logs it and records a Warning event on owner, when ctx
-// carries a recorder.
-func reportFight(ctx context.Context, owner client.Object, f *FightingError) {
+// reportFight counts a fight, logs it and records a Warning event on owner, when w has a
+// recorder.
+func reportFight(ctx context.Context, w Writer, owner client.Object, f *FightingError) {
 	telemetry.Fights.WithLabelValues(f.Kind, telemetry.Update).Inc()
 	log.FromContext(ctx).Info("fight detected: backing off", "kind", f.Kind, "name", f.Name,
 		"fields", f.Fields, "managers", f.Managers, "admission", f.Admission, "writes", f.Writes, "retryAfter", f.RetryAfter)
-	if r, ok := ctx.Value(recorderKey{}).(events.EventRecorder); ok {
+	if r := w.Recorder; r != nil {
 		regarding := owner.DeepCopyObject().(client.Object)
 		regarding.SetResourceVersion("")
 		r.Eventf(regarding, nil, corev1.EventTypeWarning, "Fighting", "Ensure", "%s", f.Error())

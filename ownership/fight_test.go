@@ -31,7 +31,8 @@ func fighter(t *testing.T, c client.Client, live *appsv1.Deployment, n int32) {
 func TestEnsureDetectsAFightOverAFieldItSetsAndBacksOff(t *testing.T) {
 	c, counter, owner := setup(t)
 	recorder := events.NewFakeRecorder(10)
-	ctx := ownership.WithRecorder(t.Context(), recorder)
+	w := ownership.NewTestWriter(c)
+	w.Recorder = recorder
 	live, _ := ensure(t, c, owner, desired(owner))
 	fightsBefore := testutil.ToFloat64(telemetry.Fights.WithLabelValues("Deployment", telemetry.Update))
 
@@ -42,7 +43,7 @@ func TestEnsureDetectsAFightOverAFieldItSetsAndBacksOff(t *testing.T) {
 	for round := 1; round <= rounds; round++ {
 		fighter(t, c, live, 5)
 		counter.Reset()
-		_, _, err := ownership.Ensure(ctx, c, owner, desired(owner))
+		_, _, err := ownership.Ensure(t.Context(), w, owner, desired(owner))
 		writes += counter.Count("patch", "deployments")
 		switch {
 		case ownership.IsFighting(err):
@@ -96,7 +97,7 @@ func TestEnsureRaisesNoAlarmWhenTheDesiredObjectChanges(t *testing.T) {
 			for round := range 10 {
 				d := desired(owner)
 				tt.change(d, round)
-				if _, _, err := ownership.Ensure(t.Context(), c, owner, d); err != nil {
+				if _, _, err := ownership.Ensure(t.Context(), ownership.NewTestWriter(c), owner, d); err != nil {
 					t.Fatalf("round %d: Ensure: %v", round, err)
 				}
 			}
@@ -109,7 +110,7 @@ func TestEnsureRaisesNoAlarmWhenSomeoneChangesAFieldTwice(t *testing.T) {
 	live, _ := ensure(t, c, owner, desired(owner))
 	for range fight.Reverts - 1 {
 		fighter(t, c, live, 5)
-		if _, _, err := ownership.Ensure(t.Context(), c, owner, desired(owner)); err != nil {
+		if _, _, err := ownership.Ensure(t.Context(), ownership.NewTestWriter(c), owner, desired(owner)); err != nil {
 			t.Fatalf("Ensure: %v, want two reverts of a person's change without an alarm", err)
 		}
 	}
@@ -144,7 +145,7 @@ func TestEnsureRaisesNoAlarmWhenItsCacheLagsBehindItsOwnWrite(t *testing.T) {
 	lagging := laggingDeployments{Client: c, frozen: stale}
 	counter.Reset()
 	for round := 1; round <= 10; round++ {
-		if _, _, err := ownership.Ensure(t.Context(), lagging, owner, desired(owner)); err != nil {
+		if _, _, err := ownership.Ensure(t.Context(), ownership.NewTestWriter(lagging), owner, desired(owner)); err != nil {
 			t.Fatalf("round %d: Ensure: %v; want no fight: nobody has undone Ensure's write since", round, err)
 		}
 	}
@@ -171,7 +172,7 @@ func TestEnsureDetectsAWebhookThatRewritesWhatItApplies(t *testing.T) {
 	var err error
 	var round int
 	for round = 1; round <= 5 && !ownership.IsFighting(err); round++ {
-		_, _, err = ownership.Ensure(t.Context(), c, owner, desired(owner))
+		_, _, err = ownership.Ensure(t.Context(), ownership.NewTestWriter(c), owner, desired(owner))
 	}
 	var f *ownership.FightingError
 	if !errors.As(err, &f) || !f.NoOp || len(f.Managers) != 0 || !f.Admission {
@@ -183,7 +184,7 @@ func TestEnsureDetectsAWebhookThatRewritesWhatItApplies(t *testing.T) {
 	if f.Writes > fight.NoOps+1 {
 		t.Errorf("detected after %d writes, want %d", f.Writes, fight.NoOps+1)
 	}
-	if !strings.Contains(f.Error(), rewritten) || !strings.Contains(f.Error(), ownership.DefaultFieldOwner) {
+	if !strings.Contains(f.Error(), rewritten) || !strings.Contains(f.Error(), ownership.TestFieldOwner) {
 		t.Errorf("the error says %q; want the field rewritten and the field manager the rewrite is recorded under", f)
 	}
 }

@@ -50,7 +50,7 @@ func TestEnsureCountsEveryWriteItSends(t *testing.T) {
 			want := tt.change(t, c, owner)
 			counter.Reset()
 			before := deploymentWrites()
-			if _, _, err := ownership.Ensure(t.Context(), c, owner, want); err != nil {
+			if _, _, err := ownership.Ensure(t.Context(), ownership.NewTestWriter(c), owner, want); err != nil {
 				t.Fatal(err)
 			}
 			sent, counted := counter.Count("patch", "deployments"), deploymentWrites()-before

@@ -3,6 +3,9 @@ package ownership
 import (
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -97,4 +100,36 @@ func toUnstructured(obj client.Object) (*unstructured.Unstructured, error) {
 		}
 	}
 	return u, nil
+}
+
+// ReadinessChanged reports whether an update changed what an owner reports of its child:
+// by kstatus' rules, whether the child is available and how far it has rolled out. The
+// reconcile shell lets such an update through at once and coalesces the others. It is quick
+// for the kinds an owner's status follows closely (a Deployment's rollout, a pod's phase and
+// readiness), and reads any other kind with ReadinessOf.
+func ReadinessChanged(old, updated client.Object) bool {
+	switch n := updated.(type) {
+	case *appsv1.Deployment:
+		o, ok := old.(*appsv1.Deployment)
+		if !ok {
+			return true
+		}
+		a, b := DeploymentReadiness(o), DeploymentReadiness(n)
+		return a.Rollout != b.Rollout || a.Available != b.Available
+	case *corev1.Pod:
+		o, ok := old.(*corev1.Pod)
+		return !ok || o.Status.Phase != n.Status.Phase || podReady(o) != podReady(n)
+	}
+	a, errA := ReadinessOf(old)
+	b, errB := ReadinessOf(updated)
+	return errA != nil || errB != nil || a.Rollout != b.Rollout || a.Available != b.Available
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }

@@ -33,7 +33,7 @@ type Phase[T PhaseObject] struct {
 	// Handle runs for an object in this phase. It returns the phase to move to (its own, or
 	// "", to stay) and when to run again. A phase without Handle is terminal: nothing more
 	// happens to an object that reaches it.
-	Handle func(ctx context.Context, obj T) (next string, outcome requeue.Outcome)
+	Handle func(ctx context.Context, obj T, s Scope) (next string, outcome requeue.Outcome)
 	// Next lists the phases Handle may move to; any other is refused.
 	Next []string
 }
@@ -81,7 +81,7 @@ func NewMachine[T PhaseObject](initial string, phases map[string]Phase[T]) (*Mac
 }
 
 // Reconcile implements Logic.
-func (m *Machine[T]) Reconcile(ctx context.Context, obj T) requeue.Outcome {
+func (m *Machine[T]) Reconcile(ctx context.Context, obj T, s Scope) requeue.Outcome {
 	if obj.GetPhase() == "" {
 		obj.SetPhase(m.initial)
 	}
@@ -92,20 +92,20 @@ func (m *Machine[T]) Reconcile(ctx context.Context, obj T) requeue.Outcome {
 		phase := obj.GetPhase()
 		p, ok := m.phases[phase]
 		if !ok {
-			conditions.MarkTrue(obj, Stalled, ReasonUnknownPhase, "phase %q is not one of %s", phase, m.names())
+			conditions.MarkTrue(obj, conditions.Stalled, ReasonUnknownPhase, "phase %q is not one of %s", phase, m.names())
 			return requeue.Done()
 		}
 		if p.Handle == nil {
 			break
 		}
-		next, o := p.Handle(ctx, obj)
+		next, o := p.Handle(ctx, obj, s)
 		outcome = requeue.Merge(outcome, o)
 		if next == "" || next == phase {
 			break
 		}
 		if !slices.Contains(p.Next, next) {
 			err := fmt.Errorf("phase %s cannot move to %s (allowed: %s)", phase, next, strings.Join(p.Next, ", "))
-			conditions.MarkTrue(obj, Stalled, ReasonInvalidTransition, "%v", err)
+			conditions.MarkTrue(obj, conditions.Stalled, ReasonInvalidTransition, "%v", err)
 			return requeue.Terminal(err)
 		}
 		obj.SetPhase(next)
@@ -121,7 +121,7 @@ func (m *Machine[T]) Reconcile(ctx context.Context, obj T) requeue.Outcome {
 func (m *Machine[T]) report(obj T) {
 	phase := obj.GetPhase()
 	if m.phases[phase].Handle != nil {
-		conditions.Set(obj, metav1.Condition{Type: Reconciling, Status: metav1.ConditionTrue, Reason: m.reasons[phase], Message: "phase " + phase})
+		conditions.Set(obj, metav1.Condition{Type: conditions.Reconciling, Status: metav1.ConditionTrue, Reason: m.reasons[phase], Message: "phase " + phase})
 		return
 	}
 	failed := first(obj, func(c metav1.Condition) bool {
@@ -129,10 +129,10 @@ func (m *Machine[T]) report(obj T) {
 		if conditions.NegativePolarity(c.Type) {
 			bad = metav1.ConditionTrue
 		}
-		return c.Type != Reconciling && c.Type != conditions.Progressing && c.Status == bad
+		return c.Type != conditions.Reconciling && c.Type != conditions.Progressing && c.Status == bad
 	})
 	if failed != nil {
-		conditions.Set(obj, metav1.Condition{Type: Stalled, Status: metav1.ConditionTrue, Reason: failed.Reason, Message: failed.Message})
+		conditions.Set(obj, metav1.Condition{Type: conditions.Stalled, Status: metav1.ConditionTrue, Reason: failed.Reason, Message: failed.Message})
 	}
 }
 

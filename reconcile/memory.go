@@ -163,7 +163,7 @@ func onlyProgress(before, after client.Object) bool {
 		return false
 	}
 	a := after.(conditions.Getter)
-	if !conditions.IsTrue(b, Reconciling) || !conditions.IsTrue(a, Reconciling) || len(a.GetConditions()) != len(b.GetConditions()) {
+	if !conditions.IsTrue(b, conditions.Reconciling) || !conditions.IsTrue(a, conditions.Reconciling) || len(a.GetConditions()) != len(b.GetConditions()) {
 		return false
 	}
 	for _, c := range a.GetConditions() {
@@ -197,5 +197,5 @@ func observedGeneration(obj client.Object) int64 {
 // reconciling reports whether obj's conditions say Reconciling.
 func reconciling(obj client.Object) bool {
 	g, ok := obj.(conditions.Getter)
-	return ok && conditions.IsTrue(g, Reconciling)
+	return ok && conditions.IsTrue(g, conditions.Reconciling)
 }

@@ -27,7 +27,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	"github.com/reconcilekit/reconcilekit/internal/fight"
@@ -59,7 +58,6 @@ func newObserver(c client.Client, obj client.Object, o *options) *observer {
 			m.kind, m.gvk = gvk.Kind, gvk
 		}
 	}
-	conditionSeries.add(m)
 	return m
 }
 
@@ -100,7 +98,15 @@ var conditionSeries = &conditionCollector{desc: prometheus.NewDesc("reconcilekit
 	"1 for each condition of each object the shell reconciles, by the condition's type and status; gone when the object is.",
 	[]string{"kind", "namespace", "name", "type", "status"}, nil)}
 
-func init() { metrics.Registry.MustRegister(conditionSeries) }
+// register makes m's conditions part of reconcilekit_condition, and registers the library's
+// series on controller-runtime's registry if no manager of the process has yet.
+func register(m *observer) error {
+	if err := telemetry.Register(conditionSeries); err != nil {
+		return err
+	}
+	conditionSeries.add(m)
+	return nil
+}
 
 // conditionCollector collects reconcilekit_condition from the observers of the shells
 // alive: an observer whose shell is gone is dropped with it.

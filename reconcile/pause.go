@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,19 +25,19 @@ const Paused = "Paused"
 // ReasonPausedByAnnotation is the reason of Paused.
 const ReasonPausedByAnnotation = "PausedByAnnotation"
 
-// pause records that obj is paused and does nothing else: the logic does not run, so
-// nothing is written to its children.
-func (r *Reconciler[T]) pause(ctx context.Context, obj T) requeue.Outcome {
+// pause records that obj is paused, once, and does nothing else: the logic does not run, so
+// nothing is written to its children, and an object already marked paused is not written
+// at all, whatever was edited since (its Paused condition keeps the generation it was
+// paused at), nor is the event recorded again.
+func (r *shell[T]) pause(ctx context.Context, obj T, now time.Time) requeue.Outcome {
 	conds, ok := any(obj).(conditions.Setter)
-	if !ok {
+	if !ok || conditions.IsTrue(conds, Paused) {
 		return requeue.Done()
 	}
 	before := obj.DeepCopyObject().(T)
-	if !conditions.Set(conds, metav1.Condition{Type: Paused, Status: metav1.ConditionTrue, Reason: ReasonPausedByAnnotation,
-		Message: "annotation " + PausedAnnotation + " is \"true\"; remove it to resume"}) {
-		return requeue.Done()
-	}
-	stamp(conds, any(before).(conditions.Setter), Now(ctx))
+	conditions.Set(conds, metav1.Condition{Type: Paused, Status: metav1.ConditionTrue, Reason: ReasonPausedByAnnotation,
+		Message: "annotation " + PausedAnnotation + " is \"true\"; remove it to resume"})
+	stamp(conds, any(before).(conditions.Setter), now)
 	if err := r.write(ctx, before, obj); err != nil && !apierrors.IsNotFound(err) {
 		return requeue.Retry(err)
 	}

@@ -2,13 +2,12 @@ package reconcile
 
 import (
 	"context"
-	"fmt"
-	"reflect"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -17,8 +16,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
+	"github.com/reconcilekit/reconcilekit/internal/fight"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/requeue"
 )
@@ -29,16 +30,37 @@ const conflictDelay = 200 * time.Millisecond
 
 // Logic is an operator's own reconcile logic for objects of type T. It brings the world in
 // line with obj's spec, records what it saw in obj's status (the shell writes it), and says
-// when to run again.
+// when to run again. s is what it needs for this reconcile: the time, and the Writer of
+// obj's children.
 type Logic[T client.Object] interface {
-	Reconcile(ctx context.Context, obj T) requeue.Outcome
+	Reconcile(ctx context.Context, obj T, s Scope) requeue.Outcome
 }
 
 // LogicFunc adapts a function to Logic.
-type LogicFunc[T client.Object] func(ctx context.Context, obj T) requeue.Outcome
+type LogicFunc[T client.Object] func(ctx context.Context, obj T, s Scope) requeue.Outcome
 
 // Reconcile calls f.
-func (f LogicFunc[T]) Reconcile(ctx context.Context, obj T) requeue.Outcome { return f(ctx, obj) }
+func (f LogicFunc[T]) Reconcile(ctx context.Context, obj T, s Scope) requeue.Outcome {
+	return f(ctx, obj, s)
+}
+
+// Scope is what the shell gives the logic for one reconcile, explicitly: nothing the logic
+// needs travels in its context.
+type Scope struct {
+	// Writer writes obj's children (ownership.Ensure, EnsureSet, Delete): through the
+	// manager's client, which reads from its cache, as the controller's field owner,
+	// recording drift and fights on obj, with the labels obj's shard gives its children,
+	// and refusing a kind the declaration does not own (WithChildren).
+	ownership.Writer
+
+	// Now is the time the reconcile started by the controller's clock (WithClock): one now
+	// for everything the logic decides. The shell stamps conditions with it too.
+	Now time.Time
+
+	// APIReader reads from the API server, uncached: for the rare read that must not be
+	// stale, such as one that decides to create what must exist only once.
+	APIReader client.Reader
+}
 
 // ObservedGenerationSetter is implemented by objects whose status has an observedGeneration.
 // The shell sets it to the object's generation once the logic has handled that generation,
@@ -48,10 +70,12 @@ type ObservedGenerationSetter interface {
 	SetObservedGeneration(int64)
 }
 
-// Reconciler is a controller-runtime reconcile.Reconciler for objects of type T, which must
-// be a pointer to a struct (for example *v1alpha1.Memcached). Build it with New.
-type Reconciler[T client.Object] struct {
+// shell reconciles objects of type T, a pointer to a struct (for example
+// *v1alpha1.Memcached): the reconciler a Controller's declaration makes for one manager,
+// with that manager's state.
+type shell[T client.Object] struct {
 	client    client.Client
+	apiReader client.Reader
 	logic     Logic[T]
 	options   options
 	cleanup   Logic[T]
@@ -59,88 +83,77 @@ type Reconciler[T client.Object] struct {
 	metrics   *observer
 	memory    *memory
 	warnings  warnings
+	bereaved  *ownerSet       // owners whose child the cache saw deleted
+	fights    *fight.Detector // of the children the logic writes
+	owns      []schema.GroupVersionKind
+	gate      Gate
+	invalid   error // a declaration that cannot run: every reconcile stalls with it
 }
 
-// Option configures a Reconciler.
+// Option configures a Controller: what its declaration derives (WithChildren,
+// WithReferences, WithCache, WithWatch), and how its shell behaves.
 type Option func(*options)
 
 type options struct {
-	recorder   events.EventRecorder
-	clock      clock.PassiveClock
-	fieldOwner string
-	finalizer  string
-	cleanup    any // a func(context.Context, T) requeue.Outcome
+	recorder    events.EventRecorder
+	clock       clock.PassiveClock
+	fieldOwner  string
+	finalizer   string
+	cleanup     any // a Logic[T]
+	concurrency int
+
+	children   []client.Object
+	references []reference
+	caches     []cacheRule
+	watches    []watch
 
 	expectationTimeout time.Duration
 	progressInterval   time.Duration
 }
 
-// WithRecorder makes the shell record events on the object it reconciles: Warning when it
+// WithRecorder makes the shell record events with r instead of the manager's recorder for
+// the controller (tests pass one of their own). The shell records Warning when the object
 // stalls or the logic fails, Normal Ready when it becomes Ready again after such a Warning
-// (not on a new object's first readiness, which its Ready condition tells), and Normal
-// when ownership.Ensure reverts drift. The manager's GetEventRecorder gives one; it aggregates
-// repeated events into a series, so a flapping object costs a bounded number of writes.
+// (not on a new object's first readiness, which its Ready condition tells), and Normal when
+// ownership.Ensure reverts drift. The manager's recorder aggregates repeated events into a
+// series, so a flapping object costs a bounded number of writes.
 func WithRecorder(r events.EventRecorder) Option {
 	return func(o *options) { o.recorder = r }
 }
 
-// WithClock sets the clock that stamps the conditions' transition times and turns
-// requeue.At outcomes into delays; tests pass a fake one.
+// WithClock sets the clock that gives Scope.Now, stamps the conditions' transition times
+// and turns requeue.At outcomes into delays; tests pass a fake one.
 func WithClock(c clock.PassiveClock) Option {
 	return func(o *options) { o.clock = c }
 }
 
-// WithFieldOwner names the field manager of the shell's writes and of ownership.Ensure
-// inside the logic, so that a conflict message names the operator. The default is
-// ownership.DefaultFieldOwner.
+// WithFieldOwner names the field manager of every write of the controller, the shell's and
+// those of the Writer it gives the logic, so that a conflict message names the operator.
+// It also names the controller's events' source. Required.
 func WithFieldOwner(name string) Option {
 	return func(o *options) { o.fieldOwner = name }
-}
-
-type nowKey struct{}
-
-// Now returns the time the shell's clock gave when the reconcile in ctx started: one now for
-// everything the logic decides and the conditions it sets, from the clock WithClock gives.
-// Outside the shell it returns the real clock's time.
-func Now(ctx context.Context) time.Time {
-	if now, ok := ctx.Value(nowKey{}).(time.Time); ok {
-		return now
-	}
-	return clock.RealClock{}.Now()
 }
 
 // WithFinalizer makes the shell add finalizer to every object before the logic first runs,
 // and, once the object is being deleted, run cleanup until it returns a done outcome, then
 // remove the finalizer so the deletion completes. The logic is not run for an object being
-// deleted. cleanup's T must be the Reconciler's; New panics otherwise, at start-up.
-func WithFinalizer[T client.Object](finalizer string, cleanup func(ctx context.Context, obj T) requeue.Outcome) Option {
+// deleted. cleanup must be a Logic of the controller's type; the declaration is refused
+// otherwise.
+func WithFinalizer[T client.Object](finalizer string, cleanup Logic[T]) Option {
 	return func(o *options) { o.finalizer, o.cleanup = finalizer, cleanup }
 }
 
-// New returns a Reconciler that runs logic for objects of type T, reading and writing them
-// through c (normally the manager's client).
-func New[T client.Object](c client.Client, logic Logic[T], opts ...Option) *Reconciler[T] {
-	r := &Reconciler[T]{client: c, logic: logic, memory: newMemory(), options: options{clock: clock.RealClock{}, fieldOwner: ownership.DefaultFieldOwner,
-		expectationTimeout: DefaultExpectationTimeout, progressInterval: DefaultProgressInterval}}
-	for _, opt := range opts {
-		opt(&r.options)
-	}
-	if r.options.cleanup != nil {
-		cleanup, ok := r.options.cleanup.(func(context.Context, T) requeue.Outcome)
-		if !ok {
-			panic(fmt.Sprintf("reconcile.New: the cleanup of WithFinalizer is a %T, want a func(context.Context, %v) requeue.Outcome", r.options.cleanup, reflect.TypeFor[T]()))
-		}
-		r.cleanup = LogicFunc[T](cleanup)
-	}
-	elem := reflect.TypeFor[T]().Elem()
-	r.newObject = func() T { return reflect.New(elem).Interface().(T) }
-	r.metrics = newObserver(c, r.newObject(), &r.options)
-	r.client = observedClient{Client: c, m: r.metrics} // counts the shell's writes
-	return r
+// WithConcurrency sets how many objects the controller reconciles at a time; the manager's
+// default (controller-runtime's: one) otherwise. A reconcile mostly waits for the API server.
+func WithConcurrency(n int) Option {
+	return func(o *options) { o.concurrency = n }
 }
 
 // Reconcile implements controller-runtime's reconcile.Reconciler.
-func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if r.invalid != nil {
+		return ctrl.Result{}, rtreconcile.TerminalError(r.invalid)
+	}
 	defer r.memory.enter(req.NamespacedName)()
 	obj := r.newObject()
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
@@ -148,7 +161,7 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 			r.metrics.forget(req.NamespacedName) // deleted: its series go with it
 			r.memory.forget(req.NamespacedName)
 			r.warnings.forget(req.NamespacedName)
-			bereaved.take(reflect.TypeFor[T](), req.NamespacedName)
+			r.bereaved.take(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -159,10 +172,10 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 			return ctrl.Result{RequeueAfter: wait}, nil
 		}
 	}
-	if bereaved.take(reflect.TypeFor[T](), req.NamespacedName) {
+	if r.bereaved.take(req.NamespacedName) {
 		gone, err := goneLive(ctx, r.client, obj)
 		if err != nil {
-			bereaved.note(reflect.TypeFor[T](), req.NamespacedName)
+			r.bereaved.note(req.NamespacedName)
 			return ctrl.Result{}, err
 		}
 		if gone {
@@ -171,26 +184,46 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 			return ctrl.Result{}, nil
 		}
 	}
-	if g := gateFrom(ctx); g != nil {
-		entered, admitted, err := g.Enter(ctx, obj)
+	var refused error
+	s := Scope{Now: r.options.clock.Now(), APIReader: r.apiReader, Writer: ownership.Writer{
+		Client:     scopeClient{Client: r.client, fights: r.fights, refused: &refused},
+		FieldOwner: r.options.fieldOwner,
+		Recorder:   r.options.recorder,
+		Owns:       r.owns,
+	}}
+	if r.gate != nil {
+		labels, admitted, err := r.gate.Enter(ctx, obj)
 		if !admitted || err != nil {
 			return ctrl.Result{}, err
 		}
-		defer g.Leave(entered, obj)
-		ctx = entered
+		defer r.gate.Leave(ctx, obj)
+		s.Labels = labels
 	}
-	ctx = context.WithValue(ctx, nowKey{}, r.options.clock.Now())
-	ctx = ownership.WithFieldOwner(ctx, r.options.fieldOwner)
-	if r.options.recorder != nil {
-		ctx = ownership.WithRecorder(ctx, r.options.recorder)
-	}
-	return r.finish(ctx, obj, r.metrics.observe(req.NamespacedName, obj, r.run(ctx, obj)))
+	return r.finish(ctx, obj, r.metrics.observe(req.NamespacedName, obj, r.run(ctx, obj, s, &refused)))
 }
 
-func (r *Reconciler[T]) run(ctx context.Context, obj T) requeue.Outcome {
+// scopeClient is the client of the Writer the shell gives the logic: the manager's, with the
+// controller's fight detector, and a place to note a child kind refused in this reconcile.
+type scopeClient struct {
+	client.Client
+	fights  *fight.Detector
+	refused *error
+}
+
+// Fights returns the controller's fight detector, for ownership.Ensure.
+func (c scopeClient) Fights() *fight.Detector { return c.fights }
+
+// Refused notes the first child kind ownership refused in this reconcile.
+func (c scopeClient) Refused(err error) {
+	if *c.refused == nil {
+		*c.refused = err
+	}
+}
+
+func (r *shell[T]) run(ctx context.Context, obj T, s Scope, refused *error) requeue.Outcome {
 	if r.options.finalizer != "" {
 		if !obj.GetDeletionTimestamp().IsZero() {
-			return r.cleanupDeleted(ctx, obj)
+			return r.cleanupDeleted(ctx, obj, s)
 		}
 		if !controllerutil.ContainsFinalizer(obj, r.options.finalizer) {
 			if err := r.patch(ctx, obj, func() { controllerutil.AddFinalizer(obj, r.options.finalizer) }); err != nil {
@@ -201,7 +234,7 @@ func (r *Reconciler[T]) run(ctx context.Context, obj T) requeue.Outcome {
 		return requeue.Done()
 	}
 	if obj.GetAnnotations()[PausedAnnotation] == "true" {
-		return r.pause(ctx, obj)
+		return r.pause(ctx, obj, s.Now)
 	}
 
 	before := obj.DeepCopyObject().(T)
@@ -209,9 +242,12 @@ func (r *Reconciler[T]) run(ctx context.Context, obj T) requeue.Outcome {
 	if hasConditions {
 		strip(conds) // last reconcile's: the logic starts from its own conditions
 	}
-	outcome := r.logic.Reconcile(ctx, obj)
-	if refused := revertUnwritable(before, obj); refused != nil {
-		outcome = requeue.Merge(outcome, requeue.Terminal(refused))
+	outcome := r.logic.Reconcile(ctx, obj, s)
+	if err := revertUnwritable(before, obj); err != nil {
+		outcome = requeue.Merge(outcome, requeue.Terminal(err))
+	}
+	if *refused != nil { // a wiring mistake: no retry can fix it, a new declaration can
+		outcome = requeue.Terminal(*refused)
 	}
 	quiet := isQuiet(outcome.Err())
 	if s, ok := any(obj).(ObservedGenerationSetter); ok && (outcome.Err() == nil || outcome.IsTerminal()) {
@@ -226,7 +262,7 @@ func (r *Reconciler[T]) run(ctx context.Context, obj T) requeue.Outcome {
 		} else {
 			markStandard(conds, logicSet, outcome)
 		}
-		stamp(conds, old, Now(ctx))
+		stamp(conds, old, s.Now)
 		news = transitions(conds, old, r.warnings.after(client.ObjectKeyFromObject(obj), old, conds))
 	}
 	if !equality.Semantic.DeepEqual(before, obj) {
@@ -249,11 +285,11 @@ func (r *Reconciler[T]) run(ctx context.Context, obj T) requeue.Outcome {
 	return outcome
 }
 
-func (r *Reconciler[T]) cleanupDeleted(ctx context.Context, obj T) requeue.Outcome {
+func (r *shell[T]) cleanupDeleted(ctx context.Context, obj T, s Scope) requeue.Outcome {
 	if !controllerutil.ContainsFinalizer(obj, r.options.finalizer) {
 		return requeue.Done()
 	}
-	outcome := r.cleanup.Reconcile(ctx, obj)
+	outcome := r.cleanup.Reconcile(ctx, obj, s)
 	if !outcome.IsDone() {
 		return outcome
 	}
@@ -263,21 +299,15 @@ func (r *Reconciler[T]) cleanupDeleted(ctx context.Context, obj T) requeue.Outco
 	return requeue.Done()
 }
 
-// IgnoreOwnWrites returns a predicate for the watch of the reconciled kind that drops the
-// watch event of the shell's own write of an object: the object as the last reconcile left
-// it, which a reconcile would find nothing to do for. Every other event passes: a change by
+// ignoreOwnWrites is the predicate of the watch of the reconciled kind: it drops the watch
+// event of the shell's own write of an object, the object as the last reconcile left it,
+// which a reconcile would find nothing to do for. Every other event passes: a change by
 // anyone else (a new resourceVersion), the informer's periodic resync, the event of a write
 // while a reconcile of the object runs or waits for that write. Changes to children come
-// through their own watches. Without it every status write costs one more reconcile.
-//
-//	r := reconcile.New(mgr.GetClient(), logic)
-//	ctrl.NewControllerManagedBy(mgr).
-//		For(&v1alpha1.PodSet{}, builder.WithPredicates(r.IgnoreOwnWrites())).
-//		Complete(r)
-//
+// through their own watches. Without it every status write would cost one more reconcile.
 // It needs read-your-own-writes (WithExpectationTimeout above 0, the default): the memory
 // of the shell's writes is what tells them apart.
-func (r *Reconciler[T]) IgnoreOwnWrites() predicate.Predicate {
+func (r *shell[T]) ignoreOwnWrites() predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		if e.ObjectOld == nil || e.ObjectNew == nil || e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion() {
 			return true
@@ -287,7 +317,7 @@ func (r *Reconciler[T]) IgnoreOwnWrites() predicate.Predicate {
 }
 
 // patch changes obj's metadata with a merge patch guarded by its resourceVersion.
-func (r *Reconciler[T]) patch(ctx context.Context, obj T, change func()) error {
+func (r *shell[T]) patch(ctx context.Context, obj T, change func()) error {
 	before := obj.DeepCopyObject().(T)
 	change()
 	if err := r.client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(r.options.fieldOwner)); err != nil {
@@ -299,7 +329,7 @@ func (r *Reconciler[T]) patch(ctx context.Context, obj T, change func()) error {
 
 // remember records the shell's write of obj, now at the resourceVersion the API server
 // answered.
-func (r *Reconciler[T]) remember(obj T) {
+func (r *shell[T]) remember(obj T) {
 	rv := obj.GetResourceVersion()
 	if r.options.expectationTimeout <= 0 {
 		rv = ""
@@ -309,7 +339,7 @@ func (r *Reconciler[T]) remember(obj T) {
 
 // holdProgress reports whether the change from before to obj is progress to be written
 // later (see WithProgressInterval), and how much later at most.
-func (r *Reconciler[T]) holdProgress(before, obj T) (time.Duration, bool) {
+func (r *shell[T]) holdProgress(before, obj T) (time.Duration, bool) {
 	if r.options.progressInterval <= 0 || !onlyProgress(before, obj) {
 		return 0, false
 	}
@@ -324,7 +354,7 @@ func (r *Reconciler[T]) holdProgress(before, obj T) (time.Duration, bool) {
 // event records an event on obj when the shell has a recorder. The event names obj without
 // its resourceVersion, so that the recorder folds repeats of a reason into one series
 // instead of writing an event for every version of a flapping object.
-func (r *Reconciler[T]) event(obj T, kind, reason, note string) {
+func (r *shell[T]) event(obj T, kind, reason, note string) {
 	if r.options.recorder == nil {
 		return
 	}
@@ -341,7 +371,7 @@ func isQuiet(err error) bool {
 
 // finish turns the outcome into controller-runtime's result. Conflicts and stale-cache
 // answers are quiet requeues.
-func (r *Reconciler[T]) finish(ctx context.Context, obj T, outcome requeue.Outcome) (ctrl.Result, error) {
+func (r *shell[T]) finish(ctx context.Context, obj T, outcome requeue.Outcome) (ctrl.Result, error) {
 	logger := log.FromContext(ctx)
 	if err := outcome.Err(); err != nil {
 		if isQuiet(err) {

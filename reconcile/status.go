@@ -12,20 +12,6 @@ import (
 	"github.com/reconcilekit/reconcilekit/requeue"
 )
 
-// The standard conditions the shell keeps on every object with conditions, the ones kstatus
-// (and so Flux, Argo CD and kubectl wait users) reads.
-const (
-	// Reconciling is True while the object is on its way to its desired state, and absent
-	// otherwise (kstatus' abnormal-true convention).
-	Reconciling = "Reconciling"
-	// Stalled is True when the object cannot progress until something changes, such as its
-	// spec or a foreign object in its way, and absent otherwise.
-	Stalled = conditions.Stalled
-	// Ready is True when the object is where its spec says, False with the reason of
-	// Stalled or Reconciling otherwise.
-	Ready = conditions.Ready
-)
-
 // Reasons the shell gives the standard conditions when it does not copy one.
 const (
 	// ReasonReconciled is Ready's reason when nothing is in progress and nothing is wrong.
@@ -49,11 +35,11 @@ func strip(obj conditions.Setter) standard {
 	kept := obj.GetConditions()[:0]
 	for _, c := range obj.GetConditions() {
 		switch {
-		case c.Type == Reconciling && c.Status == metav1.ConditionTrue:
+		case c.Type == conditions.Reconciling && c.Status == metav1.ConditionTrue:
 			s.reconciling = &c
-		case c.Type == Stalled && c.Status == metav1.ConditionTrue:
+		case c.Type == conditions.Stalled && c.Status == metav1.ConditionTrue:
 			s.stalled = &c
-		case c.Type == Reconciling, c.Type == Stalled, c.Type == Ready, c.Type == Paused:
+		case c.Type == conditions.Reconciling, c.Type == conditions.Stalled, c.Type == conditions.Ready, c.Type == Paused:
 		default:
 			kept = append(kept, c)
 		}
@@ -95,10 +81,10 @@ func markStandard(obj conditions.Setter, s standard, outcome requeue.Outcome) {
 		}
 	}
 
-	ready := metav1.Condition{Type: Ready, Status: metav1.ConditionTrue, Reason: ReasonReconciled}
-	why, typ := stalled, Stalled
+	ready := metav1.Condition{Type: conditions.Ready, Status: metav1.ConditionTrue, Reason: ReasonReconciled}
+	why, typ := stalled, conditions.Stalled
 	if why == nil {
-		why, typ = reconciling, Reconciling
+		why, typ = reconciling, conditions.Reconciling
 	}
 	if why != nil {
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, why.Reason, why.Message
@@ -122,7 +108,7 @@ func first(obj conditions.Getter, match func(metav1.Condition) bool) *metav1.Con
 // restore puts back the standard conditions of before, for a reconcile that learnt nothing
 // (a conflict): its conditions would say nothing new.
 func restore(obj, before conditions.Setter) {
-	for _, typ := range []string{Ready, Reconciling, Stalled} {
+	for _, typ := range []string{conditions.Ready, conditions.Reconciling, conditions.Stalled} {
 		if c := conditions.Find(before, typ); c != nil {
 			conditions.Set(obj, *c)
 		}
@@ -152,12 +138,12 @@ func stamp(obj, before conditions.Setter, now time.Time) {
 func transitions(obj, before conditions.Getter, recovering bool) []shellEvent {
 	var out []shellEvent
 	// A terminal error has its own event, ReconcileError.
-	if now := conditions.Find(obj, Stalled); now != nil && now.Reason != ReasonTerminalError {
-		if old := conditions.Find(before, Stalled); old == nil || old.Status != now.Status || old.Reason != now.Reason {
+	if now := conditions.Find(obj, conditions.Stalled); now != nil && now.Reason != ReasonTerminalError {
+		if old := conditions.Find(before, conditions.Stalled); old == nil || old.Status != now.Status || old.Reason != now.Reason {
 			out = append(out, shellEvent{corev1.EventTypeWarning, now.Reason, now.Message})
 		}
 	}
-	if conditions.IsTrue(obj, Ready) && !conditions.IsTrue(before, Ready) && recovering {
+	if conditions.IsTrue(obj, conditions.Ready) && !conditions.IsTrue(before, conditions.Ready) && recovering {
 		out = append(out, shellEvent{corev1.EventTypeNormal, "Ready", "the object is ready again"})
 	}
 	return out
@@ -166,10 +152,10 @@ func transitions(obj, before conditions.Getter, recovering bool) []shellEvent {
 // warned reports whether obj's conditions are those of an object the shell records a
 // Warning for: stalled, or retrying a failed reconcile.
 func warned(obj conditions.Getter) bool {
-	if conditions.IsTrue(obj, Stalled) {
+	if conditions.IsTrue(obj, conditions.Stalled) {
 		return true
 	}
-	r := conditions.Find(obj, Reconciling)
+	r := conditions.Find(obj, conditions.Reconciling)
 	return r != nil && r.Status == metav1.ConditionTrue && r.Reason == ReasonRetrying
 }
 
@@ -192,7 +178,7 @@ func (w *warnings) after(key types.NamespacedName, before, obj conditions.Getter
 	_, recovering := w.keys[key]
 	recovering = recovering || warned(before)
 	switch {
-	case conditions.IsTrue(obj, Ready):
+	case conditions.IsTrue(obj, conditions.Ready):
 		delete(w.keys, key)
 	case recovering || warned(obj):
 		if w.keys == nil {

@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"reflect"
 	"sync"
 	"time"
 
@@ -16,30 +15,25 @@ import (
 // When an owner is deleted, the garbage collector deletes its children, and the children's
 // informer may deliver those deletions before the owner's informer delivers the owner's: a
 // reconcile then finds the owner alive in the cache and creates the child again (the
-// collector removes it once more, but the object was created twice). So EnqueueOwner notes
-// each owner whose child the cache saw deleted, and the shell reads such an owner fresh from
-// the API server before its logic runs: one read for each deleted child, none otherwise.
+// collector removes it once more, but the object was created twice). So the handler of a
+// child kind notes each owner whose child the cache saw deleted, and the shell reads such an
+// owner fresh from the API server before its logic runs: one read for each deleted child,
+// none otherwise.
 
-// bereaved is the set of owners, by Go type and name, whose child was deleted since their
-// last reconcile. It is shared by every manager of the process: a name noted by one and
-// taken by another costs one needless fresh read, nothing more.
-var bereaved = ownerSet{owners: map[ownerKey]time.Time{}}
-
-// forgottenAfter bounds the set when EnqueueOwner serves a reconciler that is not the shell
-// and so never takes its notes.
+// forgottenAfter bounds a set whose notes are not taken, as for an owner never reconciled
+// again.
 const forgottenAfter = 10 * time.Minute
 
-type ownerKey struct {
-	t    reflect.Type
-	name types.NamespacedName
-}
-
+// ownerSet is the set of owners, by name, whose child was deleted since their last
+// reconcile: one for each shell, so one manager's notes are never another's.
 type ownerSet struct {
 	mu     sync.Mutex
-	owners map[ownerKey]time.Time
+	owners map[types.NamespacedName]time.Time
 }
 
-func (s *ownerSet) note(t reflect.Type, name types.NamespacedName) {
+func newOwnerSet() *ownerSet { return &ownerSet{owners: map[types.NamespacedName]time.Time{}} }
+
+func (s *ownerSet) note(name types.NamespacedName) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
@@ -50,16 +44,15 @@ func (s *ownerSet) note(t reflect.Type, name types.NamespacedName) {
 			}
 		}
 	}
-	s.owners[ownerKey{t, name}] = now
+	s.owners[name] = now
 }
 
 // take reports whether the owner was noted, and forgets it.
-func (s *ownerSet) take(t reflect.Type, name types.NamespacedName) bool {
+func (s *ownerSet) take(name types.NamespacedName) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k := ownerKey{t, name}
-	_, ok := s.owners[k]
-	delete(s.owners, k)
+	_, ok := s.owners[name]
+	delete(s.owners, name)
 	return ok
 }
 

@@ -65,7 +65,7 @@ func jsonName(f reflect.StructField) string {
 // write sends what the logic changed through the requests that can write it, each guarded
 // by the resourceVersion read: labels, annotations and finalizers with a merge patch of the
 // object, then the status with a merge patch of its status subresource.
-func (r *Reconciler[T]) write(ctx context.Context, before, obj T) error {
+func (r *shell[T]) write(ctx context.Context, before, obj T) error {
 	lock, owner := client.MergeFromWithOptimisticLock{}, client.FieldOwner(r.options.fieldOwner)
 	base, metaWritten := before, false
 	if !equality.Semantic.DeepEqual(before.GetLabels(), obj.GetLabels()) ||

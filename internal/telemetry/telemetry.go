@@ -1,9 +1,11 @@
 // Package telemetry holds the metrics that the reconcile shell and ownership.Ensure both
-// record, registered on controller-runtime's registry so that every manager serves them on
-// its metrics endpoint. docs/observability.md describes each series.
+// record, registered on controller-runtime's registry when a manager is made from controller
+// declarations, so that every manager serves them on its metrics endpoint. docs/observability.md describes each series.
 package telemetry
 
 import (
+	"errors"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -53,8 +55,16 @@ var (
 	}, []string{"kind", "write"})
 )
 
-func init() {
-	metrics.Registry.MustRegister(Reconciles, Writes, Fights, BackedOff)
+// Register registers the series on controller-runtime's registry, with more collectors of
+// the caller's; series already registered (by another manager of the process) are kept.
+// Nothing is registered on import: a program that builds no controller serves none of them.
+func Register(more ...prometheus.Collector) error {
+	for _, c := range append([]prometheus.Collector{Reconciles, Writes, Fights, BackedOff}, more...) {
+		if err := metrics.Registry.Register(c); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
+			return err
+		}
+	}
+	return nil
 }
 
 // Wrote counts one accepted write of an object of kind.

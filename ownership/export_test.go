@@ -1,0 +1,28 @@
+package ownership
+
+import (
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/reconcilekit/reconcilekit/internal/fight"
+)
+
+// TestFieldOwner is the field manager of the tests' writes.
+const TestFieldOwner = "reconcilekit-test"
+
+// fightingClient gives a Writer a fight detector of its own, as the reconcile shell's
+// client does.
+type fightingClient struct {
+	client.Client
+	fights *fight.Detector
+}
+
+func (c fightingClient) Fights() *fight.Detector { return c.fights }
+
+// testFights is the detector of every NewTestWriter: each test's objects have UIDs of their own.
+var testFights fight.Detector
+
+// NewTestWriter returns a Writer of c as the tests' field manager, detecting fights as the
+// shell's does.
+func NewTestWriter(c client.Client) Writer {
+	return Writer{Client: fightingClient{c, &testFights}, FieldOwner: TestFieldOwner}
+}

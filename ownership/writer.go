@@ -1,0 +1,138 @@
+package ownership
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/reconcilekit/reconcilekit/internal/fight"
+)
+
+// Writer is what Ensure, EnsureSet and Delete write an owner's children with: the client,
+// the name the writes carry, where drift and fights are recorded, the labels every child
+// gets and the kinds that may be written. The reconcile shell hands its logic one for each
+// reconcile, filled in from the controller's declaration (reconcile.Scope); outside the
+// shell, fill one in.
+type Writer struct {
+	// Client reads the live children, normally from the manager's cache, and writes them.
+	Client client.Client
+
+	// FieldOwner is the server-side apply field manager of every write, so that a conflict
+	// message names the operator and two controllers that manage different fields of one
+	// object do not undo each other's work. Required: a write without one is refused.
+	FieldOwner string
+
+	// Recorder, if set, receives a Normal DriftReverted event on the owner whenever Ensure
+	// reverts drift, and a Warning Fighting event when it detects a fight.
+	Recorder events.EventRecorder
+
+	// Labels are given to every object Ensure creates or applies, without counting in
+	// IntentAnnotation: labels that say where the owner belongs rather than what the child
+	// is, such as the shard label of package sharding, so that a child is in the same
+	// shard's cache as its owner from its creation on.
+	Labels map[string]string
+
+	// Owns, if not empty, lists the kinds that may be written: a child of any other kind
+	// is refused before anything is sent, with an error naming the declaration to fix.
+	Owns []schema.GroupVersionKind
+}
+
+// refuser is implemented by the client the reconcile shell puts in its Writer: it learns of
+// a child kind refused, so that the reconcile stalls whatever the logic does with the error.
+type refuser interface{ Refused(error) }
+
+// fighter is implemented by the client the reconcile shell puts in its Writer: the fight
+// detector of its controller, one for each manager. A Writer filled in by hand detects no
+// fights.
+type fighter interface{ Fights() *fight.Detector }
+
+// check refuses a write that cannot be right before anything is sent: a Writer without a
+// field owner, or a child of a kind it does not own. It returns the child's kind.
+func (w Writer) check(obj client.Object) (schema.GroupVersionKind, error) {
+	if w.Client == nil {
+		return schema.GroupVersionKind{}, fmt.Errorf("ownership: the Writer has no Client")
+	}
+	gvk, err := apiutil.GVKForObject(obj, w.Client.Scheme())
+	if err != nil {
+		return gvk, err
+	}
+	if w.FieldOwner == "" {
+		return gvk, fmt.Errorf("ownership: writing %s %s without a field owner: set Writer.FieldOwner, or write with the Writer the reconcile shell gives the logic (reconcile.Scope)", gvk.Kind, obj.GetName())
+	}
+	if len(w.Owns) == 0 {
+		return gvk, nil
+	}
+	for _, owned := range w.Owns {
+		if owned.Group == gvk.Group && owned.Kind == gvk.Kind {
+			return gvk, nil
+		}
+	}
+	var owns []string
+	for _, owned := range w.Owns {
+		owns = append(owns, owned.Kind)
+	}
+	err = fmt.Errorf("ownership: %s %s is of a kind the controller does not own (it owns %s): declare it with reconcile.WithChildren(&%s{}), so that its changes are watched and it is cached",
+		gvk.Kind, obj.GetName(), strings.Join(owns, ", "), goType(obj))
+	if r, ok := w.Client.(refuser); ok {
+		r.Refused(err)
+	}
+	return gvk, err
+}
+
+// goType names obj's Go type as a declaration spells it, such as v1.ConfigMap.
+func goType(obj client.Object) string { return strings.TrimPrefix(fmt.Sprintf("%T", obj), "*") }
+
+// fights returns the fight detector of w's client, or nil.
+func (w Writer) fights() *fight.Detector {
+	if f, ok := w.Client.(fighter); ok {
+		return f.Fights()
+	}
+	return nil
+}
+
+// addLabels adds w's labels to obj.
+func (w Writer) addLabels(obj client.Object) {
+	if len(w.Labels) == 0 {
+		return
+	}
+	all := obj.GetLabels()
+	if all == nil {
+		all = make(map[string]string, len(w.Labels))
+	}
+	for k, v := range w.Labels {
+		all[k] = v
+	}
+	obj.SetLabels(all)
+}
+
+// recordDrift records on owner that the object it owns was reverted, when w has a recorder.
+func (w Writer) recordDrift(owner, obj client.Object, kind, diff string) {
+	if w.Recorder == nil {
+		return
+	}
+	// Without its resourceVersion, so that repeated reverts fold into one series; the
+	// fields are in the action, so that a revert of other fields is an event of its own.
+	regarding := owner.DeepCopyObject().(client.Object)
+	regarding.SetResourceVersion("")
+	w.Recorder.Eventf(regarding, nil, corev1.EventTypeNormal, "DriftReverted", revertAction(diff), "reverted %s %s: %s", kind, obj.GetName(), diff)
+}
+
+// revertAction names the fields of a diff ("path: live → desired" a line) as an event's
+// action, which the API limits to 128 characters.
+func revertAction(diff string) string {
+	var paths []string
+	for line := range strings.Lines(diff) {
+		path, _, _ := strings.Cut(line, ": ")
+		paths = append(paths, strings.TrimSpace(path))
+	}
+	action := "Revert " + strings.Join(paths, ",")
+	if len(action) > 128 {
+		action = action[:128]
+	}
+	return action
+}

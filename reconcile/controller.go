@@ -1,0 +1,284 @@
+package reconcile
+
+import (
+	"context"
+
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/reconcilekit/reconcilekit/internal/fight"
+	"github.com/reconcilekit/reconcilekit/ownership"
+)
+
+// Controller declares a controller: the kind it reconciles, its logic, and, through its
+// options, the kinds it owns and references, what the manager caches of them, its field
+// owner, finalizer and concurrency. It is the one source of the controller's wiring:
+// Manager derives from it the watches (the shell's own writes dropped, children's bursts
+// coalesced onto their owner), the indexes, registered once the manager runs, the cache's
+// restrictions and transform, and package sharding the children that follow their owner's
+// shard. Build it with For. A Controller is a value: one declaration serves any number of
+// managers, each with state of its own.
+type Controller[T client.Object] struct {
+	object T
+	logic  Logic[T]
+	opts   []Option
+}
+
+// For declares the controller of obj's kind (obj is an empty object of it, such as
+// &v1alpha1.Memcached{}), which runs logic. Options given later win over earlier ones, so
+// that a program can add its own to an example's declaration.
+//
+// WithFieldOwner is required; a declaration that cannot run is refused by Manager.New with
+// a message that names the fix.
+func For[T client.Object](obj T, logic Logic[T], opts ...Option) *Controller[T] {
+	return &Controller[T]{object: obj, logic: logic, opts: opts}
+}
+
+// with returns a copy of the declaration with more options, which win over its own.
+func (c *Controller[T]) with(opts ...Option) *Controller[T] {
+	return &Controller[T]{object: c.object, logic: c.logic, opts: append(slices.Clip(c.opts), opts...)}
+}
+
+// Object returns an empty object of the reconciled kind.
+func (c *Controller[T]) Object() client.Object { return newLike(c.object) }
+
+// Children returns an empty object of each kind the controller owns (WithChildren).
+func (c *Controller[T]) Children() []client.Object {
+	o := c.options()
+	out := make([]client.Object, 0, len(o.children))
+	for _, child := range o.children {
+		out = append(out, newLike(child))
+	}
+	return out
+}
+
+// Reconciler returns the controller's shell on its own, without a manager: for tests and
+// programs that call Reconcile themselves. c reads and writes (the cache's reads become the
+// API server's); opts are added to the declaration's. A declaration that cannot run gives a
+// reconciler that fails every reconcile with a terminal error saying why.
+func (c *Controller[T]) Reconciler(cl client.Client, opts ...Option) rtreconcile.Reconciler {
+	s, err := c.with(opts...).shell(cl, cl)
+	if err == nil {
+		err = register(s.metrics)
+	}
+	s.invalid = err
+	return s
+}
+
+// options returns the declaration's options, applied over the defaults.
+func (c *Controller[T]) options() options {
+	o := options{clock: clock.RealClock{}, expectationTimeout: DefaultExpectationTimeout, progressInterval: DefaultProgressInterval}
+	for _, opt := range c.opts {
+		opt(&o)
+	}
+	return o
+}
+
+// kind names the reconciled kind in messages.
+func (c *Controller[T]) kind() string { return reflect.TypeOf(c.object).Elem().Name() }
+
+// shell returns the controller's shell with state of its own, reading and writing through
+// cl and reading uncached through apiReader; and an error when the declaration cannot run.
+func (c *Controller[T]) shell(cl client.Client, apiReader client.Reader) (*shell[T], error) {
+	s := &shell[T]{client: cl, apiReader: apiReader, logic: c.logic, options: c.options(), memory: newMemory(),
+		bereaved: newOwnerSet(), fights: new(fight.Detector), owns: []schema.GroupVersionKind{}}
+	s.newObject = func() T { return newLike(c.object) }
+	var errs []error
+	if s.options.fieldOwner == "" {
+		errs = append(errs, errors.New("no field owner: add reconcile.WithFieldOwner(\"<operator name>\") to the declaration"))
+	}
+	if s.options.cleanup != nil {
+		cleanup, ok := s.options.cleanup.(Logic[T])
+		if !ok {
+			errs = append(errs, fmt.Errorf("the cleanup of WithFinalizer is a %T, not a reconcile.Logic[%T]", s.options.cleanup, c.object))
+		}
+		s.cleanup = cleanup
+	}
+	if cl != nil && cl.Scheme() != nil {
+		for _, child := range s.options.children {
+			gvk, err := apiutil.GVKForObject(child, cl.Scheme())
+			if err != nil {
+				errs = append(errs, fmt.Errorf("child kind %T: %w", child, err))
+				continue
+			}
+			s.owns = append(s.owns, gvk)
+		}
+	}
+	for _, ref := range s.options.references {
+		if _, ok := ref.names.(func(T) []string); !ok {
+			errs = append(errs, fmt.Errorf("WithReferences(&%s{}, ...) reads the names from a %s, not from the controller's %T",
+				reflect.TypeOf(ref.kind).Elem().Name(), reflect.TypeOf(ref.names).In(0), c.object))
+		}
+	}
+	s.metrics = newObserver(cl, c.object, &s.options)
+	s.client = observedClient{Client: cl, m: s.metrics} // counts the shell's writes
+	if err := errors.Join(errs...); err != nil {
+		return s, fmt.Errorf("reconcile: the %s controller: %w", c.kind(), err)
+	}
+	return s, nil
+}
+
+// cacheRules returns what the declaration says of the manager's cache.
+func (c *Controller[T]) cacheRules() []cacheRule { return c.options().caches }
+
+// kinds returns every kind the controller watches, its own first.
+func (c *Controller[T]) kinds() []client.Object {
+	o := c.options()
+	kinds := append([]client.Object{c.object}, o.children...)
+	for _, r := range o.references {
+		kinds = append(kinds, r.kind)
+	}
+	for _, w := range o.watches {
+		kinds = append(kinds, w.kind)
+	}
+	return kinds
+}
+
+// setup adds the controller to mgr, its shell behind gate.
+func (c *Controller[T]) setup(mgr manager.Manager, gate Gate, metrics bool) error {
+	s, err := c.shell(mgr.GetClient(), mgr.GetAPIReader())
+	if err != nil {
+		return err
+	}
+	if metrics {
+		if err := register(s.metrics); err != nil {
+			return err
+		}
+	}
+	s.gate = gate
+	if s.options.recorder == nil {
+		s.options.recorder = mgr.GetEventRecorder(s.options.fieldOwner)
+	}
+	b := ctrl.NewControllerManagedBy(mgr).
+		For(c.object, builder.WithPredicates(s.ignoreOwnWrites())).
+		WithOptions(controller.Options{MaxConcurrentReconciles: s.options.concurrency})
+	for _, child := range s.options.children {
+		b = b.Watches(child, s.enqueueOwner(mgr, c.object))
+	}
+	referrers := newList(mgr.GetScheme(), c.object)
+	for _, ref := range s.options.references {
+		if referrers == nil {
+			return fmt.Errorf("reconcile: the %s controller: the scheme has no %sList to find referrers with", c.kind(), c.kind())
+		}
+		names := ref.names.(func(T) []string)
+		field := ref.field()
+		b = b.Watches(ref.kind, enqueueReferrers(mgr.GetClient(), referrers, field, names))
+		// Registered once the manager runs: registered before, the index would make the
+		// manager wait for the referrers' cache with no limit, so that an operator refused
+		// the list would neither start nor stop (controller-runtime#3440). Until then the
+		// handler finds the referrers without it.
+		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+			return indexReferences(ctx, mgr.GetFieldIndexer(), c.object, field, names)
+		})); err != nil {
+			return err
+		}
+	}
+	for _, w := range s.options.watches {
+		b = b.Watches(w.kind, coalesce(w.handler, coalesceDelay))
+	}
+	if s.readsPods() {
+		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+			return indexPods(ctx, mgr.GetFieldIndexer())
+		})); err != nil {
+			return err
+		}
+	}
+	return b.Complete(s)
+}
+
+// WithChildren declares the kinds of the objects the controller creates and controls, each
+// as an empty object (&appsv1.Deployment{}). For each, the manager watches the kind and a
+// child's events reconcile its controlling owner, a burst of them (a rollout) coalesced into
+// one reconcile, while a change of the child's readiness goes through at once
+// (ownership.ReadinessChanged). A child's deletion makes the shell read its owner fresh
+// before the logic runs, so that the children of an owner being deleted are not created
+// again. The Writer of the Scope writes these kinds and refuses any other, which stalls the
+// reconcile with a message naming the kind to declare. Package sharding moves these
+// children with their owner.
+func WithChildren(kinds ...client.Object) Option {
+	return func(o *options) { o.children = append(o.children, kinds...) }
+}
+
+// WithReferences declares a kind the reconciled objects reference by name without owning
+// it, such as a ConfigMap named in their spec: names returns the names one object
+// references, in its own namespace. An event of an object of that kind (created, changed,
+// deleted) reconciles exactly the objects that name it, found through an index that the
+// manager registers once it runs. The reconciled kind's type T is the one names reads;
+// a declaration whose T is another kind's is refused.
+func WithReferences[T client.Object](kind client.Object, names func(T) []string) Option {
+	return func(o *options) { o.references = append(o.references, reference{kind: kind, names: names}) }
+}
+
+// WithCache restricts what the manager caches of a kind the controller reads, such as the
+// pods or ConfigMaps of its own by a label selector, rather than every one of the cluster.
+// Two controllers of one manager that restrict one kind differently are refused.
+func WithCache(kind client.Object, by cache.ByObject) Option {
+	return func(o *options) { o.caches = append(o.caches, cacheRule{kind: kind, by: by}) }
+}
+
+// WithWatch declares a kind the controller follows that it neither owns nor references by
+// name, such as the pods of a Deployment it owns: h maps an event to the objects to
+// reconcile, coalesced as a child's events are. A controller that owns Deployments and
+// watches pods reads them through an index by Deployment (ownership.Pods), registered once
+// the manager runs.
+func WithWatch(kind client.Object, h handler.EventHandler) Option {
+	return func(o *options) { o.watches = append(o.watches, watch{kind: kind, handler: h}) }
+}
+
+type reference struct {
+	kind  client.Object
+	names any // func(T) []string
+}
+
+// field names the index of the referrers by the names of the kind they reference.
+func (r reference) field() string {
+	return "reconcilekit.io/references-" + reflect.TypeOf(r.kind).Elem().String()
+}
+
+type cacheRule struct {
+	kind client.Object
+	by   cache.ByObject
+}
+
+type watch struct {
+	kind    client.Object
+	handler handler.EventHandler
+}
+
+// newLike returns a new, empty object of obj's type.
+func newLike[T client.Object](obj T) T {
+	return reflect.New(reflect.TypeOf(obj).Elem()).Interface().(T)
+}
+
+// readsPods reports whether the controller owns Deployments and watches pods: it reads a
+// Deployment's pods (ownership.Pods), which an index by Deployment makes cheap.
+func (r *shell[T]) readsPods() bool {
+	deployments := slices.ContainsFunc(r.options.children, func(o client.Object) bool { _, ok := o.(*appsv1.Deployment); return ok })
+	pods := slices.ContainsFunc(r.options.watches, func(w watch) bool { _, ok := w.kind.(*corev1.Pod); return ok })
+	return deployments && pods
+}
+
+// indexPods registers ownership.Pods' index once the manager runs: the index then joins the
+// pod informer the controller's watch starts, whose cache sync the controller bounds, so an
+// operator that may not list pods fails to start with an error. Registered before the
+// manager starts, the index would make the manager wait for the pod cache with no limit.
+func indexPods(ctx context.Context, indexer client.FieldIndexer) error {
+	return ownership.IndexPods(ctx, indexer)
+}

@@ -1,0 +1,156 @@
+package reconcile
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/reconcilekit/reconcilekit/ownership"
+)
+
+// Declaration is a Controller of any kind, as a Manager takes it. Only Controller
+// implements it.
+type Declaration interface {
+	// Object returns an empty object of the reconciled kind.
+	Object() client.Object
+	// Children returns an empty object of each kind the controller owns.
+	Children() []client.Object
+
+	kind() string
+	kinds() []client.Object
+	cacheRules() []cacheRule
+	setup(mgr manager.Manager, gate Gate, metrics bool) error
+}
+
+// Manager makes a controller-runtime manager from controller declarations. Its cache and
+// its controllers are fixed when it is made, and both follow from the declarations, so the
+// declarations come first and the manager is made from them, in one step:
+//
+//	mgr, err := reconcile.Manager{Options: options, Controllers: []reconcile.Declaration{controller.New()}}.New(cfg)
+//
+// New adds to Options what the declarations say:
+//   - the cache's restrictions of each kind (WithCache), and a transform that drops
+//     managedFields and shares equal label maps (ownership.TransformCompact) unless Options
+//     set one;
+//   - a readiness check, "readyz", that fails until every declared kind's cache has synced
+//     and the controllers have started, and a liveness check, "healthz";
+//   - the library's metrics, on controller-runtime's registry, unless NoMetrics.
+//
+// It refuses, naming the fix: no declaration, two of one kind, a kind the scheme does not
+// know, a kind the client may not cache (Options.Client.Cache.DisableFor), two restrictions
+// of one kind that differ, and a declaration that cannot run.
+type Manager struct {
+	// Options are the manager's options, as for ctrl.NewManager. Scheme must know every
+	// declared kind.
+	Options ctrl.Options
+
+	// Controllers are the declarations of the manager's controllers, one for each kind.
+	Controllers []Declaration
+
+	// Gate, if set, decides which objects this process reconciles: package sharding sets
+	// it (sharding.Shard.Configure).
+	Gate Gate
+
+	// NoMetrics leaves the library's metrics out: nothing is registered and the shells
+	// keep no conditions for reconcilekit_condition. controller-runtime's own metrics
+	// follow Options.Metrics.
+	NoMetrics bool
+}
+
+// New makes the manager, with every declared controller added, from cfg.
+func (m Manager) New(cfg *rest.Config) (manager.Manager, error) {
+	opts := m.Options
+	if err := m.check(opts.Scheme, opts.Client.Cache); err != nil {
+		return nil, err
+	}
+	byObject := make(map[client.Object]cache.ByObject, len(opts.Cache.ByObject))
+	for k, v := range opts.Cache.ByObject {
+		byObject[k] = v
+	}
+	for _, d := range m.Controllers {
+		for _, rule := range d.cacheRules() {
+			key, existing, ok := findByObject(byObject, rule.kind)
+			if ok && !reflect.DeepEqual(existing, rule.by) {
+				return nil, fmt.Errorf("reconcile: the cache of %T is restricted twice, differently (by the %s controller's WithCache and before it): one manager has one cache of a kind; make the restrictions agree",
+					rule.kind, d.kind())
+			}
+			byObject[key] = rule.by
+		}
+	}
+	opts.Cache.ByObject = byObject
+	if opts.Cache.DefaultTransform == nil {
+		opts.Cache.DefaultTransform = ownership.TransformCompact()
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: making the manager: %w", err)
+	}
+	var kinds []client.Object
+	for _, d := range m.Controllers {
+		if err := d.setup(mgr, m.Gate, !m.NoMetrics); err != nil {
+			return nil, err
+		}
+		kinds = append(kinds, d.kinds()...)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("readyz", readyCheck(mgr.GetCache(), kinds, started(mgr))); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// check refuses declarations that cannot be wired together.
+func (m Manager) check(scheme *runtime.Scheme, uncached *client.CacheOptions) error {
+	if len(m.Controllers) == 0 {
+		return errors.New("reconcile: a Manager needs at least one controller declaration (reconcile.For)")
+	}
+	if scheme == nil {
+		return errors.New("reconcile: the manager's Options.Scheme is not set: make one and add client-go's types and the operator's to it (AddToScheme)")
+	}
+	seen := map[reflect.Type]bool{}
+	var errs []error
+	for _, d := range m.Controllers {
+		t := reflect.TypeOf(d.Object())
+		if seen[t] {
+			errs = append(errs, fmt.Errorf("reconcile: two controllers declared for %s in one manager: each object must have one controller; declare it once", d.kind()))
+		}
+		seen[t] = true
+		for _, kind := range d.kinds() {
+			if _, err := apiutil.GVKForObject(kind, scheme); err != nil {
+				errs = append(errs, fmt.Errorf("reconcile: the %s controller declares %T, which the manager's scheme does not know: add its AddToScheme to Options.Scheme", d.kind(), kind))
+				continue
+			}
+			if uncached == nil {
+				continue
+			}
+			for _, off := range uncached.DisableFor {
+				if reflect.TypeOf(off) == reflect.TypeOf(kind) {
+					errs = append(errs, fmt.Errorf("reconcile: the %s controller watches %T, which Options.Client.Cache.DisableFor reads uncached: a watched kind is cached; remove it from DisableFor", d.kind(), kind))
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// findByObject returns the key of kind's entry in byObject and the entry, kind itself when
+// it has none.
+func findByObject(byObject map[client.Object]cache.ByObject, kind client.Object) (client.Object, cache.ByObject, bool) {
+	for key, by := range byObject {
+		if reflect.TypeOf(key) == reflect.TypeOf(kind) {
+			return key, by, true
+		}
+	}
+	return kind, cache.ByObject{}, false
+}
