@@ -43,8 +43,8 @@ func ExampleMachine_Reconcile() {
 
 	w := &Widget{} // new, without a phase
 	show := func(outcome requeue.Outcome) {
-		fmt.Printf("%s: Reconciling=%t, %s\n", w.Status.Phase, conditions.IsTrue(w, reconcile.Reconciling), outcome)
-		conditions.Remove(w, reconcile.Reconciling) // as the shell does before each reconcile
+		fmt.Printf("%s: Reconciling=%t, %s\n", w.Status.Phase, conditions.IsTrue(w, conditions.Reconciling), outcome)
+		conditions.Remove(w, conditions.Reconciling) // as the shell does before each reconcile
 	}
 	show(machine.Reconcile(context.Background(), w))
 	finished = true

@@ -47,7 +47,7 @@ func (tr *trace) moveTo(next string, outcome requeue.Outcome) handler {
 // progress returns what the Machine told the shell of w: "Reconciling Reason",
 // "Stalled Reason" or "Ready" when it set neither.
 func progress(w *Widget) string {
-	for _, typ := range []string{reconcile.Stalled, reconcile.Reconciling} {
+	for _, typ := range []string{conditions.Stalled, conditions.Reconciling} {
 		if c := conditions.Find(w, typ); c != nil && c.Status == "True" {
 			return typ + " " + c.Reason
 		}
@@ -131,7 +131,7 @@ func TestMachineRefusesAnUndeclaredTransition(t *testing.T) {
 	if w.Status.Phase != "PENDING" {
 		t.Errorf("phase = %s; want PENDING, unchanged", w.Status.Phase)
 	}
-	c := conditions.Find(w, reconcile.Stalled)
+	c := conditions.Find(w, conditions.Stalled)
 	if c == nil || c.Reason != reconcile.ReasonInvalidTransition || !strings.Contains(c.Message, "PENDING cannot move to DONE") {
 		t.Errorf("Stalled = %+v; want reason %s naming the transition", c, reconcile.ReasonInvalidTransition)
 	}
@@ -150,7 +150,7 @@ func TestMachineReportsAnUnknownPhaseWithoutRetrying(t *testing.T) {
 	if !outcome.IsDone() || len(ran) > 0 {
 		t.Errorf("outcome = %s after running %q; want done after running nothing", outcome, ran)
 	}
-	c := conditions.Find(w, reconcile.Stalled)
+	c := conditions.Find(w, conditions.Stalled)
 	if c == nil || c.Reason != reconcile.ReasonUnknownPhase || !strings.Contains(c.Message, `"EXPLODED" is not one of DONE, PENDING`) {
 		t.Errorf("Stalled = %+v; want reason %s naming the phase and the known ones", c, reconcile.ReasonUnknownPhase)
 	}
@@ -268,7 +268,7 @@ func BenchmarkMachineStep(b *testing.B) {
 			ctx := context.Background()
 			// The Widget starts each step in bm.phase, with the condition that phase has.
 			w := &Widget{Spec: WidgetSpec{Size: bm.size}, Status: WidgetStatus{Phase: bm.phase}}
-			conditions.MarkTrue(w, reconcile.Reconciling, bm.reason, "phase %s", bm.phase)
+			conditions.MarkTrue(w, conditions.Reconciling, bm.reason, "phase %s", bm.phase)
 			start := w.Status.Conditions[0]
 			b.ReportAllocs()
 			for b.Loop() {

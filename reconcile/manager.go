@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/reconcilekit/reconcilekit/ownership"
 )
@@ -24,6 +25,9 @@ type Declaration interface {
 	Object() client.Object
 	// Children returns an empty object of each kind the controller owns.
 	Children() []client.Object
+	// Reconciler returns the controller's shell without a manager, reading and writing
+	// through c, with opts added to the declaration's.
+	Reconciler(c client.Client, opts ...Option) rtreconcile.Reconciler
 
 	kind() string
 	kinds() []client.Object

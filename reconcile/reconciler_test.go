@@ -439,7 +439,7 @@ func TestMachineThroughTheShellWritesNothingOnceConverged(t *testing.T) {
 		t.Fatal(err)
 	}
 	live := f.live(t)
-	if got := progress(live); live.Status.Phase != "RUNNING" || got != "Reconciling Running" || conditions.IsTrue(live, reconcile.Ready) {
+	if got := progress(live); live.Status.Phase != "RUNNING" || got != "Reconciling Running" || conditions.IsTrue(live, conditions.Ready) {
 		t.Errorf("phase %s, %s; want RUNNING, Reconciling Running and not Ready", live.Status.Phase, got)
 	}
 

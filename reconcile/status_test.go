@@ -22,7 +22,7 @@ import (
 // Stalled when present, the way kstatus reads them.
 func standard(w *Widget) string {
 	out := ""
-	for _, typ := range []string{reconcile.Ready, reconcile.Reconciling, reconcile.Stalled} {
+	for _, typ := range []string{conditions.Ready, conditions.Reconciling, conditions.Stalled} {
 		if c := conditions.Find(w, typ); c != nil {
 			out += fmt.Sprintf(" %s=%s/%s", typ, c.Status, c.Reason)
 		}
@@ -72,11 +72,11 @@ func TestShellKeepsReadyReconcilingAndStalledFromWhatTheLogicSaid(t *testing.T) 
 		want:    " Ready=False/TerminalError Stalled=True/TerminalError",
 	}, {
 		name:  "the logic's own Stalled wins over its Reconciling",
-		marks: []func(*Widget){mark(reconcile.Reconciling, "True", "Waiting"), mark(reconcile.Stalled, "True", "ScheduleMissed")},
+		marks: []func(*Widget){mark(conditions.Reconciling, "True", "Waiting"), mark(conditions.Stalled, "True", "ScheduleMissed")},
 		want:  " Ready=False/ScheduleMissed Stalled=True/ScheduleMissed",
 	}, {
 		name:  "the logic's own Reconciling is kept",
-		marks: []func(*Widget){mark(reconcile.Reconciling, "True", "Waiting")},
+		marks: []func(*Widget){mark(conditions.Reconciling, "True", "Waiting")},
 		want:  " Ready=False/Waiting Reconciling=True/Waiting",
 	}, {
 		name:  "a Ready the logic sets is the shell's to decide",

@@ -95,7 +95,7 @@ func TestShellRefusesAndReportsAChangeToTheSpec(t *testing.T) {
 	if live.Spec.Size != 1 || live.Status.Phase != "Sized" {
 		t.Errorf("size %d, phase %q; want the spec untouched and the status written", live.Spec.Size, live.Status.Phase)
 	}
-	if c := conditions.Find(live, reconcile.Stalled); c == nil || !strings.Contains(c.Message, "spec") {
+	if c := conditions.Find(live, conditions.Stalled); c == nil || !strings.Contains(c.Message, "spec") {
 		t.Errorf("Stalled = %+v; want it to name the refused change", c)
 	}
 

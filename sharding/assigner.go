@@ -98,10 +98,10 @@ func (a *assigner) Start(ctx context.Context) error {
 		return err
 	}
 	a.writer = writer
-	if a.objectGVK, err = apiutil.GVKForObject(a.shard.opts.Object, scheme); err != nil {
+	if a.objectGVK, err = apiutil.GVKForObject(a.shard.object, scheme); err != nil {
 		return err
 	}
-	for _, child := range a.shard.opts.Children {
+	for _, child := range a.shard.children {
 		gvk, err := apiutil.GVKForObject(child, scheme)
 		if err != nil {
 			return err
@@ -246,13 +246,13 @@ func (a *assigner) begin(ctx context.Context) (*session, error) {
 	none, _ := labels.NewRequirement(a.shard.shardLabel, selection.DoesNotExist, nil)
 	owners := metadataOf(a.objectGVK)
 	byObject := map[client.Object]cache.ByObject{
-		owners: {Label: a.selector(reflect.TypeOf(a.shard.opts.Object), *none)},
+		owners: {Label: a.selector(reflect.TypeOf(a.shard.object), *none)},
 	}
 	var children []*metav1.PartialObjectMetadata
 	for i, gvk := range a.children {
 		meta := metadataOf(gvk)
 		children = append(children, meta)
-		byObject[meta] = cache.ByObject{Label: a.selector(reflect.TypeOf(a.shard.opts.Children[i]), *none)}
+		byObject[meta] = cache.ByObject{Label: a.selector(reflect.TypeOf(a.shard.children[i]), *none)}
 	}
 	c, err := cache.New(a.mgr.GetConfig(), cache.Options{
 		Scheme: a.mgr.GetScheme(), Mapper: a.mgr.GetRESTMapper(), ByObject: byObject,
@@ -410,7 +410,7 @@ func (a *assigner) sweep(ctx context.Context, s *session, sw sweep) error {
 	}
 	var drains, assigns []metav1.PartialObjectMetadata
 	leaving := sets.New[string]()
-	err = a.list(ctx, a.objectGVK, a.selector(reflect.TypeOf(a.shard.opts.Object), *req), func(o *metav1.PartialObjectMetadata) {
+	err = a.list(ctx, a.objectGVK, a.selector(reflect.TypeOf(a.shard.object), *req), func(o *metav1.PartialObjectMetadata) {
 		switch step, current, _ := a.decide(o, ring, live); step {
 		case Drain:
 			drains = append(drains, *o)
@@ -435,7 +435,7 @@ func (a *assigner) sweep(ctx context.Context, s *session, sw sweep) error {
 			return err
 		}
 		for i, gvk := range a.children {
-			err := a.list(ctx, gvk, a.selector(reflect.TypeOf(a.shard.opts.Children[i]), *from), func(c *metav1.PartialObjectMetadata) {
+			err := a.list(ctx, gvk, a.selector(reflect.TypeOf(a.shard.children[i]), *from), func(c *metav1.PartialObjectMetadata) {
 				if ref := metav1.GetControllerOf(c); ref != nil && owners.Has(ref.UID) {
 					kids[ref.UID] = append(kids[ref.UID], *c)
 				}
@@ -595,7 +595,7 @@ func (a *assigner) childrenOn(ctx context.Context, owner client.Object, shard st
 	for i, gvk := range a.children {
 		var list metav1.PartialObjectMetadataList
 		list.SetGroupVersionKind(listOf(gvk))
-		selector := a.selector(reflect.TypeOf(a.shard.opts.Children[i]), *on)
+		selector := a.selector(reflect.TypeOf(a.shard.children[i]), *on)
 		if err := a.writer.List(ctx, &list, client.InNamespace(owner.GetNamespace()), client.MatchingLabelsSelector{Selector: selector}); err != nil {
 			return nil, err
 		}

@@ -21,14 +21,12 @@ import (
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
@@ -51,17 +49,18 @@ type Options struct {
 	Name string
 	// Namespace holds the shards' Leases; the manager's LeaderElectionNamespace if empty.
 	Namespace string
-	// Object is the kind the operator reconciles, such as &v1alpha1.At{}.
-	Object client.Object
-	// Children are the kinds of the objects it creates, controlled by an Object (through
-	// ownership.Ensure, which labels them as their owner).
-	Children []client.Object
+	// Controller is the declaration of the controller whose objects the ring shards: its
+	// kind, and the children it declares (reconcile.WithChildren), which follow their
+	// owner's shard (ownership.Ensure labels them as their owner).
+	Controller reconcile.Declaration
 }
 
 // Shard makes one replica of an operator a shard of its ring. Build it with New, pass the
-// manager's options through Configure, and run the manager with Run.
+// manager's declaration through Configure, and run the manager with Run.
 type Shard struct {
 	opts                                      Options
+	object                                    client.Object
+	children                                  []client.Object
 	leaseDuration, renewDeadline, retryPeriod time.Duration
 	childSelectors                            map[reflect.Type]labels.Selector // the manager's own, before sharding
 	client                                    client.Client                    // the manager's, once Run has it
@@ -79,8 +78,8 @@ func New(opts Options) (*Shard, error) {
 	if opts.Name == "" {
 		missing = append(missing, errors.New("a shard name"))
 	}
-	if opts.Object == nil {
-		missing = append(missing, errors.New("the kind of object it reconciles"))
+	if opts.Controller == nil {
+		missing = append(missing, errors.New("the declaration of the controller whose objects it shards"))
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("sharding: a shard needs %w", errors.Join(missing...))
@@ -97,24 +96,27 @@ func New(opts Options) (*Shard, error) {
 	if len(invalid) > 0 {
 		return nil, fmt.Errorf("sharding: ring %q, shard %q: %s", opts.Ring, opts.Name, strings.Join(invalid, "; "))
 	}
+	object := opts.Controller.Object()
 	return &Shard{
 		opts:       opts,
-		objectType: reflect.TypeOf(opts.Object),
+		object:     object,
+		children:   opts.Controller.Children(),
+		objectType: reflect.TypeOf(object),
 		shardLabel: LabelShard(opts.Ring),
 		drainLabel: LabelDrain(opts.Ring),
 	}, nil
 }
 
-// Configure changes the manager's options for sharding:
-//   - the manager's cache holds only the objects and children labelled for this shard,
-//     in addition to any selector the options already have;
+// Configure changes the manager to be made for sharding:
+//   - its cache holds only the objects and children labelled for this shard, in addition
+//     to any selector its options already have;
 //   - every controller runs on every replica, not only on a leader: sharding needs no
 //     leader election (the first live shard assigns), and leaves it as the options say;
-//   - the shells (reconcile.New) of the manager reconcile only what is this shard's
-//     (reconcile.WithGate in the BaseContext).
+//   - its shells reconcile only what is this shard's (the shard is the manager's Gate).
 //
-// The shard's Leases use the manager's lease timing.
-func (s *Shard) Configure(o *ctrl.Options) {
+// The shard's Leases use the manager's lease timing. Call it before m.New.
+func (s *Shard) Configure(m *reconcile.Manager) {
+	o := &m.Options
 	if s.opts.Namespace == "" {
 		s.opts.Namespace = o.LeaderElectionNamespace
 	}
@@ -127,7 +129,7 @@ func (s *Shard) Configure(o *ctrl.Options) {
 		o.Cache.ByObject = map[client.Object]cache.ByObject{}
 	}
 	s.childSelectors = map[reflect.Type]labels.Selector{}
-	for _, kind := range append([]client.Object{s.opts.Object}, s.opts.Children...) {
+	for _, kind := range append([]client.Object{s.object}, s.children...) {
 		key, by := byObject(o.Cache.ByObject, kind)
 		selector := by.Label
 		if selector == nil {
@@ -140,14 +142,7 @@ func (s *Shard) Configure(o *ctrl.Options) {
 	s.defaultNamespaces = o.Cache.DefaultNamespaces
 
 	o.Controller.NeedLeaderElection = new(false)
-	base := o.BaseContext
-	o.BaseContext = func() context.Context {
-		ctx := context.Background()
-		if base != nil {
-			ctx = base()
-		}
-		return reconcile.WithGate(ctx, s)
-	}
+	m.Gate = s
 }
 
 // byObject returns the key of kind's entry in byObject, kind itself when it has none.
@@ -262,18 +257,18 @@ func (l *keepableLock) Update(ctx context.Context, record resourcelock.LeaderEle
 // children is removed, then both labels of the object, guarded by its resourceVersion,
 // which tells the assigner that it may label it, and them, for another shard. The shell never runs two reconciles of one object at once, so none is
 // running here by then. Objects of other kinds are let in as they are.
-func (s *Shard) Enter(ctx context.Context, obj client.Object) (context.Context, bool, error) {
+func (s *Shard) Enter(ctx context.Context, obj client.Object) (map[string]string, bool, error) {
 	if reflect.TypeOf(obj) != s.objectType {
-		return ctx, true, nil
+		return nil, true, nil
 	}
 	logger := log.FromContext(ctx)
 	current := obj.GetLabels()
 	if current[s.shardLabel] != s.opts.Name {
-		return ctx, false, nil // moved on: a requeue from before
+		return nil, false, nil // moved on: a requeue from before
 	}
 	if _, draining := current[s.drainLabel]; draining {
 		if err := s.releaseChildren(ctx, obj); err != nil {
-			return ctx, false, err
+			return nil, false, err
 		}
 		before := obj.DeepCopyObject().(client.Object)
 		kept := make(map[string]string, len(current))
@@ -290,12 +285,12 @@ func (s *Shard) Enter(ctx context.Context, obj client.Object) (context.Context, 
 			// Already let go, or changed since: the newer version brings the object
 			// back, if there is one.
 		default:
-			return ctx, false, err
+			return nil, false, err
 		}
-		return ctx, false, nil
+		return nil, false, nil
 	}
 	logger.V(1).Info("Reconcile started", "shard", s.opts.Name, "time", time.Now().UTC().Format(time.RFC3339Nano))
-	return ownership.WithChildLabels(ctx, map[string]string{s.shardLabel: s.opts.Name}), true, nil
+	return map[string]string{s.shardLabel: s.opts.Name}, true, nil
 }
 
 // Leave records the end of a reconcile Enter let in, with the shard and the time, so that
@@ -319,7 +314,7 @@ func (s *Shard) releaseChildren(ctx context.Context, owner client.Object) error 
 	if err != nil {
 		return err
 	}
-	for _, kind := range s.opts.Children {
+	for _, kind := range s.children {
 		gvk, err := apiutil.GVKForObject(kind, s.client.Scheme())
 		if err != nil {
 			return err

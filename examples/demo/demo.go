@@ -15,7 +15,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -25,23 +24,22 @@ import (
 	memcached "github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	podset "github.com/reconcilekit/reconcilekit/examples/podset/controller"
-	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
-// operator is one of the example operators, wired as its cmd/main.go wires it.
+// operator is one of the example operators, declared as its cmd/main.go declares it.
 type operator struct {
-	dir          string // under examples/
-	addToScheme  func(*runtime.Scheme) error
-	setup        func(ctrl.Manager) error
-	cacheOptions func(*cache.Options) // restricts what the manager caches, if the operator does
+	dir         string // under examples/
+	addToScheme func(*runtime.Scheme) error
+	controller  reconcile.Declaration
 }
 
 // operators are the examples the demo runs.
 var operators = []operator{
-	{"memcached", cachev1alpha1.AddToScheme, memcached.Setup, memcached.CacheOptions},
-	{"podset", appsv1alpha1.AddToScheme, podset.Setup, podset.CacheOptions},
-	{"at", cnatv1alpha1.AddToScheme, at.Setup, at.CacheOptions},
+	{"memcached", cachev1alpha1.AddToScheme, memcached.New()},
+	{"podset", appsv1alpha1.AddToScheme, podset.New()},
+	{"at", cnatv1alpha1.AddToScheme, at.New()},
 }
 
 // options configure a run of the demo.
@@ -152,19 +150,14 @@ func startOperators(ctx context.Context, fail context.CancelCauseFunc, cfg *rest
 	var running sync.WaitGroup
 	stop = func() { fail(nil); running.Wait() }
 	for _, op := range operators {
-		cacheOptions := cache.Options{DefaultTransform: ownership.TransformCompact()}
-		if op.cacheOptions != nil {
-			op.cacheOptions(&cacheOptions)
-		}
-		mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-			Scheme:                 scheme,
-			Metrics:                metricsserver.Options{BindAddress: "0"},
-			HealthProbeBindAddress: "0",
-			Cache:                  cacheOptions,
-		})
-		if err == nil {
-			err = op.setup(mgr)
-		}
+		mgr, err := reconcile.Manager{
+			Options: ctrl.Options{
+				Scheme:                 scheme,
+				Metrics:                metricsserver.Options{BindAddress: "0"},
+				HealthProbeBindAddress: "0",
+			},
+			Controllers: []reconcile.Declaration{op.controller},
+		}.New(cfg)
 		if err != nil {
 			stop()
 			return nil, fmt.Errorf("the %s operator: %w", op.dir, err)

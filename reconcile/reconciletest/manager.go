@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/reconcilekit/reconcilekit/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
@@ -29,30 +31,25 @@ type Manager struct {
 	refused  func() string // the report of a request the API server refused, if any (Env.Run)
 }
 
-// StartManager runs a controller-runtime manager built from cfg and opts and set up by
-// setup, typically the operator's own function that registers its controllers, until
-// Stop or the end of the test. Run it with a config from ConfigFor to prove the
+// StartManager runs the manager spec makes from its controller declarations, from cfg,
+// until Stop or the end of the test. Run it with a config from ConfigFor to prove the
 // operator's RBAC, wrapped by a Counter to measure its requests.
 //
-// Unless opts say otherwise, the manager serves no metrics and controller names may
-// repeat, so that tests can run managers side by side and one after another. A manager
-// that fails fails the test.
-func StartManager(t testing.TB, cfg *rest.Config, opts manager.Options, setup ...func(manager.Manager) error) *Manager {
+// Unless spec's options say otherwise, the manager serves no metrics, no health probes,
+// and controller names may repeat, so that tests can run managers side by side and one
+// after another. A manager that fails fails the test.
+func StartManager(t testing.TB, cfg *rest.Config, spec reconcile.Manager) *Manager {
 	t.Helper()
+	opts := &spec.Options
 	if opts.Metrics.BindAddress == "" {
 		opts.Metrics.BindAddress = "0"
 	}
 	if opts.Controller.SkipNameValidation == nil {
 		opts.Controller.SkipNameValidation = ptr.To(true)
 	}
-	mgr, err := manager.New(cfg, opts)
+	mgr, err := spec.New(cfg)
 	if err != nil {
 		t.Fatalf("reconciletest: creating a manager: %v", err)
-	}
-	for _, s := range setup {
-		if err := s(mgr); err != nil {
-			t.Fatalf("reconciletest: setting up a manager: %v", err)
-		}
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())

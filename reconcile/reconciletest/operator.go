@@ -21,12 +21,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
 // Operator is an operator under test, described by what its project holds: its API
-// types, its CRDs, the ClusterRole generated from its RBAC markers and the function
-// that registers its controllers. Start (or Main, in TestMain) brings up a control
+// types, its CRDs, the ClusterRole generated from its RBAC markers and the declarations
+// of its controllers. Start (or Main, in TestMain) brings up a control
 // plane with the CRDs and the role; then each test takes an Env of its own and runs
 // the operator there, as the role alone empowers it.
 //
@@ -39,7 +39,7 @@ import (
 //		CRDDirectories: []string{filepath.Join("..", "config", "crd", "bases")},
 //		Role:           filepath.Join("..", "config", "rbac", "role.yaml"),
 //		Nodes:          2,
-//		Setup:          controller.Setup,
+//		Controllers:    []reconcile.Declaration{controller.New()},
 //	}
 //
 //	func TestMain(m *testing.M) { os.Exit(operator.Main(m)) }
@@ -72,13 +72,10 @@ type Operator struct {
 	// for an API server alone. Ignored when ControlPlane is set.
 	Nodes int
 
-	// Setup registers the operator's controllers with a manager, as its cmd/main.go
-	// does.
-	Setup func(manager.Manager) error
-
-	// CacheOptions, if set, adjusts the manager's cache as the operator's cmd/main.go
-	// does, to restrict what it caches, say.
-	CacheOptions func(*cache.Options)
+	// Controllers are the declarations of the operator's controllers, as its
+	// cmd/main.go makes its manager from them: their cache restrictions, watches and
+	// indexes are the ones the operator runs with.
+	Controllers []reconcile.Declaration
 
 	// ControlPlane is where the operator runs. Start starts one, and Stop stops it,
 	// unless it is set already: then operators share it, and its owner stops it.
@@ -214,8 +211,8 @@ func (o *Operator) Env(t testing.TB) *Env {
 }
 
 // Run starts the operator in the background until the test ends, as its cmd/main.go
-// would, but with a manager that watches the Env's namespace alone, caches objects
-// compacted by ownership.TransformCompact, and sends its requests through Requests.
+// would, made from its declarations by reconcile.Manager, but with a manager that watches
+// the Env's namespace alone and sends its requests through Requests.
 // Each Run starts a new manager: stop the one returned to run the operator again, as a
 // restart would.
 //
@@ -231,19 +228,17 @@ func (e *Env) Run(t testing.TB) *Manager {
 // run is Run, with the metrics endpoint at metricsAddr; none if empty.
 func (e *Env) run(t testing.TB, metricsAddr string) *Manager {
 	t.Helper()
-	opts := cache.Options{
-		DefaultNamespaces: map[string]cache.Config{e.Namespace: {}},
-		DefaultTransform:  ownership.TransformCompact(),
-	}
-	if e.operator.CacheOptions != nil {
-		e.operator.CacheOptions(&opts)
-	}
 	if e.refusals != nil { // nil in an Env a test built itself
 		e.refusals.start()
 	}
-	m := StartManager(t, e.Requests.Wrap(e.Config), manager.Options{
-		Scheme: e.operator.Scheme, Cache: opts, Metrics: metricsserver.Options{BindAddress: metricsAddr},
-	}, e.operator.Setup)
+	m := StartManager(t, e.Requests.Wrap(e.Config), reconcile.Manager{
+		Options: manager.Options{
+			Scheme:  e.operator.Scheme,
+			Cache:   cache.Options{DefaultNamespaces: map[string]cache.Config{e.Namespace: {}}},
+			Metrics: metricsserver.Options{BindAddress: metricsAddr},
+		},
+		Controllers: e.operator.Controllers,
+	})
 	if e.refusals != nil {
 		m.refused = e.refusals.first
 	}

@@ -37,6 +37,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
 // DefaultNow is the time of a case's Clock unless the case sets Now: a whole second,
@@ -77,8 +78,14 @@ type ReconcilerTests struct {
 	// scheme knows.
 	AddToScheme func(*runtime.Scheme) error
 
+	// Controller is the declaration of the controller under test: each case runs its
+	// shell (reconcile.Controller.Reconciler) with the case's client, clock and
+	// recorder. Set it or Reconciler.
+	Controller reconcile.Declaration
+
 	// Reconciler builds the reconciler under test for one case, from the client,
-	// clock and recorder the case gives it. Required.
+	// clock and recorder the case gives it, for a reconciler not declared with package
+	// reconcile. Set it or Controller.
 	Reconciler func(Deps) rtreconcile.Reconciler
 
 	// Restricted makes each case's namespace enforce the restricted Pod Security
@@ -98,12 +105,10 @@ type Deps struct {
 	// a reconciler that takes an uncached reader of its own.
 	Client client.Client
 
-	// Clock reads the case's Now until the reconciler moves it. Give it to
-	// reconcile.WithClock.
+	// Clock reads the case's Now until the reconciler moves it.
 	Clock *Clock
 
-	// Recorder collects the events the reconciler records, for WantEvents. Give it
-	// to reconcile.WithRecorder.
+	// Recorder collects the events the reconciler records, for WantEvents.
 	Recorder events.EventRecorder
 }
 
@@ -254,8 +259,8 @@ type harness struct {
 
 func (rt ReconcilerTests) harness(t testing.TB) *harness {
 	t.Helper()
-	if rt.Reconciler == nil {
-		t.Fatal("reconciletest: ReconcilerTests.Reconciler is nil")
+	if (rt.Reconciler == nil) == (rt.Controller == nil) {
+		t.Fatal("reconciletest: set one of ReconcilerTests.Controller and ReconcilerTests.Reconciler")
 	}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -526,7 +531,13 @@ func (h *harness) run(t testing.TB, tc ReconcilerTestCase, objs caseObjects) {
 		now = DefaultNow
 	}
 	recorder := events.NewFakeRecorder(1000)
-	r := h.rt.Reconciler(Deps{Client: c, Clock: NewClock(now), Recorder: recorder})
+	deps := Deps{Client: c, Clock: NewClock(now), Recorder: recorder}
+	var r rtreconcile.Reconciler
+	if h.rt.Controller != nil {
+		r = h.rt.Controller.Reconciler(c, reconcile.WithClock(deps.Clock), reconcile.WithRecorder(deps.Recorder))
+	} else {
+		r = h.rt.Reconciler(deps)
+	}
 	req := rtreconcile.Request{NamespacedName: key}
 	for i := range tc.ReconciledBefore {
 		if _, err := r.Reconcile(ctx, req); err != nil {

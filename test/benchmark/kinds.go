@@ -192,7 +192,7 @@ var kinds = []*kind{
 					running := "phase " + cnatv1alpha1.PhaseRunning
 					setConditions(a, false,
 						metav1.Condition{Type: conditions.Ready, Status: metav1.ConditionFalse, Reason: "Running", Message: running},
-						metav1.Condition{Type: reconcile.Reconciling, Status: metav1.ConditionTrue, Reason: "Running", Message: running})
+						metav1.Condition{Type: conditions.Reconciling, Status: metav1.ConditionTrue, Reason: "Running", Message: running})
 				}
 			},
 			// The least status: the phase says it all, as the seed's status does.
@@ -249,7 +249,7 @@ func setConditions(obj client.Object, done bool, set ...metav1.Condition) {
 	setter := obj.(conditions.Setter)
 	conds := setter.GetConditions()
 	if done {
-		meta.RemoveStatusCondition(&conds, reconcile.Reconciling)
+		meta.RemoveStatusCondition(&conds, conditions.Reconciling)
 	}
 	for _, c := range set {
 		c.ObservedGeneration = obj.GetGeneration()
@@ -276,7 +276,7 @@ func standardConditions(available bool) []metav1.Condition {
 		{Type: conditions.Progressing, Status: metav1.ConditionTrue, Reason: "RollingOut", Message: rolling},
 		{Type: conditions.Degraded, Status: metav1.ConditionFalse, Reason: "RollingOut", Message: rolling},
 		{Type: conditions.Ready, Status: metav1.ConditionFalse, Reason: "RollingOut", Message: rolling},
-		{Type: reconcile.Reconciling, Status: metav1.ConditionTrue, Reason: "RollingOut", Message: rolling},
+		{Type: conditions.Reconciling, Status: metav1.ConditionTrue, Reason: "RollingOut", Message: rolling},
 	}
 }
 

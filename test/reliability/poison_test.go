@@ -86,7 +86,7 @@ func TestStatusesAnOlderVersionWroteAreHandledWithoutARetryStorm(t *testing.T) {
 		if err := admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: "at-1"}, &a); err != nil {
 			return err
 		}
-		if c := conditions.Find(&a, reconcile.Stalled); c == nil || c.Status != metav1.ConditionTrue || c.Reason != reconcile.ReasonUnknownPhase {
+		if c := conditions.Find(&a, conditions.Stalled); c == nil || c.Status != metav1.ConditionTrue || c.Reason != reconcile.ReasonUnknownPhase {
 			return fmt.Errorf("at-1, in phase %q, is not Stalled with reason %s: %v", a.Status.Phase, reconcile.ReasonUnknownPhase, c)
 		}
 		return nil

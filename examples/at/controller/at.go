@@ -11,8 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -48,73 +46,51 @@ const (
 	managedBy = "at-operator"
 )
 
-// CacheOptions restricts the manager's pod cache to At pods: a cluster-wide pod cache
-// would cost memory for every pod of the cluster.
-func CacheOptions(o *cache.Options) {
-	if o.ByObject == nil {
-		o.ByObject = map[client.Object]cache.ByObject{}
-	}
-	o.ByObject[&corev1.Pod{}] = cache.ByObject{
-		Label: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": managedBy}),
-	}
+// New declares the At controller, with opts added to its own (a test's clock, say, or the
+// manager's --max-concurrent-reconciles): the phase machine, and a pod of its own for each
+// At, of Ats alone in the manager's cache.
+func New(opts ...reconcile.Option) *reconcile.Controller[*cnatv1alpha1.At] {
+	return reconcile.For(&cnatv1alpha1.At{}, Machine(), append([]reconcile.Option{
+		reconcile.WithFieldOwner(managedBy),
+		reconcile.WithConcurrency(Concurrency),
+		reconcile.WithChildren(&corev1.Pod{}),
+		// A cluster-wide pod cache would cost memory for every pod of the cluster.
+		reconcile.WithCache(&corev1.Pod{}, cache.ByObject{
+			Label: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": managedBy}),
+		}),
+	}, opts...)...)
 }
 
-// Setup registers the At controller with mgr.
-func Setup(mgr ctrl.Manager) error { return SetupWith(mgr) }
-
-// SetupWith registers the At controller with mgr, its reconciler given opts as well:
-// reconcile.WithClock, say, to run it by a clock of the caller's.
-func SetupWith(mgr ctrl.Manager, opts ...reconcile.Option) error {
-	machine, err := NewMachine(mgr.GetClient(), mgr.GetAPIReader())
-	if err != nil {
-		return err
-	}
-	r := reconcile.New(mgr.GetClient(), machine, append([]reconcile.Option{
-		reconcile.WithRecorder(mgr.GetEventRecorder("at-controller")),
-		reconcile.WithFieldOwner(managedBy)}, opts...)...)
-	return ctrl.NewControllerManagedBy(mgr).
-		// The watch event of the shell's own status write would make a reconcile with
-		// nothing to do.
-		For(&cnatv1alpha1.At{}, builder.WithPredicates(r.IgnoreOwnWrites())).
-		// A pod's burst of updates as it runs makes one reconcile.
-		Watches(&corev1.Pod{}, reconcile.EnqueueOwner(mgr, &cnatv1alpha1.At{})).
-		Complete(r)
-}
-
-// NewMachine returns the At controller's logic, the phase machine that reconcile.New runs:
-// c reads through the cache and writes, live reads the API server uncached. The time is the
-// shell's (reconcile.Now). Setup registers it; programs that drive a reconciler without a
-// manager call it directly.
-func NewMachine(c client.Client, live client.Reader) (*reconcile.Machine[*cnatv1alpha1.At], error) {
-	r := &at{client: c, live: live}
-	return reconcile.NewMachine(cnatv1alpha1.PhasePending, map[string]reconcile.Phase[*cnatv1alpha1.At]{
-		cnatv1alpha1.PhasePending: {Handle: r.pending, Next: []string{cnatv1alpha1.PhaseRunning}},
-		cnatv1alpha1.PhaseRunning: {Handle: r.running, Next: []string{cnatv1alpha1.PhaseDone}},
+// Machine returns the At controller's logic, the phase machine New declares. The time is
+// the reconcile's (Scope.Now).
+func Machine() *reconcile.Machine[*cnatv1alpha1.At] {
+	m, err := reconcile.NewMachine(cnatv1alpha1.PhasePending, map[string]reconcile.Phase[*cnatv1alpha1.At]{
+		cnatv1alpha1.PhasePending: {Handle: pending, Next: []string{cnatv1alpha1.PhaseRunning}},
+		cnatv1alpha1.PhaseRunning: {Handle: running, Next: []string{cnatv1alpha1.PhaseDone}},
 		cnatv1alpha1.PhaseDone:    {},
 	})
-}
-
-type at struct {
-	client client.Client
-	live   client.Reader // the API server, uncached
+	if err != nil {
+		panic(err) // the phases above are fixed: a test proves them
+	}
+	return m
 }
 
 // stall records that the At cannot go on until its spec or the cluster changes: Succeeded
 // False and Stalled, both with reason and message, so that kstatus reports it Failed.
 func stall(at *cnatv1alpha1.At, reason, format string, args ...any) {
 	conditions.MarkFalse(at, Succeeded, reason, format, args...)
-	conditions.MarkTrue(at, reconcile.Stalled, reason, format, args...)
+	conditions.MarkTrue(at, conditions.Stalled, reason, format, args...)
 }
 
 // pending waits for the schedule. The schema already refuses a malformed one; should one
 // get through, it is reported and waits for a new spec instead of retrying.
-func (r *at) pending(ctx context.Context, at *cnatv1alpha1.At) (string, requeue.Outcome) {
+func pending(_ context.Context, at *cnatv1alpha1.At, s reconcile.Scope) (string, requeue.Outcome) {
 	when, err := requeue.ParseTime(at.Spec.Schedule)
 	if err != nil {
 		stall(at, "InvalidSchedule", "%v", err)
 		return "", requeue.Done()
 	}
-	now := reconcile.Now(ctx)
+	now := s.Now
 	if wait, due := requeue.Until(when, now, tolerance); !due {
 		return "", requeue.After(min(wait, clockRecheck))
 	}
@@ -131,10 +107,10 @@ func (r *at) pending(ctx context.Context, at *cnatv1alpha1.At) (string, requeue.
 // running starts the command's pod once, then waits for it to end. The pod's name is the
 // At's, so a retry finds the pod it already created instead of creating a second; a pod
 // that disappears before it ends is reported, never replaced.
-func (r *at) running(ctx context.Context, at *cnatv1alpha1.At) (string, requeue.Outcome) {
+func running(ctx context.Context, at *cnatv1alpha1.At, s reconcile.Scope) (string, requeue.Outcome) {
 	pod := &corev1.Pod{}
 	if at.Status.PodName == "" {
-		created, _, err := ownership.Ensure(ctx, r.client, at, CommandPod(at), ownership.CreateOnly())
+		created, _, err := ownership.Ensure(ctx, s.Writer, at, CommandPod(at), ownership.CreateOnly())
 		switch {
 		case ownership.IsNotControlled(err):
 			stall(at, "PodNameTaken", "%v: delete it or rename this At", err)
@@ -146,7 +122,7 @@ func (r *at) running(ctx context.Context, at *cnatv1alpha1.At) (string, requeue.
 			return "", requeue.Retry(err)
 		}
 		at.Status.PodName, pod = created.Name, created
-	} else if err := r.getPod(ctx, client.ObjectKey{Namespace: at.Namespace, Name: at.Status.PodName}, pod); apierrors.IsNotFound(err) {
+	} else if err := getPod(ctx, s, client.ObjectKey{Namespace: at.Namespace, Name: at.Status.PodName}, pod); apierrors.IsNotFound(err) {
 		conditions.MarkFalse(at, Succeeded, "PodLost", "pod %s was deleted before the command ended; it is not run again", at.Status.PodName)
 		return cnatv1alpha1.PhaseDone, requeue.Done()
 	} else if err != nil {
@@ -154,8 +130,8 @@ func (r *at) running(ctx context.Context, at *cnatv1alpha1.At) (string, requeue.
 	}
 
 	var ended *corev1.ContainerStateTerminated
-	for _, s := range pod.Status.ContainerStatuses {
-		ended = s.State.Terminated
+	for _, cs := range pod.Status.ContainerStatuses {
+		ended = cs.State.Terminated
 	}
 	switch {
 	case pod.Status.Phase == corev1.PodSucceeded:
@@ -174,11 +150,11 @@ func (r *at) running(ctx context.Context, at *cnatv1alpha1.At) (string, requeue.
 // getPod reads a pod from the cache or, when the cache has not seen it yet, from the API
 // server: a pod created a moment ago may not be cached, and only the API server can say
 // that it is gone.
-func (r *at) getPod(ctx context.Context, key client.ObjectKey, pod *corev1.Pod) error {
-	if err := r.client.Get(ctx, key, pod); !apierrors.IsNotFound(err) {
+func getPod(ctx context.Context, s reconcile.Scope, key client.ObjectKey, pod *corev1.Pod) error {
+	if err := s.Client.Get(ctx, key, pod); !apierrors.IsNotFound(err) {
 		return err
 	}
-	return r.live.Get(ctx, key, pod)
+	return s.APIReader.Get(ctx, key, pod)
 }
 
 func message(ended *corev1.ContainerStateTerminated, fallback string) string {

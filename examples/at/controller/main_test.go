@@ -10,6 +10,7 @@ import (
 
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/examples/at/controller"
+	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
@@ -22,8 +23,7 @@ var operator = &reconciletest.Operator{
 	CRDDirectories: []string{filepath.Join("..", "config", "crd", "bases")},
 	Role:           filepath.Join("..", "config", "rbac", "role.yaml"),
 	Nodes:          2,
-	Setup:          controller.Setup,
-	CacheOptions:   controller.CacheOptions,
+	Controllers:    []reconcile.Declaration{controller.New()},
 }
 
 func TestMain(m *testing.M) {

@@ -15,7 +15,6 @@ import (
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/examples/at/controller"
 	"github.com/reconcilekit/reconcilekit/ownership"
-	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
@@ -27,14 +26,7 @@ var ats = reconciletest.ReconcilerTests{
 	AddToScheme:    cnatv1alpha1.AddToScheme,
 	// As the operator's tests do: a pod that could run as root is refused.
 	Restricted: true,
-	Reconciler: func(d reconciletest.Deps) rtreconcile.Reconciler {
-		machine, err := controller.NewMachine(d.Client, d.Client)
-		if err != nil {
-			panic(err) // the phases are the package's, and valid
-		}
-		return reconcile.New(d.Client, machine,
-			reconcile.WithRecorder(d.Recorder), reconcile.WithClock(d.Clock), reconcile.WithFieldOwner("at-operator"))
-	},
+	Controller: controller.New(),
 }
 
 func TestAtTable(t *testing.T) {

@@ -8,52 +8,59 @@ import (
 	"fmt"
 	"os"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/examples/memcached/controller"
-	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/sharding"
+	// +kubebuilder:scaffold:imports
 )
 
+// flags are the manager's command-line settings.
+type flags struct {
+	metricsAddr, probeAddr, pprofAddr string
+	secureMetrics, leaderElect        bool
+	concurrency                       int
+	shard, leaseNamespace             string
+}
+
 func main() {
-	metricsAddr := flag.String("metrics-bind-address", "0",
-		"The address the metrics endpoint binds to, such as :8080; 0 turns it off.")
-	probeAddr := flag.String("health-probe-bind-address", ":8081",
-		"The address the liveness and readiness probes bind to.")
-	pprofAddr := flag.String("pprof-bind-address", "0",
+	var f flags
+	flag.StringVar(&f.metricsAddr, "metrics-bind-address", "0",
+		"The address the metrics endpoint binds to, such as :8443 (served over HTTPS, see --metrics-secure) or :8080; 0 turns it off.")
+	flag.BoolVar(&f.secureMetrics, "metrics-secure", true,
+		"Serve the metrics over HTTPS, to clients the API server authenticates and authorizes (a ServiceAccount token bound to the metrics-reader ClusterRole); false serves plain HTTP to anyone, for local runs.")
+	flag.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081",
+		"The address the liveness (/healthz) and readiness (/readyz) probes bind to.")
+	flag.StringVar(&f.pprofAddr, "pprof-bind-address", "0",
 		"The address Go's profiles (/debug/pprof/) are served on, such as 127.0.0.1:8082; 0 turns them off.")
-	leaderElect := flag.Bool("leader-elect", false,
+	flag.BoolVar(&f.leaderElect, "leader-elect", false,
 		"Elect a leader, so that only one replica of the manager reconciles at a time.")
-	concurrency := flag.Int("max-concurrent-reconciles", controller.Concurrency,
+	flag.IntVar(&f.concurrency, "max-concurrent-reconciles", controller.Concurrency,
 		"How many objects to reconcile at a time.")
-	shard := flag.String("shard", "",
+	flag.StringVar(&f.shard, "shard", "",
 		"Run as this shard of the operator: one of several replicas that split the Memcacheds between them (docs/sharding.md). Empty runs unsharded.")
-	leaseNamespace := flag.String("leader-election-namespace", "",
+	flag.StringVar(&f.leaseNamespace, "leader-election-namespace", "",
 		"The namespace of the leader election Lease and of the shard Leases; in a cluster, the pod's own.")
 	logOpts := zap.Options{}
 	logOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&logOpts)))
 
-	if err := run(ctrl.SetupSignalHandler(), *metricsAddr, *probeAddr, *pprofAddr, *leaderElect, *concurrency, *shard, *leaseNamespace); err != nil {
+	if err := run(ctrl.SetupSignalHandler(), f); err != nil {
 		ctrl.Log.WithName("setup").Error(err, "Manager failed")
 		os.Exit(1)
 	}
 }
 
 // run serves the Memcached controller until ctx is done.
-func run(ctx context.Context, metricsAddr, probeAddr, pprofAddr string, leaderElect bool, concurrency int, shardName, leaseNamespace string) error {
+func run(ctx context.Context, f flags) error {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
@@ -61,52 +68,48 @@ func run(ctx context.Context, metricsAddr, probeAddr, pprofAddr string, leaderEl
 	if err := cachev1alpha1.AddToScheme(scheme); err != nil {
 		return err
 	}
-
-	// The controller never reads managedFields, which are a large share of every cached
-	// object: TransformCompact drops them, and lets a Deployment's equal label maps share
-	// memory. CacheOptions caches the ConfigMaps a Memcached may name, not all of them.
-	cacheOptions := cache.Options{DefaultTransform: ownership.TransformCompact()}
-	controller.CacheOptions(&cacheOptions)
+	// +kubebuilder:scaffold:scheme
 
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return fmt.Errorf("loading the kubeconfig: %w", err)
 	}
-	options := ctrl.Options{
-		Scheme:                  scheme,
-		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
-		HealthProbeBindAddress:  probeAddr,
-		PprofBindAddress:        pprofAddr,
-		Controller:              config.Controller{MaxConcurrentReconciles: concurrency},
-		LeaderElection:          leaderElect,
-		LeaderElectionNamespace: leaseNamespace,
-		LeaderElectionID:        "memcached.cache.example.com",
-		// The process exits as soon as the manager stops, so the lease can
-		// be handed over at once instead of waiting for it to expire.
-		LeaderElectionReleaseOnCancel: true,
-		Cache:                         cacheOptions,
+	metrics := metricsserver.Options{BindAddress: f.metricsAddr, SecureServing: f.secureMetrics}
+	if f.secureMetrics {
+		// As kubebuilder's scaffold: the API server authenticates each scraper's token
+		// and authorizes it to get /metrics (config/rbac/metrics_*).
+		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
-	// A shard reconciles, and caches, only its share of the Memcacheds and their Deployments and Services.
+	// The manager follows from the controllers' declarations: their watches, indexes,
+	// cache restrictions, and a /readyz that fails until their caches have synced.
+	m := reconcile.Manager{
+		Options: ctrl.Options{
+			Scheme:                  scheme,
+			Metrics:                 metrics,
+			HealthProbeBindAddress:  f.probeAddr,
+			PprofBindAddress:        f.pprofAddr,
+			LeaderElection:          f.leaderElect,
+			LeaderElectionNamespace: f.leaseNamespace,
+			LeaderElectionID:        "memcached.cache.example.com",
+			// The process exits as soon as the manager stops, so the lease can
+			// be handed over at once instead of waiting for it to expire.
+			LeaderElectionReleaseOnCancel: true,
+		},
+		Controllers: []reconcile.Declaration{
+			controller.New(reconcile.WithConcurrency(f.concurrency)),
+			// +kubebuilder:scaffold:builder
+		},
+	}
+	// A shard reconciles, and caches, only its share of the Memcacheds and their children.
 	var shard *sharding.Shard
-	if shardName != "" {
-		shard, err = sharding.New(sharding.Options{Ring: "memcached-operator", Name: shardName,
-			Object: &cachev1alpha1.Memcached{}, Children: []client.Object{&appsv1.Deployment{}, &corev1.Service{}}})
-		if err != nil {
+	if f.shard != "" {
+		if shard, err = sharding.New(sharding.Options{Ring: "memcached-operator", Name: f.shard, Controller: m.Controllers[0]}); err != nil {
 			return err
 		}
-		shard.Configure(&options)
+		shard.Configure(&m)
 	}
-	mgr, err := ctrl.NewManager(cfg, options)
+	mgr, err := m.New(cfg)
 	if err != nil {
-		return fmt.Errorf("creating the manager: %w", err)
-	}
-	if err := controller.Setup(mgr); err != nil {
-		return fmt.Errorf("setting up the controller: %w", err)
-	}
-	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
 	if shard != nil {

@@ -14,6 +14,7 @@ import (
 
 	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/examples/memcached/controller"
+	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
@@ -26,8 +27,7 @@ var operator = &reconciletest.Operator{
 	CRDDirectories: []string{filepath.Join("..", "config", "crd", "bases")},
 	Role:           filepath.Join("..", "config", "rbac", "role.yaml"),
 	Nodes:          2,
-	Setup:          controller.Setup,
-	CacheOptions:   controller.CacheOptions,
+	Controllers:    []reconcile.Declaration{controller.New()},
 }
 
 // logs keeps what the operators log, for tests that prove what an operator says.

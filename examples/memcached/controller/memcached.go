@@ -18,8 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -47,30 +45,19 @@ const ConfigMapLabel = "cache.example.com/memcached-config"
 // again: that object's changes do not reach this controller.
 const foreignRecheck = time.Minute
 
-// CacheOptions restricts the manager's ConfigMap cache to those labelled ConfigMapLabel.
-func CacheOptions(o *cache.Options) {
-	if o.ByObject == nil {
-		o.ByObject = map[client.Object]cache.ByObject{}
-	}
+// New declares the Memcached controller, with opts added to its own (a test's clock, say,
+// or the manager's --max-concurrent-reconciles): a Deployment and a Service of its own for
+// each Memcached, and the ConfigMap it names, of those labelled ConfigMapLabel alone.
+func New(opts ...reconcile.Option) *reconcile.Controller[*cachev1alpha1.Memcached] {
 	labelled, _ := labels.NewRequirement(ConfigMapLabel, selection.Exists, nil)
-	o.ByObject[&corev1.ConfigMap{}] = cache.ByObject{Label: labels.NewSelector().Add(*labelled)}
-}
-
-// Setup registers the Memcached controller with mgr, whose cache must use CacheOptions.
-func Setup(mgr ctrl.Manager) error {
-	r := reconcile.New(mgr.GetClient(), NewLogic(mgr.GetClient()),
-		reconcile.WithRecorder(mgr.GetEventRecorder("memcached-controller")),
-		reconcile.WithFieldOwner("memcached-operator"))
-	return ctrl.NewControllerManagedBy(mgr).
-		// The watch event of the shell's own status write would make a reconcile with
-		// nothing to do.
-		For(&cachev1alpha1.Memcached{}, builder.WithPredicates(r.IgnoreOwnWrites())).
-		// A rollout's burst of Deployment updates makes one reconcile.
-		Watches(&appsv1.Deployment{}, reconcile.EnqueueOwner(mgr, &cachev1alpha1.Memcached{})).
-		Watches(&corev1.Service{}, reconcile.EnqueueOwner(mgr, &cachev1alpha1.Memcached{})).
+	return reconcile.For(&cachev1alpha1.Memcached{}, &memcached{}, append([]reconcile.Option{
+		reconcile.WithFieldOwner("memcached-operator"),
+		reconcile.WithConcurrency(Concurrency),
+		reconcile.WithChildren(&appsv1.Deployment{}, &corev1.Service{}),
 		// A ConfigMap's change reaches exactly the Memcacheds that name it.
-		Watches(&corev1.ConfigMap{}, ownership.EnqueueReferrers(mgr.GetClient(), &cachev1alpha1.MemcachedList{}, configMapNames)).
-		Complete(r)
+		reconcile.WithReferences(&corev1.ConfigMap{}, configMapNames),
+		reconcile.WithCache(&corev1.ConfigMap{}, cache.ByObject{Label: labels.NewSelector().Add(*labelled)}),
+	}, opts...)...)
 }
 
 // configMapNames names the ConfigMaps a Memcached references.
@@ -81,18 +68,11 @@ func configMapNames(mc *cachev1alpha1.Memcached) []string {
 	return []string{mc.Spec.ConfigMapName}
 }
 
-// NewLogic returns the Memcached controller's logic, which reconcile.New runs: what Setup
-// registers, for programs that drive a reconciler without a manager (a benchmark, say).
-func NewLogic(c client.Client) reconcile.Logic[*cachev1alpha1.Memcached] {
-	return &memcached{client: c}
-}
+// memcached is the Memcached controller's logic.
+type memcached struct{}
 
-type memcached struct {
-	client client.Client
-}
-
-func (r *memcached) Reconcile(ctx context.Context, mc *cachev1alpha1.Memcached) requeue.Outcome {
-	args, err := r.args(ctx, mc)
+func (r *memcached) Reconcile(ctx context.Context, mc *cachev1alpha1.Memcached, s reconcile.Scope) requeue.Outcome {
+	args, err := r.args(ctx, s.Client, mc)
 	if apierrors.IsNotFound(err) {
 		// The ConfigMap's creation brings the Memcached back: no need to look again.
 		conditions.MarkTrue(mc, conditions.Degraded, "ConfigMapNotFound", "ConfigMap %s/%s, named in spec.configMapName, does not exist or lacks the label %s",
@@ -101,13 +81,13 @@ func (r *memcached) Reconcile(ctx context.Context, mc *cachev1alpha1.Memcached) 
 	} else if err != nil {
 		return requeue.Retry(err)
 	}
-	dep, _, err := ownership.Ensure(ctx, r.client, mc, Deployment(mc, args...))
+	dep, _, err := ownership.Ensure(ctx, s.Writer, mc, Deployment(mc, args...))
 	if ownership.IsNotControlled(err) {
 		return notOwned(mc, "DeploymentNotOwned", err)
 	} else if err != nil {
 		return requeue.Retry(err)
 	}
-	if _, _, err := ownership.Ensure(ctx, r.client, mc, Service(mc)); ownership.IsNotControlled(err) {
+	if _, _, err := ownership.Ensure(ctx, s.Writer, mc, Service(mc)); ownership.IsNotControlled(err) {
 		return notOwned(mc, "ServiceNotOwned", err)
 	} else if err != nil {
 		return requeue.Retry(err)
@@ -127,12 +107,12 @@ func notOwned(mc *cachev1alpha1.Memcached, reason string, err error) requeue.Out
 }
 
 // args reads the extra memcached arguments of the ConfigMap mc names, if any.
-func (r *memcached) args(ctx context.Context, mc *cachev1alpha1.Memcached) ([]string, error) {
+func (r *memcached) args(ctx context.Context, c client.Reader, mc *cachev1alpha1.Memcached) ([]string, error) {
 	if mc.Spec.ConfigMapName == "" {
 		return nil, nil
 	}
 	cm := &corev1.ConfigMap{}
-	if err := r.client.Get(ctx, client.ObjectKey{Namespace: mc.Namespace, Name: mc.Spec.ConfigMapName}, cm); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: mc.Namespace, Name: mc.Spec.ConfigMapName}, cm); err != nil {
 		return nil, err
 	}
 	return strings.Fields(cm.Data["args"]), nil

@@ -14,7 +14,6 @@ import (
 	"github.com/reconcilekit/reconcilekit/conditions"
 	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/examples/memcached/controller"
-	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
@@ -70,7 +69,7 @@ func TestAMemcachedWaitingForItsConfigMapIsNotReconciledInALoop(t *testing.T) {
 		if err := e.Get(ctx, client.ObjectKeyFromObject(mc), mc); err != nil {
 			return err
 		}
-		if !conditions.IsTrue(mc, reconcile.Ready) {
+		if !conditions.IsTrue(mc, conditions.Ready) {
 			return fmt.Errorf("not Ready: %+v", mc.Status.Conditions)
 		}
 		return nil

@@ -36,7 +36,7 @@ func TestMemcachedArgumentsFromAConfigMapRollTheDeploymentWhenTheyChange(t *test
 		if err := e.Get(ctx, client.ObjectKeyFromObject(mc), mc); err != nil {
 			return err
 		}
-		if d := conditions.Find(mc, conditions.Degraded); d == nil || d.Reason != "ConfigMapNotFound" || !conditions.IsTrue(mc, reconcile.Stalled) {
+		if d := conditions.Find(mc, conditions.Degraded); d == nil || d.Reason != "ConfigMapNotFound" || !conditions.IsTrue(mc, conditions.Stalled) {
 			return fmt.Errorf("want Degraded and Stalled because ConfigMapNotFound, have %+v", mc.Status.Conditions)
 		}
 		return nil
@@ -64,7 +64,7 @@ func TestMemcachedArgumentsFromAConfigMapRollTheDeploymentWhenTheyChange(t *test
 		t.Errorf("the Deployment went from generation %d to %d; want one rollout", first.Generation, second.Generation)
 	}
 	e.awaitAvailable(t, mc)
-	if conditions.IsTrue(mc, reconcile.Stalled) {
+	if conditions.IsTrue(mc, conditions.Stalled) {
 		t.Errorf("still Stalled once the ConfigMap exists: %+v", mc.Status.Conditions)
 	}
 }

@@ -19,7 +19,6 @@ import (
 	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	"github.com/reconcilekit/reconcilekit/ownership"
-	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
@@ -28,10 +27,7 @@ import (
 var memcacheds = reconciletest.ReconcilerTests{
 	CRDDirectories: []string{filepath.Join("..", "config", "crd", "bases")},
 	AddToScheme:    cachev1alpha1.AddToScheme,
-	Reconciler: func(d reconciletest.Deps) rtreconcile.Reconciler {
-		return reconcile.New(d.Client, controller.NewLogic(d.Client),
-			reconcile.WithRecorder(d.Recorder), reconcile.WithClock(d.Clock), reconcile.WithFieldOwner("memcached-operator"))
-	},
+	Controller:     controller.New(),
 }
 
 func TestMemcachedTable(t *testing.T) {

@@ -12,12 +12,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
@@ -43,57 +40,31 @@ const (
 	foreignRecheck = time.Minute
 )
 
-// CacheOptions restricts the manager's pod cache to PodSet pods: a cluster-wide pod cache
-// would cost memory for every pod of the cluster.
-func CacheOptions(o *cache.Options) {
-	if o.ByObject == nil {
-		o.ByObject = map[client.Object]cache.ByObject{}
-	}
-	o.ByObject[&corev1.Pod{}] = cache.ByObject{
-		Label: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": managedBy}),
-	}
-}
-
-// Setup registers the PodSet controller with mgr, whose cache must use CacheOptions.
-func Setup(mgr ctrl.Manager) error {
-	// Each reconcile reads its Deployment's pods through this index, not by matching every
-	// pod of the namespace. It is added once the manager runs, so that a missing pod
-	// permission fails the pod watch's bounded cache sync instead of hanging the start.
-	indexPods := manager.RunnableFunc(func(ctx context.Context) error {
-		return ownership.IndexPods(ctx, mgr.GetFieldIndexer())
-	})
-	if err := mgr.Add(indexPods); err != nil {
-		return err
-	}
+// New declares the PodSet controller, with opts added to its own (a test's clock, say, or
+// the manager's --max-concurrent-reconciles): a Deployment of its own for each PodSet, and
+// that Deployment's pods, of PodSets alone, followed by their instance label.
+func New(opts ...reconcile.Option) *reconcile.Controller[*appsv1alpha1.PodSet] {
 	// A pod's changes (a new name, readiness) reach its PodSet through the instance label.
 	podSet := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, pod client.Object) []rtreconcile.Request {
 		return []rtreconcile.Request{{NamespacedName: client.ObjectKey{Namespace: pod.GetNamespace(), Name: pod.GetLabels()[instance]}}}
 	})
-	r := reconcile.New(mgr.GetClient(), NewLogic(mgr.GetClient()),
-		reconcile.WithRecorder(mgr.GetEventRecorder("podset-controller")),
-		reconcile.WithFieldOwner("podset-operator"))
-	return ctrl.NewControllerManagedBy(mgr).
-		// The watch event of the shell's own status write would make a reconcile with
-		// nothing to do.
-		For(&appsv1alpha1.PodSet{}, builder.WithPredicates(r.IgnoreOwnWrites())).
-		// A rollout's burst of Deployment and pod updates makes one reconcile.
-		Watches(&appsv1.Deployment{}, reconcile.EnqueueOwner(mgr, &appsv1alpha1.PodSet{})).
-		Watches(&corev1.Pod{}, reconcile.Coalesce(podSet, reconcile.CoalesceDelay)).
-		Complete(r)
+	return reconcile.For(&appsv1alpha1.PodSet{}, &podset{}, append([]reconcile.Option{
+		reconcile.WithFieldOwner("podset-operator"),
+		reconcile.WithConcurrency(Concurrency),
+		reconcile.WithChildren(&appsv1.Deployment{}),
+		reconcile.WithWatch(&corev1.Pod{}, podSet),
+		// A cluster-wide pod cache would cost memory for every pod of the cluster.
+		reconcile.WithCache(&corev1.Pod{}, cache.ByObject{
+			Label: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": managedBy}),
+		}),
+	}, opts...)...)
 }
 
-// NewLogic returns the PodSet controller's logic, which reconcile.New runs: what Setup
-// registers, for programs that drive a reconciler without a manager (a benchmark, say).
-func NewLogic(c client.Client) reconcile.Logic[*appsv1alpha1.PodSet] {
-	return &podset{client: c}
-}
+// podset is the PodSet controller's logic.
+type podset struct{}
 
-type podset struct {
-	client client.Client
-}
-
-func (r *podset) Reconcile(ctx context.Context, ps *appsv1alpha1.PodSet) requeue.Outcome {
-	dep, _, err := ownership.Ensure(ctx, r.client, ps, Deployment(ps))
+func (r *podset) Reconcile(ctx context.Context, ps *appsv1alpha1.PodSet, s reconcile.Scope) requeue.Outcome {
+	dep, _, err := ownership.Ensure(ctx, s.Writer, ps, Deployment(ps))
 	switch {
 	case ownership.IsNotControlled(err):
 		ownership.Readiness{Rollout: ownership.RolloutFailed, Reason: "DeploymentNotOwned",
@@ -102,7 +73,7 @@ func (r *podset) Reconcile(ctx context.Context, ps *appsv1alpha1.PodSet) requeue
 	case err != nil:
 		return requeue.Retry(err)
 	}
-	pods, err := ownership.Pods(ctx, r.client, dep)
+	pods, err := ownership.Pods(ctx, s.Client, dep)
 	if err != nil {
 		return requeue.Retry(err)
 	}

@@ -17,7 +17,6 @@ import (
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/examples/podset/controller"
 	"github.com/reconcilekit/reconcilekit/ownership"
-	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
@@ -27,10 +26,7 @@ import (
 var podSets = reconciletest.ReconcilerTests{
 	CRDDirectories: []string{filepath.Join("..", "config", "crd", "bases")},
 	AddToScheme:    appsv1alpha1.AddToScheme,
-	Reconciler: func(d reconciletest.Deps) rtreconcile.Reconciler {
-		return reconcile.New(d.Client, controller.NewLogic(d.Client),
-			reconcile.WithRecorder(d.Recorder), reconcile.WithClock(d.Clock), reconcile.WithFieldOwner("podset-operator"))
-	},
+	Controller:     controller.New(),
 }
 
 func TestPodSetTable(t *testing.T) {
