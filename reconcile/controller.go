@@ -105,9 +105,9 @@ func (c *Controller[T]) shell(cl client.Client, apiReader client.Reader) (*shell
 		errs = append(errs, errors.New("no field owner: add reconcile.WithFieldOwner(\"<operator name>\") to the declaration"))
 	}
 	if s.options.cleanup != nil {
-		cleanup, ok := s.options.cleanup.(Logic[T])
+		cleanup, ok := s.options.cleanup.(LogicFunc[T])
 		if !ok {
-			errs = append(errs, fmt.Errorf("the cleanup of WithFinalizer is a %T, not a reconcile.Logic[%T]", s.options.cleanup, c.object))
+			errs = append(errs, fmt.Errorf("the cleanup of WithFinalizer takes a %s, not the controller's %T", reflect.TypeOf(s.options.cleanup).In(1), c.object))
 		}
 		s.cleanup = cleanup
 	}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	"github.com/reconcilekit/reconcilekit/reconcile"
@@ -20,13 +20,13 @@ func ExampleMachine_Reconcile() {
 	finished := false
 	machine, err := reconcile.NewMachine("PENDING", map[string]reconcile.Phase[*Widget]{
 		"PENDING": {
-			Handle: func(context.Context, *Widget) (string, requeue.Outcome) {
+			Handle: func(context.Context, *Widget, reconcile.Scope) (string, requeue.Outcome) {
 				return "RUNNING", requeue.Done()
 			},
 			Next: []string{"RUNNING"},
 		},
 		"RUNNING": {
-			Handle: func(context.Context, *Widget) (string, requeue.Outcome) {
+			Handle: func(context.Context, *Widget, reconcile.Scope) (string, requeue.Outcome) {
 				if !finished {
 					return "", requeue.After(time.Minute) // look again in a minute
 				}
@@ -46,10 +46,10 @@ func ExampleMachine_Reconcile() {
 		fmt.Printf("%s: Reconciling=%t, %s\n", w.Status.Phase, conditions.IsTrue(w, conditions.Reconciling), outcome)
 		conditions.Remove(w, conditions.Reconciling) // as the shell does before each reconcile
 	}
-	show(machine.Reconcile(context.Background(), w))
+	show(machine.Reconcile(context.Background(), w, reconcile.Scope{}))
 	finished = true
-	show(machine.Reconcile(context.Background(), w))
-	show(machine.Reconcile(context.Background(), w))
+	show(machine.Reconcile(context.Background(), w, reconcile.Scope{}))
+	show(machine.Reconcile(context.Background(), w, reconcile.Scope{}))
 	// Output:
 	// RUNNING: Reconciling=true, after 1m0s
 	// DONE: Reconciling=false, done
@@ -60,7 +60,7 @@ func ExampleMachine_Reconcile() {
 func ExampleNewMachine() {
 	_, err := reconcile.NewMachine("PENDING", map[string]reconcile.Phase[*Widget]{
 		"PENDING": {
-			Handle: func(context.Context, *Widget) (string, requeue.Outcome) {
+			Handle: func(context.Context, *Widget, reconcile.Scope) (string, requeue.Outcome) {
 				return "RUNNING", requeue.Done()
 			},
 			Next: []string{"RUNNING"},
@@ -71,40 +71,36 @@ func ExampleNewMachine() {
 	// phase "PENDING" may move to "RUNNING", which is not declared
 }
 
-// An operator's controller: the logic sizes the Widget and records it in the status; the
-// shell reads the Widget, keeps Ready, Reconciling and Stalled, writes the status when it
-// changed, and releases what the Widget held before it is deleted.
-func ExampleNew() {
+// An operator's controller, declared once: the logic sizes the Widget and records it in the
+// status; the shell reads the Widget, keeps Ready, Reconciling and Stalled, writes the
+// status when it changed, and releases what the Widget held before it is deleted. The
+// manager follows from the declaration: the watches of the Widgets and of their
+// Deployments, and a readiness probe that waits for their caches.
+func ExampleFor() {
+	size := reconcile.LogicFunc[*Widget](func(ctx context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
+		// Bring the world to w.Spec.Size here, with ownership.Ensure(ctx, s.Writer, w, ...).
+		w.Status.Phase = "Sized"
+		conditions.MarkTrue(w, "Sized", "AsDesired", "%d of %d", w.Spec.Size, w.Spec.Size)
+		return requeue.After(time.Hour) // check for drift now and then
+	})
+	release := func(ctx context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
+		// Release what w holds outside the cluster here.
+		return requeue.Done()
+	}
+	widgets := reconcile.For(&Widget{}, size,
+		reconcile.WithFieldOwner("widget-operator"),
+		reconcile.WithChildren(&appsv1.Deployment{}),
+		reconcile.WithFinalizer("test.reconcilekit.io/release", release))
+
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-
-	size := reconcile.LogicFunc[*Widget](func(ctx context.Context, w *Widget) requeue.Outcome {
-		// Bring the world to w.Spec.Size here.
-		w.Status.Phase = "Sized"
-		conditions.MarkTrue(w, "Sized", "AsDesired", "%d of %d", w.Spec.Size, w.Spec.Size)
-		return requeue.After(time.Hour) // check for drift now and then
-	})
-	release := func(ctx context.Context, w *Widget) requeue.Outcome {
-		// Release what w holds outside the cluster here.
-		return requeue.Done()
-	}
-
-	r := reconcile.New(mgr.GetClient(), size,
-		reconcile.WithRecorder(mgr.GetEventRecorder("widget-controller")),
-		reconcile.WithFieldOwner("widget-operator"),
-		reconcile.WithFinalizer("test.reconcilekit.io/release", release))
-	err = ctrl.NewControllerManagedBy(mgr).
-		// The watch event of the shell's own status write needs no reconcile.
-		For(&Widget{}, builder.WithPredicates(r.IgnoreOwnWrites())).
-		Complete(r)
+	mgr, err := reconcile.Manager{
+		Options:     ctrl.Options{Scheme: scheme},
+		Controllers: []reconcile.Declaration{widgets},
+	}.New(cfg)
 	if err != nil {
 		fmt.Println(err)
 		return

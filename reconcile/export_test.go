@@ -1,8 +1,55 @@
 package reconcile
 
-// Bereaved returns how many owners are noted for a fresh read, for the tests.
-func Bereaved() int {
-	bereaved.mu.Lock()
-	defer bereaved.mu.Unlock()
-	return len(bereaved.owners)
+import (
+	"reflect"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+)
+
+// The unexported pieces of the wiring, for the tests.
+var Coalesce = coalesce
+
+const (
+	CoalesceDelay     = coalesceDelay
+	ReadinessPriority = readinessPriority
+	TestFieldOwner    = "reconcilekit-test"
+)
+
+// Shell is the shell a declaration makes, for the tests that drive it piece by piece.
+type Shell[T client.Object] struct{ *shell[T] }
+
+// NewShell returns the shell of For(an empty T, logic, opts...), writing as TestFieldOwner
+// unless opts say otherwise, reading and writing through c. It panics on a declaration
+// that cannot run.
+func NewShell[T client.Object](c client.Client, logic Logic[T], opts ...Option) Shell[T] {
+	obj := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
+	s, err := For(obj, logic, append([]Option{WithFieldOwner(TestFieldOwner)}, opts...)...).shell(c, c)
+	if err != nil {
+		panic(err)
+	}
+	if err := register(s.metrics); err != nil {
+		panic(err)
+	}
+	return Shell[T]{s}
+}
+
+// IgnoreOwnWrites is the predicate of the watch of the reconciled kind.
+func (s Shell[T]) IgnoreOwnWrites() predicate.Predicate { return s.ignoreOwnWrites() }
+
+// EnqueueOwner is the handler of a child kind of owner's kind.
+func (s Shell[T]) EnqueueOwner(c cluster.Cluster, owner client.Object) handler.EventHandler {
+	return s.enqueueOwner(c, owner)
+}
+
+// Behind puts the shell behind g.
+func (s Shell[T]) Behind(g Gate) Shell[T] { s.gate = g; return s }
+
+// Bereaved returns how many owners the shell has noted for a fresh read.
+func (s Shell[T]) Bereaved() int {
+	s.bereaved.mu.Lock()
+	defer s.bereaved.mu.Unlock()
+	return len(s.bereaved.owners)
 }

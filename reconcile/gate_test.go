@@ -19,18 +19,12 @@ type gate struct {
 	entered, lefts int
 }
 
-type gatedKey struct{}
-
-func (g *gate) Enter(ctx context.Context, _ client.Object) (context.Context, bool, error) {
+func (g *gate) Enter(ctx context.Context, _ client.Object) (map[string]string, bool, error) {
 	g.entered++
-	return context.WithValue(ctx, gatedKey{}, true), g.admit, g.err
+	return map[string]string{"gated": "yes"}, g.admit, g.err
 }
 
-func (g *gate) Leave(ctx context.Context, _ client.Object) {
-	if ctx.Value(gatedKey{}) == true {
-		g.lefts++
-	}
-}
+func (g *gate) Leave(ctx context.Context, _ client.Object) { g.lefts++ }
 
 func TestAGateDecidesWhetherTheShellReconciles(t *testing.T) {
 	refused := errors.New("not now")
@@ -42,24 +36,24 @@ func TestAGateDecidesWhetherTheShellReconciles(t *testing.T) {
 		wantLefts  int
 		wantWrites bool
 	}{
-		{"admitted: the logic runs with the gate's context, and the gate hears the end", &gate{admit: true}, true, nil, 1, true},
+		{"admitted: the logic runs with the gate's child labels, and the gate hears the end", &gate{admit: true}, true, nil, 1, true},
 		{"refused: nothing runs and nothing is written", &gate{}, false, nil, 0, false},
 		{"failed: the error goes to controller-runtime, which retries", &gate{err: refused}, false, refused, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			ran := false
-			r := f.reconciler(func(ctx context.Context, w *Widget) requeue.Outcome {
-				ran = ctx.Value(gatedKey{}) == true
+			r := f.reconciler(func(ctx context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
+				ran = s.Labels["gated"] == "yes"
 				w.Status.Phase = "Running"
 				return requeue.Done()
 			})
-			_, err := r.Reconcile(reconcile.WithGate(f.context(t), tc.gate), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(f.widget)})
+			_, err := r.Behind(tc.gate).Reconcile(f.context(t), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(f.widget)})
 			if !errors.Is(err, tc.wantErr) {
 				t.Errorf("Reconcile returned %v, want %v", err, tc.wantErr)
 			}
 			if ran != tc.wantRun || tc.gate.entered != 1 || tc.gate.lefts != tc.wantLefts {
-				t.Errorf("logic ran with the gate's context: %v, entered %d, left %d; want %v, 1, %d", ran, tc.gate.entered, tc.gate.lefts, tc.wantRun, tc.wantLefts)
+				t.Errorf("logic ran with the gate's labels: %v, entered %d, left %d; want %v, 1, %d", ran, tc.gate.entered, tc.gate.lefts, tc.wantRun, tc.wantLefts)
 			}
 			if wrote := f.counter.Writes() > 0; wrote != tc.wantWrites {
 				t.Errorf("wrote: %v, want %v (%v)", wrote, tc.wantWrites, f.counter)

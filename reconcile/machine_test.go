@@ -16,7 +16,7 @@ import (
 )
 
 // handler is what a Phase runs.
-type handler = func(context.Context, *Widget) (string, requeue.Outcome)
+type handler = func(context.Context, *Widget, reconcile.Scope) (string, requeue.Outcome)
 
 // newMachine returns a Machine of phases that starts in PENDING.
 func newMachine(t testing.TB, phases map[string]reconcile.Phase[*Widget]) *reconcile.Machine[*Widget] {
@@ -30,7 +30,7 @@ func newMachine(t testing.TB, phases map[string]reconcile.Phase[*Widget]) *recon
 
 // moveTo returns a handler that moves to next ("" to stay) with outcome.
 func moveTo(next string, outcome requeue.Outcome) handler {
-	return func(context.Context, *Widget) (string, requeue.Outcome) { return next, outcome }
+	return func(context.Context, *Widget, reconcile.Scope) (string, requeue.Outcome) { return next, outcome }
 }
 
 // trace records the phases whose handlers ran.
@@ -38,7 +38,7 @@ type trace []string
 
 // moveTo is moveTo that records the phase it runs in.
 func (tr *trace) moveTo(next string, outcome requeue.Outcome) handler {
-	return func(_ context.Context, w *Widget) (string, requeue.Outcome) {
+	return func(_ context.Context, w *Widget, s reconcile.Scope) (string, requeue.Outcome) {
 		*tr = append(*tr, w.Status.Phase)
 		return next, outcome
 	}
@@ -58,7 +58,7 @@ func progress(w *Widget) string {
 // reconcileAt runs m on a Widget in phase and returns the Widget and the outcome.
 func reconcileAt(m *reconcile.Machine[*Widget], phase string) (*Widget, requeue.Outcome) {
 	w := &Widget{Status: WidgetStatus{Phase: phase}}
-	return w, m.Reconcile(context.Background(), w)
+	return w, m.Reconcile(context.Background(), w, reconcile.Scope{})
 }
 
 func TestMachineStartsAnObjectWithoutAPhaseInTheInitialPhase(t *testing.T) {
@@ -91,7 +91,7 @@ func TestMachineRunsTheNextPhaseInTheSameReconcile(t *testing.T) {
 func TestMachineReportsThePhaseAsReconcilingReadyOrStalled(t *testing.T) {
 	stay := moveTo("", requeue.Done())
 	failWith := func(reason string) handler {
-		return func(_ context.Context, w *Widget) (string, requeue.Outcome) {
+		return func(_ context.Context, w *Widget, s reconcile.Scope) (string, requeue.Outcome) {
 			conditions.MarkFalse(w, "Succeeded", reason, "the command failed")
 			return "DONE", requeue.Done()
 		}
@@ -243,7 +243,7 @@ func TestNewMachineRefusesAnUndeclaredPhase(t *testing.T) {
 // BenchmarkMachineStep measures one reconcile of a machine: staying in a phase (the steady
 // state), moving to the next phase, and moving to a terminal one.
 func BenchmarkMachineStep(b *testing.B) {
-	finishWhenSized := func(_ context.Context, w *Widget) (string, requeue.Outcome) {
+	finishWhenSized := func(_ context.Context, w *Widget, s reconcile.Scope) (string, requeue.Outcome) {
 		if w.Spec.Size == 0 {
 			return "", requeue.After(time.Minute)
 		}
@@ -273,7 +273,7 @@ func BenchmarkMachineStep(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				w.Status.Phase, w.Status.Conditions[0] = bm.phase, start
-				m.Reconcile(ctx, w)
+				m.Reconcile(ctx, w, reconcile.Scope{})
 			}
 		})
 	}

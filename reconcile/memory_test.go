@@ -76,7 +76,7 @@ type stepper struct {
 	decided map[string]int
 }
 
-func (s *stepper) Reconcile(_ context.Context, w *Widget) requeue.Outcome {
+func (s *stepper) Reconcile(_ context.Context, w *Widget, _ reconcile.Scope) requeue.Outcome {
 	s.mu.Lock()
 	s.decided[w.Status.Phase]++
 	s.mu.Unlock()
@@ -104,7 +104,7 @@ func TestReadYourOwnWritesKeepsTheLogicFromDecidingOnAStaleCache(t *testing.T) {
 			f := newFixture(t)
 			cache := &laggingCache{Client: f.client}
 			logic := &stepper{decided: map[string]int{}}
-			r := reconcile.New[*Widget](cache, logic, reconcile.WithClock(f.clock), reconcile.WithExpectationTimeout(tc.timeout))
+			r := reconcile.NewShell[*Widget](cache, logic, reconcile.WithClock(f.clock), reconcile.WithExpectationTimeout(tc.timeout))
 			req := reconcileRequest(f)
 
 			// The first reconcile moves "" to "one"; the cache does not show that write yet.
@@ -144,7 +144,7 @@ func TestReadYourOwnWritesGivesUpOnALostEventAfterTheTimeout(t *testing.T) {
 	f := newFixture(t)
 	cache := &laggingCache{Client: f.client}
 	logic := &stepper{decided: map[string]int{}}
-	r := reconcile.New[*Widget](cache, logic, reconcile.WithClock(f.clock))
+	r := reconcile.NewShell[*Widget](cache, logic, reconcile.WithClock(f.clock))
 	req := reconcileRequest(f)
 	cache.freeze(f.live(t))
 	if _, err := r.Reconcile(f.context(t), req); err != nil {
@@ -164,7 +164,7 @@ func TestReadYourOwnWritesGivesUpOnALostEventAfterTheTimeout(t *testing.T) {
 func TestProgressIsWrittenAtMostOncePerIntervalAndAVerdictAtOnce(t *testing.T) {
 	f := newFixture(t)
 	available, done, phase := 0, false, "Starting"
-	r := f.reconciler(func(_ context.Context, w *Widget) requeue.Outcome {
+	r := f.reconciler(func(_ context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 		w.Status.Phase = phase
 		if done {
 			conditions.MarkFalse(w, conditions.Progressing, "RolloutComplete", "%d of 3 available", available)
@@ -217,7 +217,7 @@ func TestIgnoreOwnWritesDropsTheWatchEventOfTheShellsOwnWriteOnly(t *testing.T) 
 	// written); each case then makes an update event for its predicate to judge.
 	type shell struct {
 		f               *fixture
-		r               *reconcile.Reconciler[*Widget]
+		r               reconcile.Shell[*Widget]
 		cache           *laggingCache
 		before, written *Widget
 		// reconcileHeld starts a reconcile of the Widget and returns once its logic runs,
@@ -263,12 +263,12 @@ func TestIgnoreOwnWritesDropsTheWatchEventOfTheShellsOwnWriteOnly(t *testing.T) 
 			step := &stepper{decided: map[string]int{}}
 			var hold chan struct{}
 			running := make(chan struct{})
-			s.r = reconcile.New[*Widget](s.cache, reconcile.LogicFunc[*Widget](func(ctx context.Context, w *Widget) requeue.Outcome {
+			s.r = reconcile.NewShell[*Widget](s.cache, reconcile.LogicFunc[*Widget](func(ctx context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 				if hold != nil {
 					running <- struct{}{}
 					<-hold
 				}
-				return step.Reconcile(ctx, w)
+				return step.Reconcile(ctx, w, s)
 			}), reconcile.WithClock(f.clock))
 			s.reconcileHeld = func() func() {
 				hold = make(chan struct{})

@@ -52,7 +52,7 @@ func series(t *testing.T, namespace string) []string {
 func TestShellKeepsOneSeriesPerConditionAndDropsThemWithTheObject(t *testing.T) {
 	f := newFixture(t)
 	sized := "True"
-	r := f.reconciler(func(_ context.Context, w *Widget) requeue.Outcome {
+	r := f.reconciler(func(_ context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 		if sized == "True" {
 			conditions.MarkTrue(w, "Sized", "Sized", "sized")
 		} else {
@@ -101,7 +101,7 @@ func TestShellKeepsOneSeriesPerConditionAndDropsThemWithTheObject(t *testing.T) 
 func TestConditionSeriesFollowTheNewestShellOfAKindAndGoWithTheirShell(t *testing.T) {
 	f := newFixture(t)
 	status := "True"
-	logic := func(_ context.Context, w *Widget) requeue.Outcome {
+	logic := func(_ context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 		if status == "True" {
 			conditions.MarkTrue(w, "Sized", "Sized", "sized")
 		} else {
@@ -117,7 +117,7 @@ func TestConditionSeriesFollowTheNewestShellOfAKindAndGoWithTheirShell(t *testin
 			t.Errorf("%s: series %q, want %q", step, strings.Join(got, " "), want)
 		}
 	}
-	reconcileWith := func(r *reconcile.Reconciler[*Widget]) {
+	reconcileWith := func(r reconcile.Shell[*Widget]) {
 		t.Helper()
 		if _, err := f.reconcile(t, r); err != nil {
 			t.Fatal(err)
@@ -165,7 +165,7 @@ func TestShellBacksOffFromAStatusTheServerDoesNotKeep(t *testing.T) {
 			return c.SubResource(sub).Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte("{}")), opts...)
 		},
 	})
-	r := reconcile.New(c, reconcile.LogicFunc[*Widget](func(_ context.Context, w *Widget) requeue.Outcome {
+	r := reconcile.NewShell(c, reconcile.LogicFunc[*Widget](func(_ context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 		w.Status.Phase = "Sized"
 		return requeue.Done()
 	}), reconcile.WithRecorder(f.events), reconcile.WithClock(f.clock))
@@ -200,7 +200,7 @@ func TestShellBacksOffFromAStatusTheServerDoesNotKeep(t *testing.T) {
 
 func TestShellBacksOffFromAWriterThatResetsItsStatus(t *testing.T) {
 	f := newFixture(t)
-	r := f.reconciler(func(_ context.Context, w *Widget) requeue.Outcome {
+	r := f.reconciler(func(_ context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 		w.Status.Phase = "Sized"
 		return requeue.Done()
 	}, reconcile.WithFieldOwner("widget-controller"))

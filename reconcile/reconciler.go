@@ -99,7 +99,7 @@ type options struct {
 	clock       clock.PassiveClock
 	fieldOwner  string
 	finalizer   string
-	cleanup     any // a Logic[T]
+	cleanup     any // a LogicFunc[T]
 	concurrency int
 
 	children   []client.Object
@@ -137,10 +137,9 @@ func WithFieldOwner(name string) Option {
 // WithFinalizer makes the shell add finalizer to every object before the logic first runs,
 // and, once the object is being deleted, run cleanup until it returns a done outcome, then
 // remove the finalizer so the deletion completes. The logic is not run for an object being
-// deleted. cleanup must be a Logic of the controller's type; the declaration is refused
-// otherwise.
-func WithFinalizer[T client.Object](finalizer string, cleanup Logic[T]) Option {
-	return func(o *options) { o.finalizer, o.cleanup = finalizer, cleanup }
+// deleted. cleanup's T must be the controller's; the declaration is refused otherwise.
+func WithFinalizer[T client.Object](finalizer string, cleanup func(ctx context.Context, obj T, s Scope) requeue.Outcome) Option {
+	return func(o *options) { o.finalizer, o.cleanup = finalizer, LogicFunc[T](cleanup) }
 }
 
 // WithConcurrency sets how many objects the controller reconciles at a time; the manager's

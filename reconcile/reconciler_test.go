@@ -79,13 +79,13 @@ func newFixture(t *testing.T) *fixture {
 }
 
 // reconciler returns a Reconciler of the fixture's client, clock and event recorder.
-func (f *fixture) reconciler(logic reconcile.LogicFunc[*Widget], opts ...reconcile.Option) *reconcile.Reconciler[*Widget] {
+func (f *fixture) reconciler(logic reconcile.LogicFunc[*Widget], opts ...reconcile.Option) reconcile.Shell[*Widget] {
 	opts = append(opts, reconcile.WithClock(f.clock), reconcile.WithRecorder(f.events))
-	return reconcile.New(f.client, logic, opts...)
+	return reconcile.NewShell(f.client, logic, opts...)
 }
 
 // reconcile reconciles the fixture's Widget once with r, logging into f.logs.
-func (f *fixture) reconcile(t *testing.T, r *reconcile.Reconciler[*Widget]) (ctrl.Result, error) {
+func (f *fixture) reconcile(t *testing.T, r reconcile.Shell[*Widget]) (ctrl.Result, error) {
 	t.Helper()
 	return r.Reconcile(f.context(t), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(f.widget)})
 }
@@ -134,7 +134,7 @@ func (s *logSink) Error(err error, msg string, _ ...any) {
 
 // mustNotRun returns logic that fails the test if it runs.
 func mustNotRun(t *testing.T, why string) reconcile.LogicFunc[*Widget] {
-	return func(context.Context, *Widget) requeue.Outcome {
+	return func(context.Context, *Widget, reconcile.Scope) requeue.Outcome {
 		t.Error(why)
 		return requeue.Done()
 	}
@@ -155,7 +155,7 @@ func TestReconcileOfAMissingObjectIsNotAnError(t *testing.T) {
 
 func TestReconcileWritesAChangedStatusOnceAndAConvergedOneNever(t *testing.T) {
 	f := newFixture(t)
-	r := f.reconciler(func(_ context.Context, w *Widget) requeue.Outcome {
+	r := f.reconciler(func(_ context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 		w.Status.Phase = "Sized"
 		conditions.MarkTrue(w, "Sized", "Sized", "size %d", w.Spec.Size)
 		return requeue.Done()
@@ -222,7 +222,7 @@ func TestReconcileTurnsTheOutcomeIntoAResult(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
-			r := f.reconciler(func(context.Context, *Widget) requeue.Outcome { return tt.outcome })
+			r := f.reconciler(func(context.Context, *Widget, reconcile.Scope) requeue.Outcome { return tt.outcome })
 
 			result, err := f.reconcile(t, r)
 			if result != tt.want {
@@ -244,7 +244,7 @@ func TestReconcileTurnsTheOutcomeIntoAResult(t *testing.T) {
 func TestReconcileSetsObservedGenerationOnlyOnceTheLogicHandledTheGeneration(t *testing.T) {
 	f := newFixture(t)
 	outcome := requeue.Done()
-	r := f.reconciler(func(_ context.Context, w *Widget) requeue.Outcome {
+	r := f.reconciler(func(_ context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 		w.Status.Phase = fmt.Sprintf("Size%d", w.Spec.Size)
 		return outcome
 	})
@@ -283,7 +283,7 @@ func TestReconcileSetsObservedGenerationOnlyOnceTheLogicHandledTheGeneration(t *
 func TestReconcileRequeuesQuietlyWhenTheObjectChangedSinceItWasRead(t *testing.T) {
 	f := newFixture(t)
 	someoneElse := cp.Client(t, scheme)
-	r := f.reconciler(func(ctx context.Context, w *Widget) requeue.Outcome {
+	r := f.reconciler(func(ctx context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 		changed := w.DeepCopyObject().(*Widget)
 		changed.Labels = map[string]string{"changed-by": "someone-else"}
 		if err := someoneElse.Update(ctx, changed); err != nil {
@@ -313,7 +313,7 @@ func TestReconcileRequeuesQuietlyWhenTheObjectChangedSinceItWasRead(t *testing.T
 
 func TestReconcileOfAnObjectDeletedWhileTheLogicRanIsNotAnError(t *testing.T) {
 	f := newFixture(t)
-	r := f.reconciler(func(ctx context.Context, w *Widget) requeue.Outcome {
+	r := f.reconciler(func(ctx context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 		if err := cp.Client(t, scheme).Delete(ctx, w.DeepCopyObject().(*Widget)); err != nil {
 			t.Error(err)
 		}
@@ -329,7 +329,7 @@ func TestReconcileOfAnObjectDeletedWhileTheLogicRanIsNotAnError(t *testing.T) {
 func TestReconcileAddsTheFinalizerBeforeTheLogicFirstRuns(t *testing.T) {
 	f := newFixture(t)
 	ran := false
-	r := f.reconciler(func(ctx context.Context, w *Widget) requeue.Outcome {
+	r := f.reconciler(func(ctx context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 		ran = true
 		stored := &Widget{}
 		if err := cp.Client(t, scheme).Get(ctx, client.ObjectKeyFromObject(w), stored); err != nil {
@@ -353,10 +353,10 @@ func TestReconcileCleansUpADeletedObjectUntilCleanupIsDone(t *testing.T) {
 	f := newFixture(t)
 	logicRuns, cleanups := 0, 0
 	cleanup := requeue.After(time.Minute)
-	r := f.reconciler(func(context.Context, *Widget) requeue.Outcome {
+	r := f.reconciler(func(context.Context, *Widget, reconcile.Scope) requeue.Outcome {
 		logicRuns++
 		return requeue.Done()
-	}, reconcile.WithFinalizer(finalizer, func(context.Context, *Widget) requeue.Outcome {
+	}, reconcile.WithFinalizer(finalizer, func(context.Context, *Widget, reconcile.Scope) requeue.Outcome {
 		cleanups++
 		return cleanup
 	}))
@@ -454,7 +454,7 @@ func TestMachineThroughTheShellWritesNothingOnceConverged(t *testing.T) {
 func TestReconcilePausesAnAnnotatedObjectAndResumesWhenTheAnnotationGoes(t *testing.T) {
 	f := newFixture(t)
 	runs := 0
-	r := f.reconciler(func(_ context.Context, w *Widget) requeue.Outcome {
+	r := f.reconciler(func(_ context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 		runs++
 		w.Status.Phase = fmt.Sprintf("Size%d", w.Spec.Size)
 		return requeue.Done()

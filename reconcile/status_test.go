@@ -86,7 +86,7 @@ func TestShellKeepsReadyReconcilingAndStalledFromWhatTheLogicSaid(t *testing.T) 
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
-			r := f.reconciler(func(_ context.Context, w *Widget) requeue.Outcome {
+			r := f.reconciler(func(_ context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 				for _, m := range tt.marks {
 					m(w)
 				}
@@ -103,7 +103,7 @@ func TestShellKeepsReadyReconcilingAndStalledFromWhatTheLogicSaid(t *testing.T) 
 func TestShellMovesFromReconcilingToReadyAndRemovesWhatNoLongerHolds(t *testing.T) {
 	f := newFixture(t)
 	progressing := metav1.ConditionTrue
-	r := f.reconciler(func(_ context.Context, w *Widget) requeue.Outcome {
+	r := f.reconciler(func(_ context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 		conditions.Set(w, metav1.Condition{Type: conditions.Progressing, Status: progressing, Reason: "RollingOut"})
 		return requeue.Done()
 	})
@@ -130,7 +130,7 @@ func TestShellStampsEveryTransitionWithItsOwnClock(t *testing.T) {
 	f := newFixture(t)
 	// The logic and the Machine set conditions without a clock, as operators do.
 	m := newMachine(t, map[string]reconcile.Phase[*Widget]{
-		"PENDING": {Handle: func(_ context.Context, w *Widget) (string, requeue.Outcome) {
+		"PENDING": {Handle: func(_ context.Context, w *Widget, s reconcile.Scope) (string, requeue.Outcome) {
 			conditions.MarkTrue(w, "Scheduled", "Due", "")
 			return "", requeue.Done()
 		}},
@@ -168,7 +168,7 @@ func TestShellRecordsAnEventWhenTheObjectStallsOrFailsAndWhenItRecovers(t *testi
 	}
 	f := newFixture(t)
 	var step change
-	r := f.reconciler(func(_ context.Context, w *Widget) requeue.Outcome {
+	r := f.reconciler(func(_ context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 		conditions.Set(w, metav1.Condition{Type: conditions.Degraded, Status: status(step.degraded), Reason: "NotOwned", Message: "deployment x belongs to someone else"})
 		conditions.Set(w, metav1.Condition{Type: conditions.Progressing, Status: status(step.progressing), Reason: "RollingOut"})
 		if step.failure != nil {
@@ -224,7 +224,7 @@ func TestShellEventsOfAFlappingObjectCostABoundedNumberOfWrites(t *testing.T) {
 	defer broadcaster.Shutdown()
 
 	degraded := false
-	r := reconcile.New(f.client, reconcile.LogicFunc[*Widget](func(_ context.Context, w *Widget) requeue.Outcome {
+	r := reconcile.NewShell(f.client, reconcile.LogicFunc[*Widget](func(_ context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 		status := metav1.ConditionFalse
 		if degraded {
 			status = metav1.ConditionTrue

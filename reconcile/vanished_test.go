@@ -65,14 +65,14 @@ func TestAChildDeletedWithItsOwnerIsNotCreatedAgain(t *testing.T) {
 			cache := &laggingCache{Client: c}
 			cache.freeze(owner)
 			created := 0
-			r := reconcile.New(cache, reconcile.LogicFunc[*Widget](func(ctx context.Context, w *Widget) requeue.Outcome {
+			r := reconcile.NewShell(cache, reconcile.LogicFunc[*Widget](func(ctx context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 				child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name}}
-				_, result, err := ownership.Ensure(ctx, cache, w, child)
+				_, result, err := ownership.Ensure(ctx, s.Writer, w, child)
 				if result.Action == ownership.Created {
 					created++
 				}
 				return requeue.Retry(err)
-			}), reconcile.WithClock(f.clock), reconcile.WithExpectationTimeout(0))
+			}), reconcile.WithClock(f.clock), reconcile.WithExpectationTimeout(0), reconcile.WithChildren(&corev1.ConfigMap{}))
 			req := rtreconcile.Request{NamespacedName: client.ObjectKeyFromObject(owner)}
 
 			child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: owner.Namespace, Name: owner.Name,
@@ -83,7 +83,7 @@ func TestAChildDeletedWithItsOwnerIsNotCreatedAgain(t *testing.T) {
 				}
 			}
 			if tc.childEvent {
-				childDeleted(ctx, withConfigMaps, child)
+				childDeleted(ctx, withConfigMaps, r, child)
 			}
 			f.counter.Reset()
 			if _, err := r.Reconcile(ctx, req); err != nil {
@@ -102,29 +102,30 @@ func TestTheNoteOfADeletedChildGoesWithItsOwner(t *testing.T) {
 	ctx := f.context(t)
 	owner := f.live(t)
 	r := f.reconciler(mustNotRun(t, "the Widget is deleted"))
-	before := reconcile.Bereaved()
+	before := r.Bereaved()
 	if err := f.client.Delete(ctx, owner); err != nil {
 		t.Fatal(err)
 	}
 	child := &Widget{ObjectMeta: metav1.ObjectMeta{Namespace: owner.Namespace, Name: "child",
 		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(owner, widgetGVK)}}}
-	childDeleted(ctx, scheme, child)
-	if n := reconcile.Bereaved(); n != before+1 {
+	childDeleted(ctx, scheme, r, child)
+	if n := r.Bereaved(); n != before+1 {
 		t.Fatalf("%d owners noted after a child's deletion, want %d", n, before+1)
 	}
 	if _, err := f.reconcile(t, r); err != nil {
 		t.Fatal(err)
 	}
-	if n := reconcile.Bereaved(); n != before {
+	if n := r.Bereaved(); n != before {
 		t.Errorf("%d owners noted after the deleted owner's reconcile, want %d: the note outlives its owner", n, before)
 	}
 }
 
-// childDeleted hands child's deletion, as the cache delivers it, to EnqueueOwner for Widgets.
-func childDeleted(ctx context.Context, s *runtime.Scheme, child client.Object) {
+// childDeleted hands child's deletion, as the cache delivers it, to r's handler of a child
+// kind of Widgets.
+func childDeleted(ctx context.Context, s *runtime.Scheme, r reconcile.Shell[*Widget], child client.Object) {
 	mapper := meta.NewDefaultRESTMapper(nil)
 	mapper.Add(widgetGVK, meta.RESTScopeNamespace)
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[rtreconcile.Request]())
 	defer q.ShutDown()
-	reconcile.EnqueueOwner(ownerCluster{scheme: s, mapper: mapper}, &Widget{}).Delete(ctx, event.DeleteEvent{Object: child}, q)
+	r.EnqueueOwner(ownerCluster{scheme: s, mapper: mapper}, &Widget{}).Delete(ctx, event.DeleteEvent{Object: child}, q)
 }

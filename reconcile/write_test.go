@@ -42,7 +42,7 @@ func TestShellWritesWhatTheLogicChangedThroughTheRightRequestOnce(t *testing.T) 
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
-			r := f.reconciler(func(_ context.Context, w *Widget) requeue.Outcome {
+			r := f.reconciler(func(_ context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 				tt.change(w)
 				return requeue.Done()
 			})
@@ -82,7 +82,7 @@ func TestShellWritesWhatTheLogicChangedThroughTheRightRequestOnce(t *testing.T) 
 
 func TestShellRefusesAndReportsAChangeToTheSpec(t *testing.T) {
 	f := newFixture(t)
-	r := f.reconciler(func(_ context.Context, w *Widget) requeue.Outcome {
+	r := f.reconciler(func(_ context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 		w.Spec.Size = 7 // the spec is the user's: the shell must not write it
 		w.Status.Phase = "Sized"
 		return requeue.Done()
@@ -105,7 +105,7 @@ func TestShellRefusesAndReportsAChangeToTheSpec(t *testing.T) {
 
 func TestShellWritesAsItsFieldOwner(t *testing.T) {
 	f := newFixture(t)
-	r := f.reconciler(func(_ context.Context, w *Widget) requeue.Outcome {
+	r := f.reconciler(func(_ context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 		w.Status.Phase = "Sized"
 		return requeue.Done()
 	}, reconcile.WithFieldOwner("widget-operator"))

@@ -60,8 +60,13 @@ func newReconciles(t *testing.T) *reconciles {
 	return &reconciles{t: t, running: map[string]string{}, last: map[string]string{}, count: map[string]int{}}
 }
 
-func (r *reconciles) logic(shard string, c client.Client) reconcile.Logic[*corev1.ConfigMap] {
-	return reconcile.LogicFunc[*corev1.ConfigMap](func(ctx context.Context, cm *corev1.ConfigMap) requeue.Outcome {
+// declaration declares shard's controller of ConfigMaps, which copies each to a Secret.
+func (r *reconciles) declaration(shard string) *reconcile.Controller[*corev1.ConfigMap] {
+	return reconcile.For(&corev1.ConfigMap{}, r.logic(shard), reconcile.WithFieldOwner("copier"), reconcile.WithChildren(&corev1.Secret{}))
+}
+
+func (r *reconciles) logic(shard string) reconcile.Logic[*corev1.ConfigMap] {
+	return reconcile.LogicFunc[*corev1.ConfigMap](func(ctx context.Context, cm *corev1.ConfigMap, s reconcile.Scope) requeue.Outcome {
 		r.mu.Lock()
 		if other, ok := r.running[cm.Name]; ok {
 			r.t.Errorf("%s reconciles %s while %s does", shard, cm.Name, other)
@@ -77,7 +82,7 @@ func (r *reconciles) logic(shard string, c client.Client) reconcile.Logic[*corev
 		}()
 		time.Sleep(20 * time.Millisecond) // long enough for a second shard to collide
 		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cm.Namespace, Name: cm.Name}, Data: map[string][]byte{"copy": []byte(cm.Data["v"])}}
-		if _, _, err := ownership.Ensure(ctx, c, cm, secret); err != nil {
+		if _, _, err := ownership.Ensure(ctx, s.Writer, cm, secret); err != nil {
 			return requeue.Retry(err)
 		}
 		return requeue.Done()
@@ -99,11 +104,12 @@ type replica struct {
 // start runs a sharded manager named shard in ns until stopped.
 func start(t *testing.T, cp *reconciletest.ControlPlane, ns, shard string, r *reconciles, extra ...manager.Runnable) *replica {
 	t.Helper()
-	s, err := sharding.New(sharding.Options{Ring: ring, Name: shard, Object: &corev1.ConfigMap{}, Children: []client.Object{&corev1.Secret{}}})
+	decl := r.declaration(shard)
+	s, err := sharding.New(sharding.Options{Ring: ring, Name: shard, Controller: decl})
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := ctrl.Options{
+	m := reconcile.Manager{Controllers: []reconcile.Declaration{decl}, Options: ctrl.Options{
 		Scheme:                  clientgoscheme.Scheme,
 		Metrics:                 metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress:  "0",
@@ -112,14 +118,9 @@ func start(t *testing.T, cp *reconciletest.ControlPlane, ns, shard string, r *re
 		LeaseDuration:           &leaseDuration, RenewDeadline: &renewDeadline, RetryPeriod: &retryPeriod,
 		LeaderElectionReleaseOnCancel: true,
 		Cache:                         cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
-	}
-	s.Configure(&opts)
-	mgr, err := ctrl.NewManager(cp.Config, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = ctrl.NewControllerManagedBy(mgr).Named("configmap-" + shard).For(&corev1.ConfigMap{}).Owns(&corev1.Secret{}).
-		Complete(reconcile.New(mgr.GetClient(), r.logic(shard, mgr.GetClient())))
+	}}
+	s.Configure(&m)
+	mgr, err := m.New(cp.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,17 +250,18 @@ func TestShardsSplitTheObjectsAndHandThemOverOneAtATime(t *testing.T) {
 	b.Stop(t)
 }
 
-func TestAShardNeedsAValidRingNameAndKind(t *testing.T) {
+func TestAShardNeedsAValidRingNameAndController(t *testing.T) {
+	copier := newReconciles(t).declaration("a")
 	for _, tc := range []struct {
 		name string
 		opts sharding.Options
 	}{
-		{"no ring", sharding.Options{Name: "a", Object: &corev1.ConfigMap{}}},
-		{"no name", sharding.Options{Ring: ring, Object: &corev1.ConfigMap{}}},
-		{"no kind", sharding.Options{Ring: ring, Name: "a"}},
-		{"a ring that makes no label", sharding.Options{Ring: "at/operator", Name: "a", Object: &corev1.ConfigMap{}}},
-		{"a shard name that makes no Lease", sharding.Options{Ring: ring, Name: "Replica_0", Object: &corev1.ConfigMap{}}},
-		{"a shard name too long for a label", sharding.Options{Ring: ring, Name: strings.Repeat("a", 64), Object: &corev1.ConfigMap{}}},
+		{"no ring", sharding.Options{Name: "a", Controller: copier}},
+		{"no name", sharding.Options{Ring: ring, Controller: copier}},
+		{"no controller", sharding.Options{Ring: ring, Name: "a"}},
+		{"a ring that makes no label", sharding.Options{Ring: "at/operator", Name: "a", Controller: copier}},
+		{"a shard name that makes no Lease", sharding.Options{Ring: ring, Name: "Replica_0", Controller: copier}},
+		{"a shard name too long for a label", sharding.Options{Ring: ring, Name: strings.Repeat("a", 64), Controller: copier}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := sharding.New(tc.opts)

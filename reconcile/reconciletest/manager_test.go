@@ -5,34 +5,28 @@ import (
 	"fmt"
 	"testing"
 
+	rkreconcile "github.com/reconcilekit/reconcilekit/reconcile"
+	"github.com/reconcilekit/reconcilekit/requeue"
+
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // setupLabeler registers an operator in miniature: it labels the ConfigMap named
 // settings.
-func setupLabeler(mgr manager.Manager) error {
-	c := mgr.GetClient()
-	return builder.ControllerManagedBy(mgr).Named("labeler").For(&corev1.ConfigMap{}).
-		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-			var cm corev1.ConfigMap
-			if err := c.Get(ctx, req.NamespacedName, &cm); req.Name != "settings" || err != nil {
-				return reconcile.Result{}, client.IgnoreNotFound(err)
-			}
-			if cm.Labels["labeled"] == "true" {
-				return reconcile.Result{}, nil
-			}
-			patch := client.MergeFrom(cm.DeepCopy())
+// labeler labels the ConfigMap named settings, through the reconcile shell: its controller
+// is named after the kind, "configmap".
+var labeler = rkreconcile.For(&corev1.ConfigMap{}, rkreconcile.LogicFunc[*corev1.ConfigMap](
+	func(_ context.Context, cm *corev1.ConfigMap, _ rkreconcile.Scope) requeue.Outcome {
+		if cm.Name == "settings" {
 			metav1.SetMetaDataLabel(&cm.ObjectMeta, "labeled", "true")
-			return reconcile.Result{}, c.Patch(ctx, &cm, patch)
-		}))
-}
+		}
+		return requeue.Done()
+	}), rkreconcile.WithFieldOwner("labeler"))
 
 func TestManagerRunsAnOperatorAsItsRole(t *testing.T) {
 	cp := cluster(t)
@@ -51,9 +45,12 @@ func TestManagerRunsAnOperatorAsItsRole(t *testing.T) {
 	}
 	var requests Counter
 	config := requests.Wrap(cp.ConfigFor(t, "labeler", role))
-	opts := manager.Options{Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}}
+	spec := rkreconcile.Manager{
+		Options:     manager.Options{Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}},
+		Controllers: []rkreconcile.Declaration{labeler},
+	}
 
-	first := StartManager(t, config, opts, setupLabeler)
+	first := StartManager(t, config, spec)
 
 	Eventually(t, func(ctx context.Context) error {
 		if err := admin.Get(ctx, client.ObjectKeyFromObject(settings), settings); err != nil {
@@ -73,6 +70,6 @@ func TestManagerRunsAnOperatorAsItsRole(t *testing.T) {
 		t.Fatal(err)
 	}
 	ExpectNoWrites(t, &requests, func() {
-		StartManager(t, config, opts, setupLabeler).AwaitReconciles("labeler", len(all.Items))
+		StartManager(t, config, spec).AwaitReconciles("configmap", len(all.Items))
 	})
 }

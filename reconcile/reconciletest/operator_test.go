@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	rkreconcile "github.com/reconcilekit/reconcilekit/reconcile"
+
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,11 +26,11 @@ import (
 // it when the test ends. Stop removes the role and leaves the control plane running.
 func TestOperatorRunsInTheTestsNamespaceAsItsRoleAlone(t *testing.T) {
 	cp := cluster(t)
-	labeler := &Operator{User: "labeler", Role: "testdata/role.yaml", Setup: setupLabeler, ControlPlane: cp}
-	if err := labeler.Start(t.Context()); err != nil {
+	op := &Operator{User: "labeler", Role: "testdata/role.yaml", Controllers: []rkreconcile.Declaration{labeler}, ControlPlane: cp}
+	if err := op.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = labeler.Stop() }) // a second Stop does nothing
+	t.Cleanup(func() { _ = op.Stop() }) // a second Stop does nothing
 	admin := cp.Client(t, nil)
 	var role rbacv1.ClusterRole
 	if err := admin.Get(t.Context(), client.ObjectKey{Name: "labeler-labeler-role"}, &role); err != nil {
@@ -36,7 +38,7 @@ func TestOperatorRunsInTheTestsNamespaceAsItsRoleAlone(t *testing.T) {
 	}
 
 	t.Run("operator", func(t *testing.T) {
-		e := labeler.Env(t)
+		e := op.Env(t)
 		elsewhere := cp.Namespace(t)
 		mine := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "settings"}}
 		theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: elsewhere, Name: "settings"}}
@@ -69,7 +71,7 @@ func TestOperatorRunsInTheTestsNamespaceAsItsRoleAlone(t *testing.T) {
 		}
 	})
 
-	if err := labeler.Stop(); err != nil {
+	if err := op.Stop(); err != nil {
 		t.Fatal(err)
 	}
 	if err := admin.Get(t.Context(), client.ObjectKey{Name: role.Name}, &role); !apierrors.IsNotFound(err) {
@@ -122,11 +124,11 @@ func TestAnOperatorsTestFailsFastAndNamesTheCause(t *testing.T) {
 			name: "a wait for a controller that does not exist",
 			user: "labeler", role: "testdata/role.yaml",
 			wait: func(_ testing.TB, _ *Env, m *Manager) { m.AwaitReconciles("labeller", 1) },
-			want: []string{`no controller is named "labeller"`, "labeler"},
+			want: []string{`no controller is named "labeller"`, "configmap"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			op := &Operator{User: tc.user, Role: tc.role, Setup: setupLabeler, ControlPlane: cp}
+			op := &Operator{User: tc.user, Role: tc.role, Controllers: []rkreconcile.Declaration{labeler}, ControlPlane: cp}
 			if err := op.Start(t.Context()); err != nil {
 				t.Fatal(err)
 			}

@@ -56,21 +56,21 @@ type kind struct {
 	seed    operator
 }
 
-// An operator is how one implementation runs: its cache options and reconciles at a time,
-// as its main sets them, and its controller.
+// An operator is how one implementation runs: the library-built one from its declaration,
+// as its main makes its manager; the seed-style one as its main sets up kubebuilder's
+// default manager, with its controller.
 type operator struct {
-	cache func(*cache.Options)
-	// concurrency is the manager's MaxConcurrentReconciles; 0 leaves controller-runtime's
-	// default of one to the controllers that do not choose.
+	// declare returns the library-built controller's declaration, with opts added to the
+	// example's own; nil for the seed-style operator.
+	declare func(opts ...reconcile.Option) reconcile.Declaration
+	// concurrency is how many objects the controller reconciles at a time: the library-built
+	// one's declaration is given it (WithConcurrency), the seed-style manager's
+	// MaxConcurrentReconciles is; 0 leaves controller-runtime's default of one to the
+	// controllers that do not choose.
 	concurrency int
-	setup       func(ctrl.Manager) error
+	// setup registers the seed-style controller with its manager.
+	setup func(ctrl.Manager) error
 }
-
-// The library-built operators compact their cache, as their mains do.
-func compact(o *cache.Options) { o.DefaultTransform = ownership.TransformCompact() }
-
-// The seed-style operators keep kubebuilder's default cache.
-func defaultCache(*cache.Options) {}
 
 var kinds = []*kind{
 	{
@@ -102,8 +102,11 @@ var kinds = []*kind{
 				return true
 			},
 		},
-		library: operator{cache: func(o *cache.Options) { compact(o); memcached.CacheOptions(o) }, concurrency: memcached.Concurrency, setup: memcached.Setup},
-		seed: operator{cache: defaultCache, setup: func(mgr ctrl.Manager) error {
+		library: operator{
+			declare:     func(opts ...reconcile.Option) reconcile.Declaration { return memcached.New(opts...) },
+			concurrency: memcached.Concurrency,
+		},
+		seed: operator{setup: func(mgr ctrl.Manager) error {
 			r := &seed.MemcachedReconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("memcached-controller")}
 			return r.SetupWithManager(mgr)
 		}},
@@ -157,11 +160,10 @@ var kinds = []*kind{
 			},
 		},
 		library: operator{
-			cache:       func(o *cache.Options) { compact(o); podset.CacheOptions(o) },
+			declare:     func(opts ...reconcile.Option) reconcile.Declaration { return podset.New(opts...) },
 			concurrency: podset.Concurrency,
-			setup:       podset.Setup,
 		},
-		seed: operator{cache: defaultCache, setup: func(mgr ctrl.Manager) error {
+		seed: operator{setup: func(mgr ctrl.Manager) error {
 			return (&seed.PodSetReconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme()}).SetupWithManager(mgr)
 		}},
 	},
@@ -209,11 +211,10 @@ var kinds = []*kind{
 			},
 		},
 		library: operator{
-			cache:       func(o *cache.Options) { compact(o); at.CacheOptions(o) },
+			declare:     func(opts ...reconcile.Option) reconcile.Declaration { return at.New(opts...) },
 			concurrency: at.Concurrency,
-			setup:       at.Setup,
 		},
-		seed: operator{cache: defaultCache, setup: func(mgr ctrl.Manager) error {
+		seed: operator{setup: func(mgr ctrl.Manager) error {
 			return (&seed.AtReconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme()}).SetupWithManager(mgr)
 		}},
 	},

@@ -20,7 +20,6 @@ import (
 	atcontroller "github.com/reconcilekit/reconcilekit/examples/at/controller"
 	memcached "github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	podset "github.com/reconcilekit/reconcilekit/examples/podset/controller"
-	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
 // BenchmarkNoOpReconcile reconciles, for each example, an object that needs nothing done
@@ -40,21 +39,15 @@ func BenchmarkNoOpReconcile(b *testing.B) {
 		reconciler reconciler
 	}{
 		{"Memcached", "reconcilekit", client.ObjectKey{Namespace: "bench", Name: "cache"}, convergedMemcached,
-			func(c client.Client) rtreconcile.Reconciler { return reconcile.New(c, memcached.NewLogic(c)) }},
+			func(c client.Client) rtreconcile.Reconciler { return memcached.New().Reconciler(c) }},
 		{"Memcached", "CreateOrUpdate", client.ObjectKey{Namespace: "bench", Name: "cache"}, convergedMemcached,
 			func(c client.Client) rtreconcile.Reconciler { return memcachedByHand{client: c} }},
 		{"PodSet", "reconcilekit", client.ObjectKey{Namespace: "bench", Name: "set"}, convergedPodSet,
-			func(c client.Client) rtreconcile.Reconciler { return reconcile.New(c, podset.NewLogic(c)) }},
+			func(c client.Client) rtreconcile.Reconciler { return podset.New().Reconciler(c) }},
 		{"PodSet", "CreateOrUpdate", client.ObjectKey{Namespace: "bench", Name: "set"}, convergedPodSet,
 			func(c client.Client) rtreconcile.Reconciler { return podSetByHand{client: c} }},
 		{"At", "reconcilekit", client.ObjectKey{Namespace: "bench", Name: "job"}, runningAt,
-			func(c client.Client) rtreconcile.Reconciler {
-				machine, err := atcontroller.NewMachine(c, c)
-				if err != nil {
-					b.Fatal(err)
-				}
-				return reconcile.New(c, machine)
-			}},
+			func(c client.Client) rtreconcile.Reconciler { return atcontroller.New().Reconciler(c) }},
 		{"At", "CreateOrUpdate", client.ObjectKey{Namespace: "bench", Name: "job"}, runningAt,
 			func(c client.Client) rtreconcile.Reconciler { return atByHand{client: c} }},
 	} {

@@ -20,12 +20,12 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
@@ -350,24 +350,29 @@ type manager struct {
 	done   chan error
 }
 
-// startManager starts a manager of op, k's operator, for cfg, configured as the example
-// mains configure theirs, and returns once the informers of every type it watches have
-// synced.
+// startManager starts a manager of op, k's operator, for cfg, made as the example mains
+// make theirs (the library-built one from its declaration, which derives its cache's
+// restrictions and compaction; the seed-style one with kubebuilder's default cache), and
+// returns once the informers of every type it watches have synced.
 func startManager(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.Scheme, k *kind, op operator) (*manager, error) {
-	opts := cache.Options{}
-	op.cache(&opts)
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	opts := ctrl.Options{
 		Scheme:                 scheme,
-		Cache:                  opts,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		// Every run starts the same controllers anew in this process.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true), MaxConcurrentReconciles: op.concurrency},
-	})
-	if err != nil {
-		return nil, err
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	}
-	if err := op.setup(mgr); err != nil {
+	var mgr ctrl.Manager
+	var err error
+	if op.declare != nil {
+		mgr, err = reconcile.Manager{Options: opts, Controllers: []reconcile.Declaration{op.declare(reconcile.WithConcurrency(op.concurrency))}}.New(cfg)
+	} else {
+		opts.Controller.MaxConcurrentReconciles = op.concurrency
+		if mgr, err = ctrl.NewManager(cfg, opts); err == nil {
+			err = op.setup(mgr)
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	for _, obj := range k.watches {

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	atv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
@@ -87,7 +86,7 @@ func TestAtRunsEachCommandOnceAndNeverEarlyWhileItsClockIsStepped(t *testing.T) 
 	})
 	watchStatus(t, ns, atOperator)
 	stepped := *atOperator
-	stepped.setup = func(mgr ctrl.Manager) error { return at.SetupWith(mgr, reconcile.WithClock(clock)) }
+	stepped.controller = at.New(reconcile.WithClock(clock))
 	stepped.start(t, cfg, ns)
 
 	createAts := func(group string, when time.Time) {

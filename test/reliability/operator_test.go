@@ -27,15 +27,17 @@ import (
 	podsetv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	podset "github.com/reconcilekit/reconcilekit/examples/podset/controller"
 	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
-// operator is one of the example operators as the scenarios drive it: its controller, its
-// generated role, and what its objects look like once they have converged.
+// operator is one of the example operators as the scenarios drive it: its controller's
+// declaration, its generated role, and what its objects look like once they have converged.
 type operator struct {
-	name         string // its directory under examples/ and its controller's name
-	setup        func(manager.Manager) error
-	cacheOptions func(*cache.Options) // nil for an operator that caches all it reads
+	name string // its directory under examples/ and its controller's name
+	// controller is the declaration its cmd/main.go makes its manager from: its watches,
+	// and what its manager caches.
+	controller reconcile.Declaration
 	// child is the resource of what it creates for each object, as RBAC names it.
 	child string
 
@@ -58,10 +60,9 @@ type operator struct {
 
 var (
 	memcachedOperator = &operator{
-		name:         "memcached",
-		setup:        memcached.Setup,
-		cacheOptions: memcached.CacheOptions,
-		child:        "deployments",
+		name:       "memcached",
+		controller: memcached.New(),
+		child:      "deployments",
 		object: func(ns, name string, i int) client.Object {
 			return &memcachedv1alpha1.Memcached{
 				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
@@ -79,10 +80,9 @@ var (
 		regressed:   availabilityRegressed,
 	}
 	podsetOperator = &operator{
-		name:         "podset",
-		setup:        podset.Setup,
-		cacheOptions: podset.CacheOptions,
-		child:        "deployments",
+		name:       "podset",
+		controller: podset.New(),
+		child:      "deployments",
 		object: func(ns, name string, i int) client.Object {
 			return &podsetv1alpha1.PodSet{
 				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
@@ -98,10 +98,9 @@ var (
 		regressed:   availabilityRegressed,
 	}
 	atOperator = &operator{
-		name:         "at",
-		setup:        at.Setup,
-		cacheOptions: at.CacheOptions,
-		child:        "pods",
+		name:       "at",
+		controller: at.New(),
+		child:      "pods",
 		object: func(ns, name string, i int) client.Object {
 			// Due within a few seconds, so that commands start while the scenario is
 			// under way, not all at once.
@@ -150,25 +149,20 @@ func (op *operator) config(t *testing.T) *rest.Config {
 	return cp.ConfigFor(t, op.user(), op.role.Name)
 }
 
-// start runs the operator's manager as its cmd/main.go does, but with the cache limited
-// to namespace ns, so that scenarios sharing the cluster stay out of each other's way.
-// Each option changes the manager's options further.
+// start runs the operator's manager as its cmd/main.go makes it, from its declaration
+// (which derives the cache's restrictions and compaction), but with the cache limited to
+// namespace ns, so that scenarios sharing the cluster stay out of each other's way. Each
+// option changes the manager's options further.
 func (op *operator) start(t *testing.T, cfg *rest.Config, ns string, options ...func(*manager.Options)) *reconciletest.Manager {
 	t.Helper()
 	opts := manager.Options{
 		Scheme: scheme,
-		Cache: cache.Options{
-			DefaultNamespaces: map[string]cache.Config{ns: {}},
-			DefaultTransform:  ownership.TransformCompact(),
-		},
-	}
-	if op.cacheOptions != nil {
-		op.cacheOptions(&opts.Cache)
+		Cache:  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
 	}
 	for _, o := range options {
 		o(&opts)
 	}
-	return reconciletest.StartManager(t, cfg, opts, op.setup)
+	return reconciletest.StartManager(t, cfg, reconcile.Manager{Options: opts, Controllers: []reconcile.Declaration{op.controller}})
 }
 
 // create creates n sample objects named prefix-0, prefix-1, ... in ns.

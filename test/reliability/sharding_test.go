@@ -276,7 +276,7 @@ func startReplica(t *testing.T, bin, kubeconfig, ns, name string, ledger *reconc
 	label := name
 	args := []string{
 		"-leader-election-namespace=" + ns,
-		"-metrics-bind-address=" + metrics,
+		"-metrics-bind-address=" + metrics, "-metrics-secure=false",
 		"-pprof-bind-address=" + pprof,
 		"-health-probe-bind-address=0",
 		// Every V(1) line: at V(1) the logger samples repeated messages (100 a second,

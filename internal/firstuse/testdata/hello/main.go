@@ -20,11 +20,11 @@ func main() {
 	var conds []metav1.Condition
 	conditions.MarkTrue(conditions.List(&conds, 1), conditions.Ready, "Installed", "")
 
-	logic := reconcile.LogicFunc[*corev1.ConfigMap](func(context.Context, *corev1.ConfigMap) requeue.Outcome {
+	logic := reconcile.LogicFunc[*corev1.ConfigMap](func(context.Context, *corev1.ConfigMap, reconcile.Scope) requeue.Outcome {
 		return requeue.After(time.Minute)
 	})
-	_ = reconcile.New(nil, logic)
+	_ = reconcile.For(&corev1.ConfigMap{}, logic, reconcile.WithFieldOwner("hello"))
 
 	dep := ownership.Deployment("default", "hello", 1, corev1.PodTemplateSpec{})
-	fmt.Println(conds[0].Type, conds[0].Status, logic.Reconcile(context.Background(), nil), ownership.DeploymentReadiness(dep).Rollout)
+	fmt.Println(conds[0].Type, conds[0].Status, logic.Reconcile(context.Background(), nil, reconcile.Scope{}), ownership.DeploymentReadiness(dep).Rollout)
 }
