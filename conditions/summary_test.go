@@ -16,7 +16,8 @@ func TestNegativePolarity(t *testing.T) {
 		conditions.Ready:       false,
 		conditions.Available:   false,
 		conditions.Progressing: false,
-		"Reconciling":          false,
+		conditions.Reconciling: true,
+		"Custom":               false,
 	} {
 		if got := conditions.NegativePolarity(typ); got != want {
 			t.Errorf("NegativePolarity(%q) = %v, want %v", typ, got, want)

@@ -483,17 +483,30 @@ func TestReconcilePausesAnAnnotatedObjectAndResumesWhenTheAnnotationGoes(t *test
 	if n := f.counter.Writes(); n != 1 {
 		t.Errorf("pausing wrote %d times, want the status once:\n%s", n, f.counter)
 	}
-	reconciletest.ExpectNoWrites(t, f.counter, func() {
-		if _, err := f.reconcile(t, r); err != nil {
+	f.recorded()
+	// Spec edits while paused move the generation, yet nothing is written, status and
+	// events included, whatever is edited.
+	for size := range 3 {
+		live := f.live(t)
+		live.Spec.Size = int32(size) + 2
+		if err := f.client.Update(t.Context(), live); err != nil {
 			t.Fatal(err)
 		}
-	})
+		reconciletest.ExpectNoWrites(t, f.counter, func() {
+			if _, err := f.reconcile(t, r); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	if events := f.recorded(); len(events) != 0 {
+		t.Errorf("while paused, events %v were recorded, want none", events)
+	}
 
 	annotate("")
 	if _, err := f.reconcile(t, r); err != nil {
 		t.Fatal(err)
 	}
-	if live := f.live(t); runs != 1 || conditions.Find(live, reconcile.Paused) != nil || live.Status.Phase != "Size1" {
+	if live := f.live(t); runs != 1 || conditions.Find(live, reconcile.Paused) != nil || live.Status.Phase != "Size4" {
 		t.Errorf("after resuming: logic ran %d times, conditions %+v; want one run and no Paused", runs, live.Status.Conditions)
 	}
 }
