@@ -22,9 +22,9 @@ import (
 
 // TestReadyzFailsUntilCachesSyncedAndControllerStarted serves the check through a
 // manager's health probe, as an operator's main does, against an API server whose list of
-// ConfigMaps is held until the test releases it: /readyz fails, and names ConfigMap alone
-// once Secrets have synced, for as long as the list is held; then it waits for the
-// controller; then it passes.
+// ConfigMaps (a list, or the watch an informer lists with) is held until the test
+// releases it: /readyz fails, and names ConfigMap alone once Secrets have synced, for as
+// long as the list is held; then it waits for the controller; then it passes.
 func TestReadyzFailsUntilCachesSyncedAndControllerStarted(t *testing.T) {
 	ns := cp.Namespace(t)
 
@@ -33,7 +33,9 @@ func TestReadyzFailsUntilCachesSyncedAndControllerStarted(t *testing.T) {
 	releaseList := func() { releaseOnce.Do(func() { close(release) }) }
 	var held atomic.Int32
 	cfg := reconciletest.Intercept(cp.Config, func(r *reconciletest.Request) (*http.Response, error) {
-		if r.Verb == "list" && r.Resource == "configmaps" {
+		// An informer lists with a watch that sends the initial objects first, where the
+		// API server and client-go support it, and falls back to a list: both are held.
+		if r.Resource == "configmaps" && (r.Verb == "list" || r.Verb == "watch") {
 			held.Add(1)
 			select {
 			case <-release:
