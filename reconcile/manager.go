@@ -108,10 +108,29 @@ func (m Manager) New(cfg *rest.Config) (manager.Manager, error) {
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, err
 	}
-	if err := mgr.AddReadyzCheck("readyz", readyCheck(mgr.GetCache(), kinds, started(mgr))); err != nil {
+	if err := mgr.AddReadyzCheck("readyz", readyCheck(mgr.GetCache(), mgr.GetScheme(), kinds, started(mgr, opts.LeaderElection))); err != nil {
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// started returns whether mgr has started its controllers: once it leads, or at once
+// without leader election. A replica standing by for the lease counts as started, or a
+// rolling update that waits for the new replica to be ready while the old one keeps the
+// lease would never end.
+func started(mgr manager.Manager, leaderElection bool) func() bool {
+	elected := mgr.Elected()
+	return func() bool {
+		if leaderElection {
+			return true
+		}
+		select {
+		case <-elected:
+			return true
+		default:
+			return false
+		}
+	}
 }
 
 // check refuses declarations that cannot be wired together.

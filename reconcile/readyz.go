@@ -1,37 +1,78 @@
 package reconcile
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"net/http"
-	"sync/atomic"
+	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
-// PROVISIONAL: replaced by the readiness check under review.
-func readyCheck(c cache.Cache, kinds []client.Object, started func() bool) healthz.Checker {
-	return func(*http.Request) error {
+// readyCheck returns a readiness check for a manager's /readyz that fails until the
+// informer of each of kinds in c has synced and started reports true, and passes from
+// then on.
+//
+// healthz.Ping, the scaffold's check, makes a pod ready as soon as it listens: a Service
+// or a rolling update then counts on an operator that has not yet read what it reconciles.
+// The kinds are those a controller declares (the reconciled kind, its children, what it
+// references), because an informer that has not synced leaves the controller's workers
+// waiting on the list. started says whether the controller has started; the manager's
+// Elected channel, closed once it has started the controllers, is the usual source. A
+// manager with leader election should report a replica standing by as started, or a
+// rolling update that waits for the new replica to become ready, while the old one keeps
+// the lease, never ends.
+//
+// The check never waits: a probe that blocks until a slow list ends would time out and say
+// less than an answer that names what is missing. It asks for each informer without
+// blocking until it syncs, which creates the informer if the controller has not yet (it
+// would, with the same cache options, when it starts), and reads HasSynced. The error
+// names the kinds still listing, as controller-runtime's healthz serves it on
+// /readyz/<name>; /readyz itself withholds the reason.
+func readyCheck(c cache.Cache, scheme *runtime.Scheme, kinds []client.Object, started func() bool) healthz.Checker {
+	// The names are worked out once: the probe runs every few seconds for the life of the
+	// process and the scheme does not change.
+	names := make([]string, len(kinds))
+	for i, obj := range kinds {
+		names[i] = kindName(obj, scheme)
+	}
+	return func(req *http.Request) error {
+		var unsynced []string
+		for i, obj := range kinds {
+			informer, err := c.GetInformer(req.Context(), obj, cache.BlockUntilSynced(false))
+			switch {
+			case err != nil: // a kind the API server does not serve, say: the error says which
+				unsynced = append(unsynced, fmt.Sprintf("%s (%v)", names[i], err))
+			case !informer.HasSynced():
+				unsynced = append(unsynced, names[i])
+			}
+		}
+		// One line, so that it reads whole in a probe's log and a kubectl describe.
+		var missing []string
+		if len(unsynced) > 0 {
+			missing = append(missing, "informers not synced: "+strings.Join(unsynced, ", "))
+		}
 		if !started() {
-			return fmt.Errorf("the caches have not synced")
+			missing = append(missing, "controller not started")
+		}
+		if len(missing) > 0 {
+			return errors.New(strings.Join(missing, "; "))
 		}
 		return nil
 	}
 }
 
-// started returns whether mgr has started its runnables that need no leader: it starts them
-// once its caches have synced.
-func started(mgr manager.Manager) func() bool {
-	var ran atomic.Bool
-	_ = mgr.Add(runnable(func(context.Context) error { ran.Store(true); return nil }))
-	return ran.Load
+// kindName names obj's kind as kubectl does a resource, with its group unless it is the
+// core group's: "ConfigMap", "Deployment.apps". A type the scheme does not know is named
+// by its Go type, which still tells the reader which declaration to look at.
+func kindName(obj client.Object, scheme *runtime.Scheme) string {
+	gvk, err := apiutil.GVKForObject(obj, scheme)
+	if err != nil {
+		return fmt.Sprintf("%T", obj)
+	}
+	return gvk.GroupKind().String()
 }
-
-// runnable is a manager.Runnable that needs no leader.
-type runnable func(context.Context) error
-
-func (r runnable) Start(ctx context.Context) error { return r(ctx) }
-func (r runnable) NeedLeaderElection() bool        { return false }

@@ -1,0 +1,148 @@
+package reconcile_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/reconcilekit/reconcilekit/reconcile"
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+)
+
+// TestReadyzFailsUntilCachesSyncedAndControllerStarted serves the check through a
+// manager's health probe, as an operator's main does, against an API server whose list of
+// ConfigMaps (a list, or the watch an informer lists with) is held until the test
+// releases it: /readyz fails, and names ConfigMap alone once Secrets have synced, for as
+// long as the list is held; then it waits for the controller; then it passes.
+func TestReadyzFailsUntilCachesSyncedAndControllerStarted(t *testing.T) {
+	ns := cp.Namespace(t)
+
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	releaseList := func() { releaseOnce.Do(func() { close(release) }) }
+	var held atomic.Int32
+	cfg := reconciletest.Intercept(cp.Config, func(r *reconciletest.Request) (*http.Response, error) {
+		// An informer lists with a watch that sends the initial objects first, where the
+		// API server and client-go support it, and falls back to a list: both are held.
+		if r.Resource == "configmaps" && (r.Verb == "list" || r.Verb == "watch") {
+			held.Add(1)
+			select {
+			case <-release:
+			case <-r.HTTP.Context().Done(): // the manager stopping: let its informer go
+				return nil, r.HTTP.Context().Err()
+			}
+		}
+		return r.Send()
+	})
+
+	// The manager does not say which port it bound, so the test finds a free one first.
+	addr := probeAddress(t)
+	var controllerStarted atomic.Bool // the test plays the controller, to see each reason in turn
+	const check = "informers"
+	reconciletest.StartManager(t, cfg, manager.Options{
+		HealthProbeBindAddress: addr,
+		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+	}, func(mgr manager.Manager) error {
+		kinds := []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}}
+		return mgr.AddReadyzCheck(check, reconcile.ReadyCheck(mgr.GetCache(), mgr.GetScheme(), kinds, controllerStarted.Load))
+	})
+	// Registered after the manager, so run before its Stop: a held list would keep its
+	// informer, and so the manager, from stopping until the request's context ends.
+	t.Cleanup(releaseList)
+
+	// probe answers /readyz with its status, as the kubelet sees it, and the check's reason,
+	// which only /readyz/<name> gives.
+	probe := func(ctx context.Context) (int, string, error) {
+		code, _, err := probeGet(ctx, "http://"+addr+"/readyz")
+		if err != nil {
+			return 0, "", err
+		}
+		_, reason, err := probeGet(ctx, "http://"+addr+"/readyz/"+check)
+		return code, reason, err
+	}
+
+	// controller-runtime's healthz answers a failed check with 500, not 503; the kubelet
+	// takes any status from 400 on as not ready.
+	reconciletest.Eventually(t, func(ctx context.Context) error {
+		code, reason, err := probe(ctx)
+		switch {
+		case err != nil:
+			return err // the probe server is not listening yet
+		case code == http.StatusOK:
+			t.Fatalf("/readyz answered 200 while the list of ConfigMaps was held (%d held)", held.Load())
+		case code != http.StatusInternalServerError:
+			t.Fatalf("/readyz answered %d while the list of ConfigMaps was held; want 500", code)
+		case held.Load() == 0:
+			return fmt.Errorf("no list of ConfigMaps held yet; /readyz/%s: %s", check, reason)
+		case !strings.Contains(reason, "informers not synced: ConfigMap;"):
+			return fmt.Errorf("/readyz/%s: %q; want it to name ConfigMap alone", check, reason)
+		}
+		return nil
+	})
+
+	releaseList()
+	reconciletest.Eventually(t, func(ctx context.Context) error {
+		code, reason, err := probe(ctx)
+		switch {
+		case err != nil:
+			return err
+		case code == http.StatusOK:
+			t.Fatal("/readyz answered 200 before the controller started")
+		case strings.Contains(reason, "informers not synced"):
+			return fmt.Errorf("/readyz/%s: %q", check, reason)
+		case !strings.Contains(reason, "controller not started"):
+			t.Fatalf("/readyz/%s: %q; want only \"controller not started\" once the caches synced", check, reason)
+		}
+		return nil
+	})
+
+	controllerStarted.Store(true)
+	reconciletest.Eventually(t, func(ctx context.Context) error {
+		code, reason, err := probe(ctx)
+		if err != nil {
+			return err
+		}
+		if code != http.StatusOK {
+			return fmt.Errorf("/readyz answered %d: %s", code, reason)
+		}
+		return nil
+	})
+}
+
+// probeGet returns the status and body of a GET of url.
+func probeGet(ctx context.Context, url string) (int, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, strings.TrimSpace(string(body)), err
+}
+
+// probeAddress returns a loopback address that nothing listens on, for a server that
+// binds it a moment later.
+func probeAddress(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
