@@ -6,6 +6,7 @@ import (
 	"reflect"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -54,7 +55,7 @@ type Declaration interface {
 // of one kind that differ, and a declaration that cannot run.
 type Manager struct {
 	// Options are the manager's options, as for ctrl.NewManager. Scheme must know every
-	// declared kind.
+	// declared kind; client-go's scheme if nil.
 	Options ctrl.Options
 
 	// Controllers are the declarations of the manager's controllers, one for each kind.
@@ -73,6 +74,9 @@ type Manager struct {
 // New makes the manager, with every declared controller added, from cfg.
 func (m Manager) New(cfg *rest.Config) (manager.Manager, error) {
 	opts := m.Options
+	if opts.Scheme == nil {
+		opts.Scheme = clientgoscheme.Scheme // as controller-runtime does
+	}
 	if err := m.check(opts.Scheme, opts.Client.Cache); err != nil {
 		return nil, err
 	}
@@ -137,9 +141,6 @@ func started(mgr manager.Manager, leaderElection bool) func() bool {
 func (m Manager) check(scheme *runtime.Scheme, uncached *client.CacheOptions) error {
 	if len(m.Controllers) == 0 {
 		return errors.New("reconcile: a Manager needs at least one controller declaration (reconcile.For)")
-	}
-	if scheme == nil {
-		return errors.New("reconcile: the manager's Options.Scheme is not set: make one and add client-go's types and the operator's to it (AddToScheme)")
 	}
 	seen := map[reflect.Type]bool{}
 	var errs []error
