@@ -1,17 +1,28 @@
-// Package reconcile is the shell around an operator's own logic for one object type.
+// Package reconcile is the shell around an operator's own logic for one object type, and the
+// declaration that wires it.
+//
+// For declares a controller once: the kind it reconciles, its Logic, and, through its
+// options (WithFieldOwner, WithChildren, WithReferences, WithCache, WithWatch, WithFinalizer,
+// WithConcurrency...), everything else controller-runtime must be told. Manager makes the
+// controller-runtime manager from the declarations, deriving the watches, the indexes, the
+// cache's restrictions and transform, a readiness check that waits for the caches, and the
+// metrics, and refuses wiring that cannot work with a message that names the fix.
 //
 // The shell does what every reconciler must do and most get subtly wrong: it reads the
-// object (a deleted object is not an error), runs the logic, and then writes the status once,
+// object (a deleted object is not an error), runs the logic with a Scope (the reconcile's
+// time, and the ownership.Writer of the object's children), and then writes the status once,
 // only if it changed, through the status subresource with observedGeneration set, guarded by
-// an optimistic lock so a stale read never overwrites newer status. A conflict is a quiet
-// requeue, not an error in the log. The logic returns a requeue.Outcome, which the shell turns
-// into controller-runtime's result without ever losing a delay. Finalizers are added before the
+// an optimistic lock so a stale read never overwrites newer status. It keeps the Ready,
+// Reconciling and Stalled conditions kstatus reads. A conflict is a quiet requeue, not an
+// error in the log. The logic returns a requeue.Outcome, which the shell turns into
+// controller-runtime's result without ever losing a delay. Finalizers are added before the
 // logic first runs and removed once cleanup is done.
 //
 // Machine adds a phase state machine for objects whose status has a phase (PENDING, RUNNING,
-// DONE): declared phases and transitions, one handler per phase, and the phase mirrored into
-// conditions so tools that read conditions understand the object.
+// DONE): declared phases and transitions, one handler per phase, reported as Reconciling,
+// Ready or Stalled so tools that read conditions understand the object.
 //
-// Coalesce wraps the event handler of owned objects, so that a burst of their updates (a
-// rollout) makes one reconcile, and one status write, rather than one each.
+// The events of a declared child kind (WithChildren) are coalesced onto the owner, so that
+// a burst of updates (a rollout) makes one reconcile, and one status write, rather than one
+// each, while a change of the child's readiness goes through at once.
 package reconcile

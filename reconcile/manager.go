@@ -80,19 +80,9 @@ func (m Manager) New(cfg *rest.Config) (manager.Manager, error) {
 	if err := m.check(opts.Scheme, opts.Client.Cache); err != nil {
 		return nil, err
 	}
-	byObject := make(map[client.Object]cache.ByObject, len(opts.Cache.ByObject))
-	for k, v := range opts.Cache.ByObject {
-		byObject[k] = v
-	}
-	for _, d := range m.Controllers {
-		for _, rule := range d.cacheRules() {
-			key, existing, ok := findByObject(byObject, rule.kind)
-			if ok && !reflect.DeepEqual(existing, rule.by) {
-				return nil, fmt.Errorf("reconcile: the cache of %T is restricted twice, differently (by the %s controller's WithCache and before it): one manager has one cache of a kind; make the restrictions agree",
-					rule.kind, d.kind())
-			}
-			byObject[key] = rule.by
-		}
+	byObject, err := m.cacheByObject()
+	if err != nil {
+		return nil, err
 	}
 	opts.Cache.ByObject = byObject
 	if opts.Cache.DefaultTransform == nil {
@@ -166,6 +156,50 @@ func (m Manager) check(scheme *runtime.Scheme, uncached *client.CacheOptions) er
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// cacheByObject returns the cache's restrictions by kind: the declarations' (WithCache),
+// which must agree among themselves, each narrowed by the one Options already has for its
+// kind, such as the shard label package sharding adds: both hold.
+func (m Manager) cacheByObject() (map[client.Object]cache.ByObject, error) {
+	declared := map[client.Object]cache.ByObject{}
+	for _, d := range m.Controllers {
+		for _, rule := range d.cacheRules() {
+			key, existing, ok := findByObject(declared, rule.kind)
+			if ok && !reflect.DeepEqual(existing, rule.by) {
+				return nil, fmt.Errorf("reconcile: the cache of %T is restricted twice, differently (by the %s controller's WithCache and another's): one manager has one cache of a kind; make the restrictions agree",
+					rule.kind, d.kind())
+			}
+			declared[key] = rule.by
+		}
+	}
+	byObject := make(map[client.Object]cache.ByObject, len(m.Options.Cache.ByObject)+len(declared))
+	for k, v := range m.Options.Cache.ByObject {
+		byObject[k] = v
+	}
+	for kind, by := range declared {
+		key, given, ok := findByObject(byObject, kind)
+		if ok {
+			if given.Field != nil && by.Field != nil && given.Field.String() != by.Field.String() {
+				return nil, fmt.Errorf("reconcile: the cache of %T is restricted by two field selectors, %q in Options and %q declared: make them one", kind, given.Field, by.Field)
+			}
+			if given.Label != nil {
+				if by.Label == nil {
+					by.Label = given.Label
+				} else if reqs, selectable := given.Label.Requirements(); selectable {
+					by.Label = by.Label.DeepCopySelector().Add(reqs...)
+				}
+			}
+			if by.Field == nil {
+				by.Field = given.Field
+			}
+			if by.Namespaces == nil {
+				by.Namespaces = given.Namespaces
+			}
+		}
+		byObject[key] = by
+	}
+	return byObject, nil
 }
 
 // findByObject returns the key of kind's entry in byObject and the entry, kind itself when

@@ -88,10 +88,11 @@ func TestAManagerRefusesWiringMistakesNamingTheFix(t *testing.T) {
 		want: []string{"reconcile_test.Widget", "add its AddToScheme to Options.Scheme"},
 	}, {
 		name: "a kind restricted differently by two controllers",
-		spec: reconcile.Manager{
-			Options:     ctrl.Options{Cache: cacheOf(&corev1.Pod{}, "a")},
-			Controllers: []reconcile.Declaration{widgets(reconcile.WithCache(&corev1.Pod{}, byLabel("b")))},
-		},
+		spec: reconcile.Manager{Controllers: []reconcile.Declaration{
+			widgets(reconcile.WithCache(&corev1.Pod{}, byLabel("a"))),
+			reconcile.For(&corev1.ConfigMap{}, reconcile.LogicFunc[*corev1.ConfigMap](func(context.Context, *corev1.ConfigMap, reconcile.Scope) requeue.Outcome { return requeue.Done() }),
+				reconcile.WithFieldOwner("other"), reconcile.WithCache(&corev1.Pod{}, byLabel("b"))),
+		}},
 		want: []string{"restricted twice, differently", "make the restrictions agree"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -162,11 +163,6 @@ func TestTwoShellsOfOneDeclarationShareNoState(t *testing.T) {
 	if first.Bereaved() != 1 || second.Bereaved() != 0 {
 		t.Errorf("after a child's deletion seen by the first manager, %d and %d owners noted, want 1 and 0", first.Bereaved(), second.Bereaved())
 	}
-}
-
-// cacheOf restricts kind by label l=yes.
-func cacheOf(kind client.Object, l string) cache.Options {
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{kind: byLabel(l)}}
 }
 
 func byLabel(l string) cache.ByObject {

@@ -27,6 +27,7 @@ type Verdict struct {
 	Waited bool
 }
 
+// String reads the verdict in one line, for a test's failure message.
 func (v Verdict) String() string {
 	return fmt.Sprintf("kstatus %s (%q), Ready=%q, kubectl wait returns: %t", v.Status, v.Message, v.Ready, v.Waited)
 }
