@@ -53,13 +53,15 @@ const podsIndex = "ownership.reconcilekit.io/deployment"
 // reconcile costs in proportion to the pods the namespace holds: with 10000 objects in one
 // namespace, most of it.
 //
-// Call it once the manager runs (from a manager.RunnableFunc added with mgr.Add, as the
-// PodSet example does): the index then joins the pod informer the controller's watch starts,
-// whose cache sync the controller bounds, so an operator that may not list pods fails to
-// start with an error. Registered before the manager starts, the index makes the manager
-// wait for the pod cache with no limit: a missing permission hangs the start, and
-// controller-runtime 0.25 cannot even stop such a manager. Until the index is registered,
-// Pods falls back to the selector.
+// A manager made from controller declarations (reconcile.Manager) registers it for a
+// controller that owns Deployments and watches pods, once the manager runs: the index then
+// joins the pod informer the controller's watch starts, whose cache sync the controller
+// bounds, so an operator that may not list pods fails to start with an error. Registered
+// before the manager starts, the index would make the manager wait for the pod cache with no
+// limit: a missing permission hangs the start, and controller-runtime 0.25 cannot even stop
+// such a manager. Call it yourself the same way (from a manager.RunnableFunc added with
+// mgr.Add) for a manager made otherwise. Until the index is registered, Pods falls back to
+// the selector.
 func IndexPods(ctx context.Context, indexer client.FieldIndexer) error {
 	return indexer.IndexField(ctx, &corev1.Pod{}, podsIndex, podDeployment)
 }

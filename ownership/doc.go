@@ -1,6 +1,9 @@
 // Package ownership keeps the objects an operator owns in the state it wants, and nothing more.
 //
-// Ensure is the heart of it: it creates a missing object, writes nothing when the live object
+// Ensure is the heart of it, writing through a Writer: the client, the field owner every
+// write carries (required), the recorder of drift and fights, the labels every child gets,
+// and the kinds it may write. The reconcile shell gives its logic one filled in from the
+// controller's declaration (reconcile.Scope); outside the shell, fill one in. Ensure creates a missing object, writes nothing when the live object
 // already matches (so a converged operator makes no write requests), reverts drift on the fields
 // the operator sets, removes fields the operator stopped setting, leaves every other field to
 // whoever set it, and refuses to touch an object that it does not control. Server defaults never
@@ -14,12 +17,13 @@
 // one kind (one per replica, shard or user), deleting the members no longer desired; both
 // touch only what the owner controls and send nothing once converged.
 //
-// IndexReferences and EnqueueReferencing reconcile the owners that reference an object they
-// do not own (a ConfigMap, a Secret) when it changes; SetConfigHash rolls a workload when
-// that object's data changes, and not otherwise.
+// SetConfigHash rolls a workload when the data of an object it references but does not own
+// (a ConfigMap, a Secret) changes, and not otherwise; reconcile.WithReferences reconciles
+// the owners that reference it.
 //
 // DeploymentReadiness and Readiness.Mark report an owned Deployment's availability and rollout
-// in the owner's conditions; ReadinessOf reads any other kind by kstatus' rules;
+// in the owner's conditions; ReadinessOf reads any other kind by kstatus' rules, and
+// ReadinessChanged says which updates of a child change what its owner reports;
 // AutoscaledDeployment leaves a Deployment's replicas to an autoscaler; TransformCompact
 // keeps the manager's cache of owned objects small.
 package ownership

@@ -26,8 +26,6 @@ import (
 // also right after a restart.
 const IntentAnnotation = "reconcilekit.io/intent"
 
-// DefaultFieldOwner is the server-side apply field manager Ensure uses unless told otherwise.
-const DefaultFieldOwner = "reconcilekit"
 
 // Action says what Ensure did.
 type Action string

@@ -46,6 +46,8 @@ type FightingError struct {
 	RetryAfter time.Duration
 }
 
+// Error names who keeps undoing the writes (the other field managers, or the API server's
+// admission), the object, how many reverts in a row, and the fields, without the back-off.
 func (e *FightingError) Error() string {
 	who := "someone else"
 	switch {

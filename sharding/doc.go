@@ -18,6 +18,10 @@
 // (see docs/sharding.md for where this package differs and why), so an operator built on
 // it could run under that project's external sharder instead of the built-in assigner.
 //
-// An operator opts in from its main function: New, Configure on the manager's options,
-// then Run instead of the manager's Start. Nothing changes for an operator that does not.
+// An operator opts in from its main function: New, with the controller's declaration
+// (Options.Controller), whose reconciled kind and declared children (reconcile.WithChildren)
+// are what the ring shards, so they cannot differ from what the controller owns; Configure
+// on the reconcile.Manager before it is made, which restricts its cache and makes the shard
+// its Gate; then Run instead of the manager's Start. Nothing changes for an operator that
+// does not.
 package sharding
