@@ -26,7 +26,6 @@ import (
 // also right after a restart.
 const IntentAnnotation = "reconcilekit.io/intent"
 
-
 // Action says what Ensure did.
 type Action string
 
