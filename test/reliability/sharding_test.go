@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -157,7 +158,13 @@ type reconcileLedger struct {
 	drained map[string]int       // drains acknowledged, by namespace: replicas see them all
 	// assigners are the replicas that ran the assigner, in turn.
 	assigners []string
+	// tails are each replica's last log lines other than the ledger's, for a failure to
+	// show what the replicas were doing.
+	tails map[string][]string
 }
+
+// tailLines is how many of its last log lines the ledger keeps of each replica.
+const tailLines = 15
 
 // record reads a replica's JSON log lines until the replica's output ends.
 func (l *reconcileLedger) record(replica string, out io.Reader, logs io.Writer) {
@@ -177,6 +184,12 @@ func (l *reconcileLedger) record(replica string, out io.Reader, logs io.Writer) 
 		}
 		if json.Unmarshal(line, &entry) != nil {
 			continue
+		}
+		if entry.Msg != "Reconcile started" && entry.Msg != "Reconcile finished" {
+			l.mu.Lock()
+			tail := append(l.tails[replica], string(line))
+			l.tails[replica] = tail[max(0, len(tail)-tailLines):]
+			l.mu.Unlock()
 		}
 		if entry.Msg == "Assigning objects to shards" {
 			l.mu.Lock()
@@ -465,36 +478,45 @@ func (p *podCreations) check(t *testing.T) int {
 // placedOn returns nil once every At of ns is labelled, not draining, for the shard the
 // ring of shards gives it, with its pod labelled alike.
 func placedOn(ctx context.Context, c client.Client, ns string, shards ...string) error {
+	misplaced, total, err := misplacedAts(ctx, c, ns, shards...)
+	if err != nil {
+		return err
+	}
+	if len(misplaced) > 0 {
+		return fmt.Errorf("%d of %d Ats are not on their shards of %v, among them %s", len(misplaced), total, shards, strings.Join(misplaced[:min(3, len(misplaced))], "; "))
+	}
+	return nil
+}
+
+// misplacedAts describes every At of ns that is not placedOn shards, and counts the Ats.
+func misplacedAts(ctx context.Context, c client.Client, ns string, shards ...string) ([]string, int, error) {
 	ring := sharding.NewRing(shards...)
 	var ats atv1alpha1.AtList
 	if err := c.List(ctx, &ats, client.InNamespace(ns)); err != nil {
-		return err
+		return nil, 0, err
 	}
 	pods, err := pods(ctx, c, ns)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	podShard := map[string]string{}
 	for _, p := range pods {
 		podShard[p.Name] = p.Labels[sharding.LabelShard(atRing)]
 	}
-	misplaced := 0
-	var first string
+	var misplaced []string
 	for _, a := range ats.Items {
 		want := ring.Shard(sharding.Key(atv1alpha1.GroupVersion.Group, "At", ns, a.Name))
 		got, drain := a.Labels[sharding.LabelShard(atRing)], a.Labels[sharding.LabelDrain(atRing)]
 		pod, hasPod := podShard[a.Name]
 		if got != want || drain != "" || (hasPod && pod != want) {
-			misplaced++
-			if first == "" {
-				first = fmt.Sprintf("%s on %q (drain %q, pod on %q), want %q", a.Name, got, drain, pod, want)
+			podIs := "no pod"
+			if hasPod {
+				podIs = fmt.Sprintf("pod on %q", pod)
 			}
+			misplaced = append(misplaced, fmt.Sprintf("%s on %q (drain %q, %s, phase %q), want %q", a.Name, got, drain, podIs, a.Status.Phase, want))
 		}
 	}
-	if misplaced > 0 {
-		return fmt.Errorf("%d of %d Ats are not on their shards of %v, among them %s", misplaced, len(ats.Items), shards, first)
-	}
-	return nil
+	return misplaced, len(ats.Items), nil
 }
 
 // shardsOf returns the shard each At of ns is labelled for.
@@ -529,7 +551,7 @@ func checkLedger(t *testing.T, l *reconcileLedger, ns string) int {
 }
 
 func newReconcileLedger() *reconcileLedger {
-	return &reconcileLedger{byObj: map[types.NamespacedName][]interval{}, killed: map[string]time.Time{}, drained: map[string]int{}}
+	return &reconcileLedger{byObj: map[types.NamespacedName][]interval{}, killed: map[string]time.Time{}, drained: map[string]int{}, tails: map[string][]string{}}
 }
 
 // The Ats a scenario creates are due within a few seconds, so that their pods start
@@ -550,6 +572,7 @@ type shardedRun struct {
 	ns         string
 	created    *podCreations
 	ledger     *reconcileLedger
+	replicas   []*replicaProcess // every replica started, in order
 }
 
 func shardedSetup(t *testing.T) *shardedRun {
@@ -566,7 +589,9 @@ func shardedSetup(t *testing.T) *shardedRun {
 // start starts a replica as shard name, unsharded when name is empty.
 func (r *shardedRun) start(t *testing.T, name string) *replicaProcess {
 	t.Helper()
-	return startReplica(t, r.bin, r.kubeconfig, r.ns, name, r.ledger)
+	p := startReplica(t, r.bin, r.kubeconfig, r.ns, name, r.ledger)
+	r.replicas = append(r.replicas, p)
+	return p
 }
 
 // settle waits until every At is placed on shards and converged, and returns how long
@@ -574,13 +599,77 @@ func (r *shardedRun) start(t *testing.T, name string) *replicaProcess {
 func (r *shardedRun) settle(t *testing.T, shards ...string) time.Duration {
 	t.Helper()
 	began := time.Now()
-	await(t, r.limit, func(ctx context.Context) error {
+	awaitExplained(t, r.limit, func(ctx context.Context) error {
 		if err := placedOn(ctx, r.admin, r.ns, shards...); err != nil {
 			return err
 		}
 		return converged(ctx, r.admin, r.ns, atOperator)
-	})
+	}, func(ctx context.Context) string { return r.explain(ctx, shards...) })
 	return time.Since(began)
+}
+
+// explainSample is how many Ats of each kind of laggard a timed-out wait describes.
+const explainSample = 10
+
+// explain describes, for a sharding wait that timed out, what it waited for: the Ats not
+// placed on their shards of shards or not converged (how many, and a sample with their
+// labels and their pods'), the shard Leases, which replica assigns, and what every
+// replica was doing last.
+func (r *shardedRun) explain(ctx context.Context, shards ...string) string {
+	var b strings.Builder
+	misplaced, total, err := misplacedAts(ctx, r.admin, r.ns, shards...)
+	if err != nil {
+		fmt.Fprintf(&b, "listing the Ats: %v\n", err)
+	}
+	fmt.Fprintf(&b, "%d of %d Ats not placed on their shards of %v", len(misplaced), total, shards)
+	for _, m := range misplaced[:min(explainSample, len(misplaced))] {
+		fmt.Fprintf(&b, "\n  %s", m)
+	}
+	unconverged, err := atsUnconverged(ctx, r.admin, r.ns)
+	if err != nil {
+		fmt.Fprintf(&b, "\nlisting the Ats: %v", err)
+	}
+	fmt.Fprintf(&b, "\n%d of %d Ats not converged", len(unconverged), total)
+	for _, u := range unconverged[:min(explainSample, len(unconverged))] {
+		fmt.Fprintf(&b, "\n  %s", u)
+	}
+
+	var leases coordinationv1.LeaseList
+	if err := r.admin.List(ctx, &leases, client.InNamespace(r.ns), client.MatchingLabels{sharding.LabelRing: atRing}); err != nil {
+		fmt.Fprintf(&b, "\nlisting the shard Leases: %v", err)
+	}
+	live, _ := sharding.Live(leases.Items, time.Now())
+	fmt.Fprintf(&b, "\nlive shards %v; shard Leases:", live)
+	for _, l := range leases.Items {
+		holder, renewed, duration := "", "never", int32(0)
+		if l.Spec.HolderIdentity != nil {
+			holder = *l.Spec.HolderIdentity
+		}
+		if l.Spec.RenewTime != nil {
+			renewed = time.Since(l.Spec.RenewTime.Time).Round(100*time.Millisecond).String() + " ago"
+		}
+		if l.Spec.LeaseDurationSeconds != nil {
+			duration = *l.Spec.LeaseDurationSeconds
+		}
+		fmt.Fprintf(&b, "\n  %s: holder %q, renewed %s, for %ds", l.Name, holder, renewed, duration)
+	}
+
+	r.ledger.mu.Lock()
+	defer r.ledger.mu.Unlock()
+	fmt.Fprintf(&b, "\nassigning, in turn: %v", r.ledger.assigners)
+	for _, p := range r.replicas {
+		state := "running"
+		select {
+		case <-p.done:
+			state = "exited: " + p.cmd.ProcessState.String()
+		default:
+		}
+		fmt.Fprintf(&b, "\nreplica %s, %s; its last lines:", p.name, state)
+		for _, line := range r.ledger.tails[p.name] {
+			fmt.Fprintf(&b, "\n  %s", line)
+		}
+	}
+	return b.String()
 }
 
 // assigner returns the replica that last started assigning.
@@ -610,7 +699,7 @@ func (r *shardedRun) killOne(t *testing.T, victim *replicaProcess, survivors ...
 	r.ledger.killed[victim.name] = killed
 	r.ledger.mu.Unlock()
 	var first, last time.Duration
-	await(t, r.limit, func(ctx context.Context) error {
+	awaitExplained(t, r.limit, func(ctx context.Context) error {
 		first, last = 0, 0
 		for _, key := range theirs {
 			at, ok := r.ledger.firstAfter(key, victim.name, killed)
@@ -623,7 +712,7 @@ func (r *shardedRun) killOne(t *testing.T, victim *replicaProcess, survivors ...
 			last = max(last, at.Sub(killed))
 		}
 		return placedOn(ctx, r.admin, r.ns, survivors...)
-	})
+	}, func(ctx context.Context) string { return r.explain(ctx, survivors...) })
 	// The first At moves once the Lease has expired and the assigner has seen it; the
 	// rest follow as fast as the assigner's patches and the survivors' reconciles go,
 	// which on a busy machine is a matter of its load, reported rather than judged.
