@@ -158,6 +158,9 @@ type reconcileLedger struct {
 	drained map[string]int       // drains acknowledged, by namespace: replicas see them all
 	// assigners are the replicas that ran the assigner, in turn.
 	assigners []string
+	// strays counts the children the replicas let go of because their owner was not
+	// theirs (sharding's repair of a child left behind in a handover).
+	strays int
 	// tails are each replica's last log lines other than the ledger's, for a failure to
 	// show what the replicas were doing.
 	tails map[string][]string
@@ -189,6 +192,11 @@ func (l *reconcileLedger) record(replica string, out io.Reader, logs io.Writer) 
 			l.mu.Lock()
 			tail := append(l.tails[replica], string(line))
 			l.tails[replica] = tail[max(0, len(tail)-tailLines):]
+			l.mu.Unlock()
+		}
+		if entry.Msg == "Let go of a child whose owner is not this shard's" {
+			l.mu.Lock()
+			l.strays++
 			l.mu.Unlock()
 		}
 		if entry.Msg == "Assigning objects to shards" {
@@ -664,7 +672,19 @@ func (r *shardedRun) explain(ctx context.Context, shards ...string) string {
 			state = "exited: " + p.cmd.ProcessState.String()
 		default:
 		}
-		fmt.Fprintf(&b, "\nreplica %s, %s; its last lines:", p.name, state)
+		fmt.Fprintf(&b, "\nreplica %s, %s", p.name, state)
+		if state == "running" {
+			// What sharding's metrics say: whether it assigns, what waits for a shard.
+			if scrape, err := p.metrics.Scrape(ctx); err != nil {
+				fmt.Fprintf(&b, "; its metrics: %v", err)
+			} else {
+				for _, name := range []string{sharding.MetricAssigning, sharding.MetricUnassigned, sharding.MetricUnassignedOldest, sharding.MetricChildrenReleased} {
+					v, _ := scrape.Sum(name, nil)
+					fmt.Fprintf(&b, "; %s %v", strings.TrimPrefix(name, "reconcilekit_sharding_"), v)
+				}
+			}
+		}
+		fmt.Fprintf(&b, "; its last lines:")
 		for _, line := range r.ledger.tails[p.name] {
 			fmt.Fprintf(&b, "\n  %s", line)
 		}
@@ -782,9 +802,9 @@ func TestShardedReplicasSplitTheObjectsAndTakeOverAKilledOnesShare(t *testing.T)
 	reconciles := checkLedger(t, r.ledger, r.ns)
 	pods := r.created.check(t)
 	r.ledger.mu.Lock()
-	assigners := slices.Clone(r.ledger.assigners)
+	assigners, strays := slices.Clone(r.ledger.assigners), r.ledger.strays
 	r.ledger.mu.Unlock()
-	t.Logf("the assigner ran on %v in turn; %s, then the assigning %s were killed", assigners, plain, assigner)
+	t.Logf("the assigner ran on %v in turn; %s, then the assigning %s were killed; %d children let go by a shard that was not their owner's", assigners, plain, assigner, strays)
 	t.Logf("%d Ats: one unsharded replica's heap with no At: %.1f MiB, with the first %d: %.1f MiB; three shards: %s; SIGKILL of a plain shard: its %d Ats reconciled by the others from %v to %v after; SIGKILL of the assigning shard: its %d Ats from %v to %v after (lease %v); %d reconciles in the ledger, none overlapping; %d At pods created for %d Ats",
 		4*n, idleHeap/(1<<20), n, singleHeap/(1<<20), strings.Join(heaps, ", "),
 		plainAts, plainFirst.Round(100*time.Millisecond), plainLast.Round(100*time.Millisecond),
@@ -842,9 +862,9 @@ func TestShardedReplicasRebalanceAsTheyScaleFrom3To5To2(t *testing.T) {
 	pods := r.created.check(t)
 	r.ledger.mu.Lock()
 	drained := r.ledger.drained[r.ns]
-	assigners := slices.Clone(r.ledger.assigners)
+	assigners, strays := slices.Clone(r.ledger.assigners), r.ledger.strays
 	r.ledger.mu.Unlock()
-	t.Logf("the assigner ran on %v in turn", assigners)
+	t.Logf("the assigner ran on %v in turn; %d children let go by a shard that was not their owner's", assigners, strays)
 	t.Logf("%d Ats: 3 -> 5 replicas moved %d of the first %d (%d drains acknowledged) and settled in %v; 5 -> 2 settled in %v; %d reconciles in the ledger, none overlapping; %d At pods created for %d Ats",
 		3*n, moved, n, drained, up.Round(100*time.Millisecond), down.Round(100*time.Millisecond), reconciles, pods, 3*n)
 }
