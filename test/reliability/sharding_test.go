@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -662,9 +663,11 @@ func (r *shardedRun) explain(ctx context.Context, shards ...string) string {
 		fmt.Fprintf(&b, "\n  %s: holder %q, renewed %s, for %ds", l.Name, holder, renewed, duration)
 	}
 
+	// Copied, so that the replicas' output is not held up while their metrics are read.
 	r.ledger.mu.Lock()
-	defer r.ledger.mu.Unlock()
-	fmt.Fprintf(&b, "\nassigning, in turn: %v", r.ledger.assigners)
+	assigners, tails := slices.Clone(r.ledger.assigners), maps.Clone(r.ledger.tails)
+	r.ledger.mu.Unlock()
+	fmt.Fprintf(&b, "\nassigning, in turn: %v", assigners)
 	for _, p := range r.replicas {
 		state := "running"
 		select {
@@ -685,7 +688,7 @@ func (r *shardedRun) explain(ctx context.Context, shards ...string) string {
 			}
 		}
 		fmt.Fprintf(&b, "; its last lines:")
-		for _, line := range r.ledger.tails[p.name] {
+		for _, line := range tails[p.name] {
 			fmt.Fprintf(&b, "\n  %s", line)
 		}
 	}
