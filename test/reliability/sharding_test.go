@@ -758,10 +758,24 @@ func TestShardedReplicasSplitTheObjectsAndTakeOverAKilledOnesShare(t *testing.T)
 	singleHeap := single.heap(t)
 	single.stop(t)
 
-	// Three shards take the same objects over.
+	// Three shards take the same objects over, started one after another, as a rollout
+	// starts them: the first assigns Ats and their pods to itself until it sees the
+	// others, then drains two thirds of them to the others, while its watch of pods may
+	// still be behind with those it was given (issue 34: such a pod stayed behind).
 	names := []string{"replica-0", "replica-1", "replica-2"}
 	replicas := map[string]*replicaProcess{}
-	for _, name := range names {
+	replicas[names[0]] = r.start(t, names[0])
+	await(t, r.limit, func(ctx context.Context) error {
+		var ats atv1alpha1.AtList
+		if err := r.admin.List(ctx, &ats, client.InNamespace(r.ns), client.MatchingLabels{sharding.LabelShard(atRing): names[0]}, client.Limit(1)); err != nil {
+			return err
+		}
+		if len(ats.Items) == 0 {
+			return fmt.Errorf("%s has assigned no At to itself", names[0])
+		}
+		return nil
+	})
+	for _, name := range names[1:] {
 		replicas[name] = r.start(t, name)
 	}
 	r.settle(t, names...)
