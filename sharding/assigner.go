@@ -70,6 +70,16 @@ type assigner struct {
 	ring   *Ring
 	live   map[string]bool
 	acting bool
+
+	waiting  waiting      // the objects without a live shard, while acting
+	released atomic.Int64 // children let go because their owner was not this shard's
+}
+
+// isActing reports whether this shard assigns.
+func (a *assigner) isActing() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.acting
 }
 
 func newAssigner(s *Shard, mgr manager.Manager) *assigner {
@@ -90,6 +100,11 @@ func (a *assigner) selector(kind reflect.Type, req labels.Requirement) labels.Se
 func (a *assigner) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("sharding").WithValues("ring", a.shard.opts.Ring)
 	ctx = log.IntoContext(ctx, logger)
+	if err := registerMetrics(); err != nil {
+		return err
+	}
+	collector.add(a)
+	defer collector.remove(a)
 	scheme := a.mgr.GetScheme()
 	cfg := rest.CopyConfig(a.mgr.GetConfig())
 	cfg.QPS, cfg.Burst = max(cfg.QPS, writeQPS), max(cfg.Burst, writeBurst)
@@ -134,6 +149,11 @@ func (a *assigner) Start(ctx context.Context) error {
 	if !a.leases.WaitForCacheSync(ctx) {
 		return <-cacheDone
 	}
+	strays, err := a.releaseStrays(ctx)
+	if err != nil {
+		return err
+	}
+	defer strays.Wait() // ends with ctx
 
 	var s *session // while acting
 	defer func() { s.end() }()
@@ -142,12 +162,17 @@ func (a *assigner) Start(ctx context.Context) error {
 	// would expire unless renewed. A sweep that failed is tried again a second later.
 	expiry := time.NewTimer(time.Hour)
 	defer expiry.Stop()
+	report := time.NewTicker(waitReport)
+	defer report.Stop()
 	var pending sweep
 	poke(nil)
 	for {
 		select {
 		case <-ctx.Done():
 			return <-cacheDone
+		case <-report.C:
+			a.reportWaiting(ctx)
+			continue
 		case <-membership:
 		case <-expiry.C:
 		}
@@ -267,7 +292,7 @@ func (a *assigner) begin(ctx context.Context) (*session, error) {
 	s := &session{Cache: c, stop: stop, queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
 		workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "sharding-" + a.shard.opts.Ring})}
-	counted := func(each func(client.Object)) toolscache.ResourceEventHandler {
+	counted := func(each, gone func(client.Object)) toolscache.ResourceEventHandler {
 		return toolscache.ResourceEventHandlerFuncs{
 			AddFunc: func(obj any) {
 				s.count(1)
@@ -280,10 +305,21 @@ func (a *assigner) begin(ctx context.Context) (*session, error) {
 					each(o)
 				}
 			},
-			DeleteFunc: func(any) { s.count(-1) },
+			DeleteFunc: func(obj any) {
+				s.count(-1)
+				if o, ok := unwrap(obj); ok && gone != nil {
+					gone(o)
+				}
+			},
 		}
 	}
-	err = watch(ctx, c, owners, counted(func(o client.Object) { s.queue.Add(client.ObjectKeyFromObject(o)) }))
+	// What this cache holds has no shard: it waits until it leaves the cache, labelled
+	// (or deleted).
+	err = watch(ctx, c, owners, counted(func(o client.Object) {
+		key := client.ObjectKeyFromObject(o)
+		a.waiting.add(key, time.Now())
+		s.queue.Add(key)
+	}, func(o client.Object) { a.waiting.remove(client.ObjectKeyFromObject(o)) }))
 	for _, child := range children {
 		if err == nil {
 			err = c.IndexField(ctx, child, controllerIndex, controllerUID)
@@ -295,7 +331,7 @@ func (a *assigner) begin(ctx context.Context) (*session, error) {
 				if ref := metav1.GetControllerOf(o); ref != nil && ref.Kind == a.objectGVK.Kind {
 					s.queue.Add(types.NamespacedName{Namespace: o.GetNamespace(), Name: ref.Name})
 				}
-			}))
+			}, nil))
 		}
 	}
 	if err != nil {
@@ -365,6 +401,7 @@ func (a *assigner) recompute(ctx context.Context, pending *sweep) (time.Duration
 	case !acting:
 		if a.acting {
 			logger.Info("No longer assigning: another shard is first", "live", shards)
+			a.waiting.reset()
 		}
 		*pending = sweep{}
 	case changed:
@@ -417,27 +454,42 @@ func (a *assigner) sweep(ctx context.Context, s *session, sw sweep) error {
 		case Assign:
 			assigns = append(assigns, *o)
 			leaving.Insert(current)
+			a.waiting.add(client.ObjectKeyFromObject(o), began)
 		}
 	})
 	if err != nil {
 		return err
 	}
 
-	// The children of the objects assigned, by their owner's UID.
+	// The children on the shards that left: those of the objects assigned, by their
+	// owner's UID, and strays, whose owner is elsewhere (labelled on a decision that did
+	// not hold, see releaseStrays): no shard's cache holds those, so they lose their label
+	// here, and the watch of what has no shard gives them their owner's.
 	kids := map[types.UID][]metav1.PartialObjectMetadata{}
-	if len(assigns) > 0 {
+	var strays []metav1.PartialObjectMetadata
+	dead := leaving.Union(sw.gone)
+	for shard := range dead {
+		if live[shard] {
+			dead.Delete(shard) // back already
+		}
+	}
+	if dead.Len() > 0 {
 		owners := sets.New[types.UID]()
 		for _, o := range assigns {
 			owners.Insert(o.GetUID())
 		}
-		from, err := labels.NewRequirement(a.shard.shardLabel, selection.In, sets.List(leaving))
+		from, err := labels.NewRequirement(a.shard.shardLabel, selection.In, sets.List(dead))
 		if err != nil {
 			return err
 		}
 		for i, gvk := range a.children {
 			err := a.list(ctx, gvk, a.selector(reflect.TypeOf(a.shard.children[i]), *from), func(c *metav1.PartialObjectMetadata) {
-				if ref := metav1.GetControllerOf(c); ref != nil && owners.Has(ref.UID) {
+				switch ref := metav1.GetControllerOf(c); {
+				case ref == nil || ref.Kind != a.objectGVK.Kind:
+				case owners.Has(ref.UID):
 					kids[ref.UID] = append(kids[ref.UID], *c)
+				default:
+					strays = append(strays, *c)
 				}
 			})
 			if err != nil {
@@ -457,6 +509,16 @@ func (a *assigner) sweep(ctx context.Context, s *session, sw sweep) error {
 			}
 		})
 	}
+	for _, c := range strays {
+		work <- func() error {
+			// Guarded: a child relabelled since the list is its owner's already.
+			err := a.patchLabels(ctx, &c, map[string]any{a.shard.shardLabel: nil})
+			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+				return nil
+			}
+			return err
+		}
+	}
 	for _, o := range drains {
 		work <- func() error {
 			return s.retryOnFailure(&o, a.patchLabels(ctx, &o, map[string]any{a.shard.drainLabel: "true"}))
@@ -471,7 +533,7 @@ func (a *assigner) sweep(ctx context.Context, s *session, sw sweep) error {
 	}
 	close(work)
 	wg.Wait()
-	log.FromContext(ctx).Info("Swept", "all", sw.all, "gone", sets.List(sw.gone), "drained", len(drains), "assigned", len(assigns), "took", time.Since(began).Round(time.Millisecond).String())
+	log.FromContext(ctx).Info("Swept", "all", sw.all, "gone", sets.List(sw.gone), "drained", len(drains), "assigned", len(assigns), "strays", len(strays), "took", time.Since(began).Round(time.Millisecond).String())
 	return nil
 }
 
@@ -540,6 +602,9 @@ func (a *assigner) assign(ctx context.Context, s *session, key types.NamespacedN
 	if apierrors.IsNotFound(err) {
 		err = a.writer.Get(ctx, key, obj)
 	}
+	if apierrors.IsNotFound(err) {
+		a.waiting.remove(key)
+	}
 	if err != nil {
 		return client.IgnoreNotFound(err)
 	}
@@ -559,6 +624,10 @@ func (a *assigner) decide(obj *metav1.PartialObjectMetadata, ring *Ring, live ma
 func (a *assigner) move(ctx context.Context, s *session, obj *metav1.PartialObjectMetadata, labelled []metav1.PartialObjectMetadata) error {
 	ring, live := a.snapshot()
 	step, current, want := a.decide(obj, ring, live)
+	key := client.ObjectKeyFromObject(obj)
+	if step != Assign && live[current] {
+		a.waiting.remove(key) // on a live shard, draining or not
+	}
 	switch step {
 	case Drain:
 		return a.patchLabels(ctx, obj, map[string]any{a.shard.drainLabel: "true"})
@@ -577,10 +646,15 @@ func (a *assigner) move(ctx context.Context, s *session, obj *metav1.PartialObje
 			return err
 		}
 	}
+	a.waiting.add(key, time.Now())
 	if err := a.labelChildren(ctx, s, obj, want, labelled); err != nil {
 		return err
 	}
-	return a.patchLabels(ctx, obj, map[string]any{a.shard.shardLabel: want, a.shard.drainLabel: nil})
+	if err := a.patchLabels(ctx, obj, map[string]any{a.shard.shardLabel: want, a.shard.drainLabel: nil}); err != nil {
+		return err
+	}
+	a.waiting.remove(key)
+	return nil
 }
 
 // childrenOn lists, from the API server, the children of owner labelled for shard: what
@@ -692,4 +766,162 @@ func controllerUID(obj client.Object) []string {
 		return []string{string(ref.UID)}
 	}
 	return nil
+}
+
+// waitReport is how often the shard that assigns logs the objects that have waited for a
+// live shard longer than waitReport.
+const waitReport = 30 * time.Second
+
+// reportWaiting logs how many objects have no live shard and how long the oldest has
+// waited, when it has waited longer than waitReport: an object that no shard takes shows
+// in the log as well as in the metrics.
+func (a *assigner) reportWaiting(ctx context.Context) {
+	n, oldest, which := a.waiting.stats(time.Now())
+	if n == 0 || oldest < waitReport {
+		return
+	}
+	ring, live := a.snapshot()
+	obj := metadataOf(a.objectGVK)
+	detail := []any{"objects", n, "oldest", oldest.Round(time.Second).String(), "object", which, "live", sets.List(sets.KeySet(live))}
+	if err := a.writer.Get(ctx, which, obj); err == nil {
+		step, current, want := a.decide(obj, ring, live)
+		_, draining := obj.GetLabels()[a.shard.drainLabel]
+		detail = append(detail, "shard", current, "draining", draining, "want", want, "step", step.String())
+	}
+	log.FromContext(ctx).Info("Objects wait for a live shard", detail...)
+}
+
+// strayGrace is how long a child in this shard's cache may have an owner that is not in
+// the cache before the owner is read from the API server: the assigner labels children
+// before their owner, so a moment without the owner is the rule on a move.
+const strayGrace = 2 * time.Second
+
+// stray names a child in this shard's cache: the index of its kind in the shard's
+// Children, and its key.
+type stray struct {
+	kind int
+	types.NamespacedName
+}
+
+// releaseStrays lets go of every child in this shard's cache whose owner is not this
+// shard's, until ctx is done: it removes the child's shard label, and the assigner, which
+// watches what has no shard, gives the child its owner's shard.
+//
+// A child can be left behind so: a shard acknowledging a drain lets go of the children
+// its cache holds, and a child the assigner labelled for it shortly before (moving it
+// from a shard that died, or from no shard when sharding is turned on) may not have
+// reached its cache yet, since the children's and the owners' watches are separate
+// streams. Its owner then moves on without it, and nobody else would ever look at the
+// child again: it stayed in this shard's cache and out of its owner's shard's. The same
+// holds for a child labelled on a decision the assigner took from a stale read, whose
+// owner's guarded patch then failed. So every shard looks at the owner of each child its
+// cache receives, and of each whose owner is draining once more after a while.
+func (a *assigner) releaseStrays(ctx context.Context) (*sync.WaitGroup, error) {
+	queue := workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[stray]{Name: "sharding-strays-" + a.shard.opts.Ring})
+	var running sync.WaitGroup
+	running.Go(func() {
+		<-ctx.Done()
+		queue.ShutDown()
+	})
+	for i, kind := range a.shard.children {
+		enqueue := func(obj any) {
+			if o, ok := unwrap(obj); ok {
+				if ref := metav1.GetControllerOf(o); ref != nil && ref.Kind == a.objectGVK.Kind {
+					queue.Add(stray{kind: i, NamespacedName: client.ObjectKeyFromObject(o)})
+				}
+			}
+		}
+		// The manager's own informer of the kind, typed as the operator's controllers
+		// have it: a metadata-only request would start a second informer.
+		err := watch(ctx, a.mgr.GetCache(), kind, toolscache.ResourceEventHandlerFuncs{
+			AddFunc: enqueue, UpdateFunc: func(_, o any) { enqueue(o) },
+		})
+		if err != nil {
+			queue.ShutDown()
+			return nil, err
+		}
+	}
+	running.Go(func() {
+		suspects := map[stray]bool{}
+		for {
+			key, shutdown := queue.Get()
+			if shutdown {
+				return
+			}
+			switch again, err := a.checkStray(ctx, key, suspects[key]); {
+			case err != nil:
+				log.FromContext(ctx).V(1).Info("Checking a child's owner failed; retrying", "child", key.NamespacedName, "error", err.Error())
+				suspects[key] = true
+				queue.AddAfter(key, strayGrace)
+			case again:
+				suspects[key] = true
+				queue.AddAfter(key, strayGrace)
+			default:
+				delete(suspects, key)
+			}
+			queue.Done(key)
+		}
+	})
+	return &running, nil
+}
+
+// checkStray looks at the owner of the child key names in this shard's cache, and lets
+// the child go when the owner is another shard's, or none's. It reports whether to look
+// again later: the owner is not in the cache (yet) or is draining. suspect says it has
+// looked before: an owner still missing from the cache is then read from the API server.
+func (a *assigner) checkStray(ctx context.Context, key stray, suspect bool) (bool, error) {
+	c := a.mgr.GetCache()
+	child := reflect.New(reflect.TypeOf(a.shard.children[key.kind]).Elem()).Interface().(client.Object)
+	if err := c.Get(ctx, key.NamespacedName, child); err != nil {
+		return false, client.IgnoreNotFound(err) // gone, or no longer this shard's
+	}
+	if child.GetLabels()[a.shard.shardLabel] != a.shard.opts.Name {
+		return false, nil
+	}
+	ref := metav1.GetControllerOf(child)
+	if ref == nil || ref.Kind != a.objectGVK.Kind {
+		return false, nil
+	}
+	ownerKey := types.NamespacedName{Namespace: child.GetNamespace(), Name: ref.Name}
+	owner := reflect.New(a.shard.objectType.Elem()).Interface().(client.Object)
+	err := c.Get(ctx, ownerKey, owner)
+	switch {
+	case err == nil && owner.GetUID() == ref.UID:
+		// This shard's: its own, or one it is letting go, whose drain lets the child go
+		// too unless the child came in after the drain looked; so look again then.
+		_, draining := owner.GetLabels()[a.shard.drainLabel]
+		return draining, nil
+	case err != nil && !apierrors.IsNotFound(err):
+		return false, err
+	case !suspect:
+		return true, nil // the owner may yet come: children move first
+	}
+	// Not in the cache for a while: ask the API server.
+	live := metadataOf(a.objectGVK)
+	if err := a.writer.Get(ctx, ownerKey, live); err != nil {
+		return false, client.IgnoreNotFound(err) // gone: the garbage collector takes the child
+	}
+	if live.GetUID() != ref.UID || live.GetLabels()[a.shard.shardLabel] == a.shard.opts.Name {
+		return false, nil // not its owner; or this shard's, and the cache has yet to show it
+	}
+	meta := metadataOf(schema.GroupVersionKind{})
+	gvk, err := apiutil.GVKForObject(child, a.mgr.GetScheme())
+	if err != nil {
+		return false, err
+	}
+	meta.SetGroupVersionKind(gvk)
+	meta.SetNamespace(child.GetNamespace())
+	meta.SetName(child.GetName())
+	// Guarded: a child relabelled meanwhile comes back through the watch.
+	meta.SetResourceVersion(child.GetResourceVersion())
+	switch err := a.patchLabels(ctx, meta, map[string]any{a.shard.shardLabel: nil}); {
+	case apierrors.IsConflict(err), apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	a.released.Add(1)
+	log.FromContext(ctx).Info("Let go of a child whose owner is not this shard's", "child", key.NamespacedName, "kind", gvk.Kind,
+		"owner", ownerKey, "ownerShard", live.GetLabels()[a.shard.shardLabel], "shard", a.shard.opts.Name)
+	return false, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -15,7 +16,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -328,16 +328,68 @@ func runCache(t *testing.T, c cache.Cache, what string) {
 }
 
 // await polls cond until it returns nil, and fails the test if that takes longer than
-// limit, which is far beyond what the condition needs on an idle machine.
+// limit, which is far beyond what the condition needs on an idle machine. The failure says
+// what cond last found missing (see poll), never merely that time ran out.
 func await(t *testing.T, limit time.Duration, cond func(ctx context.Context) error) {
 	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, limit, true, func(ctx context.Context) (bool, error) {
-		last = cond(ctx)
-		return last == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("still waiting after %v: %v", limit, last)
+	if err := poll(t.Context(), limit, cond); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// awaitExplained is await for a wait whose failure needs more than cond's last error to
+// be understood: once it times out, explain describes the state of things, and the test
+// fails with both.
+func awaitExplained(t *testing.T, limit time.Duration, cond func(ctx context.Context) error, explain func(ctx context.Context) string) {
+	t.Helper()
+	err := poll(t.Context(), limit, cond)
+	if err == nil {
+		return
+	}
+	// The test's own context may be ending; the description is worth a minute more.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), time.Minute)
+	defer cancel()
+	t.Fatalf("%v\n%s", err, explain(ctx))
+}
+
+// checkLimit bounds one call of a condition, so that a call stuck on an API server that
+// does not answer cannot hold a wait past its limit by much.
+const checkLimit = time.Minute
+
+// poll calls cond every 100 ms until it returns nil or limit has passed, and then returns
+// the last error of cond's own: a call is never cut short by limit, since the error of a
+// call cut short says only that time ran out ("context deadline exceeded"), not what was
+// still missing. A call that ends with ctx, or takes longer than checkLimit, keeps the
+// error of the call before it, if there was one.
+func poll(ctx context.Context, limit time.Duration, cond func(ctx context.Context) error) error {
+	deadline := time.Now().Add(limit)
+	var last, cut error
+	for {
+		check, cancel := context.WithTimeout(ctx, checkLimit)
+		err := cond(check)
+		interrupted := err != nil && check.Err() != nil
+		cancel()
+		switch {
+		case err == nil:
+			return nil
+		case !interrupted || last == nil:
+			last, cut = err, nil
+		default:
+			cut = err
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("the test ended while waiting: %w", last)
+		}
+		if !time.Now().Before(deadline) {
+			if cut != nil {
+				return fmt.Errorf("still waiting after %v: %w (a last check did not finish: %v)", limit, last, cut)
+			}
+			return fmt.Errorf("still waiting after %v: %w", limit, last)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 }
 
