@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -104,7 +105,12 @@ type replica struct {
 // start runs a sharded manager named shard in ns until stopped.
 func start(t *testing.T, cp *reconciletest.ControlPlane, ns, shard string, r *reconciles, extra ...manager.Runnable) *replica {
 	t.Helper()
-	decl := r.declaration(shard)
+	return startShard(t, cp.Config, ns, shard, r.declaration(shard), extra...)
+}
+
+// startShard runs a manager of decl through cfg, as shard named shard in ns, until stopped.
+func startShard(t *testing.T, cfg *rest.Config, ns, shard string, decl reconcile.Declaration, extra ...manager.Runnable) *replica {
+	t.Helper()
 	s, err := sharding.New(sharding.Options{Ring: ring, Name: shard, Controller: decl})
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +126,7 @@ func start(t *testing.T, cp *reconciletest.ControlPlane, ns, shard string, r *re
 		Cache:                         cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
 	}}
 	s.Configure(&m)
-	mgr, err := m.New(cp.Config)
+	mgr, err := m.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

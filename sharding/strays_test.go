@@ -12,12 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
@@ -104,30 +100,7 @@ func startIdle(t *testing.T, cfg *rest.Config, ns, shard string) *replica {
 	idle := reconcile.For(&corev1.ConfigMap{}, reconcile.LogicFunc[*corev1.ConfigMap](func(context.Context, *corev1.ConfigMap, reconcile.Scope) requeue.Outcome {
 		return requeue.Done()
 	}), reconcile.WithFieldOwner("idle"), reconcile.WithChildren(&corev1.Secret{}))
-	s, err := sharding.New(sharding.Options{Ring: ring, Name: shard, Controller: idle})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := reconcile.Manager{Controllers: []reconcile.Declaration{idle}, Options: ctrl.Options{
-		Scheme:                  clientgoscheme.Scheme,
-		Metrics:                 metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress:  "0",
-		Controller:              config.Controller{SkipNameValidation: new(true)},
-		LeaderElectionNamespace: ns,
-		LeaseDuration:           &leaseDuration, RenewDeadline: &renewDeadline, RetryPeriod: &retryPeriod,
-		LeaderElectionReleaseOnCancel: true,
-		Cache:                         cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
-	}}
-	s.Configure(&m)
-	mgr, err := m.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	rep := &replica{stop: cancel, done: make(chan error, 1)}
-	go func() { rep.done <- s.Run(ctx, mgr) }()
-	t.Cleanup(func() { rep.Stop(t) })
-	return rep
+	return startShard(t, cfg, ns, shard, idle)
 }
 
 // createWithSecrets creates ConfigMaps named prefix-0 to prefix-<n-1> in ns, each with a
