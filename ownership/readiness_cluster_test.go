@@ -473,11 +473,44 @@ func (v verdicts) String() string {
 // on u as ReadinessOf's documentation maps it.
 func compareWithKstatus(t *testing.T, kind string, key client.ObjectKey, typed client.Object, u *unstructured.Unstructured) (verdicts, bool) {
 	t.Helper()
-	res, err := status.Compute(u.DeepCopy())
-	if err != nil {
-		t.Errorf("kstatus cannot read %s %s: %v", kind, key, err)
-		return verdicts{}, false
+	// kstatus and ReadinessOf both read the clock (a pod unschedulable for 15 s fails), so
+	// the readings are taken between two of kstatus' and taken again if its verdict moved
+	// in between: a threshold is crossed once.
+	for {
+		before, err := status.Compute(u.DeepCopy())
+		if err != nil {
+			t.Errorf("kstatus cannot read %s %s: %v", kind, key, err)
+			return verdicts{}, false
+		}
+		readings, err := readingsOf(typed, u)
+		if err != nil {
+			t.Errorf("%s %s: %v", kind, key, err)
+			return verdicts{}, false
+		}
+		if after, err := status.Compute(u.DeepCopy()); err == nil && after.Status != before.Status {
+			continue
+		}
+		return agreeWithKstatus(t, kind, key, before, readings)
 	}
+}
+
+// readingsOf is ReadinessOf of the typed and of the unstructured form of one object.
+func readingsOf(typed client.Object, u *unstructured.Unstructured) ([2]ownership.Readiness, error) {
+	var got [2]ownership.Readiness
+	for i, obj := range []client.Object{typed, u.DeepCopy()} {
+		r, err := ownership.ReadinessOf(obj)
+		if err != nil {
+			return got, fmt.Errorf("ReadinessOf(%s): %w", [...]string{"typed", "unstructured"}[i], err)
+		}
+		got[i] = r
+	}
+	return got, nil
+}
+
+// agreeWithKstatus reports, as errors of the test, where either reading departs from
+// kstatus' verdict res as ReadinessOf's documentation maps it.
+func agreeWithKstatus(t *testing.T, kind string, key client.ObjectKey, res *status.Result, readings [2]ownership.Readiness) (verdicts, bool) {
+	t.Helper()
 	var wantRollout ownership.Rollout
 	var wantReason string
 	switch res.Status {
@@ -499,17 +532,8 @@ func compareWithKstatus(t *testing.T, kind string, key client.ObjectKey, typed c
 		return verdicts{}, false
 	}
 
-	var first ownership.Readiness
-	for i, obj := range []client.Object{typed, u.DeepCopy()} {
+	for i, got := range readings {
 		form := [...]string{"typed", "unstructured"}[i]
-		got, err := ownership.ReadinessOf(obj)
-		if err != nil {
-			t.Errorf("ReadinessOf(%s %s %s): %v", form, kind, key, err)
-			return verdicts{}, false
-		}
-		if i == 0 {
-			first = got
-		}
 		if got.Rollout != wantRollout || got.Reason != wantReason || got.Available != (res.Status == status.CurrentStatus) ||
 			res.Message != "" && got.Message != res.Message {
 			t.Errorf("%s %s read %s: ReadinessOf gives %+v; kstatus says %s (%q, conditions %+v), so want rollout %s, reason %s",
@@ -517,5 +541,5 @@ func compareWithKstatus(t *testing.T, kind string, key client.ObjectKey, typed c
 			return verdicts{}, false
 		}
 	}
-	return verdicts{kstatus: res, readiness: first}, true
+	return verdicts{kstatus: res, readiness: readings[0]}, true
 }
