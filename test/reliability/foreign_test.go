@@ -47,8 +47,8 @@ func TestForeignObjectsAreLeftAloneAndReported(t *testing.T) {
 	var foreigners []foreigner
 	for _, o := range owners {
 		foreigners = append(foreigners,
-			foreigner{memcachedOperator, foreignDeployment(ns, "memcached-"+o.suffix, o.refs), conditions.Degraded, "DeploymentNotOwned"},
-			foreigner{podsetOperator, foreignDeployment(ns, "podset-"+o.suffix, o.refs), conditions.Degraded, "DeploymentNotOwned"},
+			foreigner{memcachedOperator, foreignDeployment(ns, "memcached-"+o.suffix, o.refs), conditions.Stalled, "DeploymentNotOwned"},
+			foreigner{podsetOperator, foreignDeployment(ns, "podset-"+o.suffix, o.refs), conditions.Stalled, "DeploymentNotOwned"},
 			// The At operator caches only the pods it labels as its own: a foreign pod
 			// may carry those labels or not.
 			foreigner{atOperator, foreignPod(ns, "at-labelled-"+o.suffix, o.refs, atPodLabels), at.Succeeded, "PodNameTaken"},

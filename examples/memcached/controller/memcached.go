@@ -6,7 +6,6 @@ package controller
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -75,7 +74,7 @@ func (r *memcached) Reconcile(ctx context.Context, mc *cachev1alpha1.Memcached, 
 	args, err := r.args(ctx, s.Client, mc)
 	if apierrors.IsNotFound(err) {
 		// The ConfigMap's creation brings the Memcached back: no need to look again.
-		conditions.MarkTrue(mc, conditions.Degraded, "ConfigMapNotFound", "ConfigMap %s/%s, named in spec.configMapName, does not exist or lacks the label %s",
+		conditions.MarkTrue(mc, conditions.Stalled, "ConfigMapNotFound", "ConfigMap %s/%s, named in spec.configMapName, does not exist or lacks the label %s",
 			mc.Namespace, mc.Spec.ConfigMapName, ConfigMapLabel)
 		return requeue.Done()
 	} else if err != nil {
@@ -99,10 +98,9 @@ func (r *memcached) Reconcile(ctx context.Context, mc *cachev1alpha1.Memcached, 
 }
 
 // notOwned reports that an object mc needs belongs to someone else, which only a person
-// can settle.
+// can settle: Stalled, the one way an example says it is stuck.
 func notOwned(mc *cachev1alpha1.Memcached, reason string, err error) requeue.Outcome {
-	ownership.Readiness{Rollout: ownership.RolloutFailed, Reason: reason,
-		Message: fmt.Sprintf("%v: delete it or rename this Memcached", err)}.Mark(mc)
+	conditions.MarkTrue(mc, conditions.Stalled, reason, "%v: delete it or rename this Memcached", err)
 	return requeue.After(foreignRecheck)
 }
 

@@ -35,8 +35,8 @@ func TestAMemcachedWaitingForItsConfigMapIsNotReconciledInALoop(t *testing.T) {
 		if err := e.Get(ctx, client.ObjectKeyFromObject(mc), mc); err != nil {
 			return err
 		}
-		if d := conditions.Find(mc, conditions.Degraded); d == nil || d.Reason != "ConfigMapNotFound" || mc.Status.ObservedGeneration != mc.Generation {
-			return fmt.Errorf("want Degraded because ConfigMapNotFound, have %+v", mc.Status.Conditions)
+		if d := conditions.Find(mc, conditions.Stalled); d == nil || d.Reason != "ConfigMapNotFound" || mc.Status.ObservedGeneration != mc.Generation {
+			return fmt.Errorf("want Stalled because ConfigMapNotFound, have %+v", mc.Status.Conditions)
 		}
 		return nil
 	})
@@ -75,8 +75,8 @@ func TestAMemcachedWaitingForItsConfigMapIsNotReconciledInALoop(t *testing.T) {
 		return nil
 	})
 	t.Logf("Ready %v after the ConfigMap's creation, after %v reconciles in all", time.Since(created).Round(time.Millisecond), reconcileCounts().total-start.total)
-	if d := conditions.Find(mc, conditions.Degraded); d != nil && d.Status == metav1.ConditionTrue {
-		t.Errorf("Ready but still Degraded: %+v", d)
+	if d := conditions.Find(mc, conditions.Stalled); d != nil && d.Status == metav1.ConditionTrue {
+		t.Errorf("Ready but still Stalled: %+v", d)
 	}
 	e.awaitArgs(t, mc, "-c", "2048")
 }

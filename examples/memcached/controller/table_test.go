@@ -79,7 +79,6 @@ func TestMemcachedTable(t *testing.T) {
 		Object:       memcached(2, "tuned"),
 		WantRequests: []string{"patch memcacheds/status"},
 		WantStatus: cachev1alpha1.MemcachedStatus{ObservedGeneration: 1, Conditions: []metav1.Condition{
-			condition("Degraded", "True", "ConfigMapNotFound", configMapNotFound),
 			condition("Ready", "False", "ConfigMapNotFound", configMapNotFound),
 			condition("Stalled", "True", "ConfigMapNotFound", configMapNotFound),
 		}},
@@ -145,9 +144,6 @@ func rollingOut(size int32) cachev1alpha1.MemcachedStatus {
 // its own.
 func notOwnedStatus(reason, message string) cachev1alpha1.MemcachedStatus {
 	return cachev1alpha1.MemcachedStatus{ObservedGeneration: 1, Conditions: []metav1.Condition{
-		condition("Available", "False", reason, message),
-		condition("Progressing", "False", reason, message),
-		condition("Degraded", "True", reason, message),
 		condition("Ready", "False", reason, message),
 		condition("Stalled", "True", reason, message),
 	}}

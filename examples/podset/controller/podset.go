@@ -4,7 +4,6 @@ package controller
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/reconcilekit/reconcilekit/conditions"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile"
@@ -67,8 +67,7 @@ func (r *podset) Reconcile(ctx context.Context, ps *appsv1alpha1.PodSet, s recon
 	dep, _, err := ownership.Ensure(ctx, s.Writer, ps, Deployment(ps))
 	switch {
 	case ownership.IsNotControlled(err):
-		ownership.Readiness{Rollout: ownership.RolloutFailed, Reason: "DeploymentNotOwned",
-			Message: fmt.Sprintf("%v: delete it or rename this PodSet", err)}.Mark(ps)
+		conditions.MarkTrue(ps, conditions.Stalled, "DeploymentNotOwned", "%v: delete it or rename this PodSet", err)
 		return requeue.After(foreignRecheck)
 	case err != nil:
 		return requeue.Retry(err)

@@ -144,14 +144,12 @@ func TestPodSetLeavesAForeignDeploymentAloneAndSaysWhy(t *testing.T) {
 				if err := e.Get(ctx, client.ObjectKeyFromObject(ps), ps); err != nil {
 					return err
 				}
-				degraded, available := conditions.Find(ps, conditions.Degraded), conditions.Find(ps, conditions.Available)
-				if degraded == nil || degraded.Status != metav1.ConditionTrue || degraded.Reason != "DeploymentNotOwned" ||
-					available == nil || available.Status != metav1.ConditionFalse {
-					return fmt.Errorf("want Degraded=True and Available=False because DeploymentNotOwned, have %+v", ps.Status.Conditions)
+				if s := conditions.Find(ps, conditions.Stalled); s == nil || s.Status != metav1.ConditionTrue || s.Reason != "DeploymentNotOwned" {
+					return fmt.Errorf("want Stalled=True because DeploymentNotOwned, have %+v", ps.Status.Conditions)
 				}
 				return nil
 			})
-			t.Logf("the PodSet says: %s", conditions.Find(ps, conditions.Degraded).Message)
+			t.Logf("the PodSet says: %s", conditions.Find(ps, conditions.Stalled).Message)
 
 			live := &appsv1.Deployment{}
 			if err := e.Get(t.Context(), client.ObjectKeyFromObject(dep), live); err != nil {

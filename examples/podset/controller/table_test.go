@@ -136,9 +136,6 @@ func condition(typ, status, reason, message string) metav1.Condition {
 // not its own.
 func stalled(message string) appsv1alpha1.PodSetStatus {
 	return appsv1alpha1.PodSetStatus{ObservedGeneration: 1, Conditions: []metav1.Condition{
-		condition("Available", "False", "DeploymentNotOwned", message),
-		condition("Progressing", "False", "DeploymentNotOwned", message),
-		condition("Degraded", "True", "DeploymentNotOwned", message),
 		condition("Ready", "False", "DeploymentNotOwned", message),
 		condition("Stalled", "True", "DeploymentNotOwned", message),
 	}}
