@@ -194,8 +194,12 @@ func (c *Controller[T]) setup(mgr manager.Manager, gate Gate, metrics bool) erro
 		b = b.Watches(w.kind, coalesce(w.handler, coalesceDelay))
 	}
 	if s.readsPods() {
+		// ownership.Pods' index is registered once the manager runs: it then joins the pod
+		// informer the controller's watch starts, whose cache sync the controller bounds, so
+		// an operator that may not list pods fails to start with an error. Registered before
+		// the manager starts, it would make the manager wait for the pod cache with no limit.
 		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-			return indexPods(ctx, mgr.GetFieldIndexer())
+			return ownership.IndexPods(ctx, mgr.GetFieldIndexer())
 		})); err != nil {
 			return err
 		}
@@ -273,12 +277,4 @@ func (r *shell[T]) readsPods() bool {
 	deployments := slices.ContainsFunc(r.options.children, func(o client.Object) bool { _, ok := o.(*appsv1.Deployment); return ok })
 	pods := slices.ContainsFunc(r.options.watches, func(w watch) bool { _, ok := w.kind.(*corev1.Pod); return ok })
 	return deployments && pods
-}
-
-// indexPods registers ownership.Pods' index once the manager runs: the index then joins the
-// pod informer the controller's watch starts, whose cache sync the controller bounds, so an
-// operator that may not list pods fails to start with an error. Registered before the
-// manager starts, the index would make the manager wait for the pod cache with no limit.
-func indexPods(ctx context.Context, indexer client.FieldIndexer) error {
-	return ownership.IndexPods(ctx, indexer)
 }

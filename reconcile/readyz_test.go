@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -47,7 +46,7 @@ func TestReadyzFailsUntilCachesSyncedAndControllerStarted(t *testing.T) {
 	})
 
 	// The manager does not say which port it bound, so the test finds a free one first.
-	addr := probeAddress(t)
+	addr := reconciletest.FreeAddress(t)
 	const check = "readyz" // the Manager's
 	copier := reconcile.For(&corev1.ConfigMap{}, reconcile.LogicFunc[*corev1.ConfigMap](
 		func(context.Context, *corev1.ConfigMap, reconcile.Scope) requeue.Outcome { return requeue.Done() }),
@@ -120,16 +119,4 @@ func probeGet(ctx context.Context, url string) (int, string, error) {
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, strings.TrimSpace(string(body)), err
-}
-
-// probeAddress returns a loopback address that nothing listens on, for a server that
-// binds it a moment later.
-func probeAddress(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }

@@ -29,12 +29,7 @@ type Endpoint struct {
 // compare a counter's value before and after, not with a constant.
 func (e *Env) RunServingMetrics(t testing.TB) (*Manager, Endpoint) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("reconciletest: finding a free port: %v", err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := FreeAddress(t)
 	m, endpoint := e.run(t, addr), Endpoint{URL: "http://" + addr + "/metrics"}
 	Eventually(t, func(ctx context.Context) error { // the manager serves it once started
 		_, err := endpoint.Scrape(ctx)
@@ -207,4 +202,16 @@ func (s Scrape) Since(before Scrape, name string, labels map[string]string) floa
 	now, _ := s.Sum(name, labels)
 	then, _ := before.Sum(name, labels)
 	return now - then
+}
+
+// FreeAddress returns an address on the loopback interface that nothing listens on, for a
+// server a test starts (a manager's metrics or health probes).
+func FreeAddress(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("reconciletest: finding a free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -294,7 +293,7 @@ type replicaProcess struct {
 // leader election in ns.
 func startReplica(t *testing.T, bin, kubeconfig, ns, name string, ledger *reconcileLedger) *replicaProcess {
 	t.Helper()
-	metrics, pprof := freeLocalAddress(t), freeLocalAddress(t)
+	metrics, pprof := reconciletest.FreeAddress(t), reconciletest.FreeAddress(t)
 	label := name
 	args := []string{
 		"-leader-election-namespace=" + ns,
@@ -421,17 +420,6 @@ func collectGarbage(ctx context.Context, addr string, w io.Writer) error {
 	}
 	_, err = io.Copy(w, resp.Body)
 	return err
-}
-
-// freeLocalAddress returns an address on the loopback interface that no one listens on.
-func freeLocalAddress(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // podCreations counts, by name, the distinct pods ns has seen, from a watch that starts
