@@ -111,6 +111,16 @@ func (c *Controller[T]) shell(cl client.Client, apiReader client.Reader) (*shell
 		}
 		s.cleanup = cleanup
 	}
+	if s.options.suspended != nil {
+		suspended, ok := s.options.suspended.(func(T) bool)
+		if !ok {
+			errs = append(errs, fmt.Errorf("WithSuspend reads a %s, not the controller's %T", reflect.TypeOf(s.options.suspended).In(0), c.object))
+		}
+		s.suspended = suspended
+	}
+	if _, ok := any(c.object).(RequestStatus); s.options.requestAnnotation != "" && !ok {
+		errs = append(errs, fmt.Errorf("WithReconcileRequests needs a status that records the request handled: give %T the methods of reconcile.RequestStatus, over a status field lastHandledReconcileAt", c.object))
+	}
 	if cl != nil && cl.Scheme() != nil {
 		for _, child := range s.options.children {
 			gvk, err := apiutil.GVKForObject(child, cl.Scheme())

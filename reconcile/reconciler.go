@@ -87,7 +87,8 @@ type shell[T client.Object] struct {
 	fights    *fight.Detector // of the children the logic writes
 	owns      []schema.GroupVersionKind
 	gate      Gate
-	invalid   error // a declaration that cannot run: every reconcile stalls with it
+	suspended func(T) bool // WithSuspend
+	invalid   error        // a declaration that cannot run: every reconcile stalls with it
 }
 
 // Option configures a Controller: what its declaration derives (WithChildren,
@@ -101,6 +102,9 @@ type options struct {
 	finalizer   string
 	cleanup     any // a LogicFunc[T]
 	concurrency int
+	suspended   any // a func(T) bool
+
+	requestAnnotation string
 
 	children   []client.Object
 	references []reference
@@ -232,8 +236,8 @@ func (r *shell[T]) run(ctx context.Context, obj T, s Scope, refused *error) requ
 	} else if !obj.GetDeletionTimestamp().IsZero() {
 		return requeue.Done()
 	}
-	if obj.GetAnnotations()[PausedAnnotation] == "true" {
-		return r.pause(ctx, obj, s.Now)
+	if reason, resume := r.pausedBy(obj); reason != "" {
+		return r.pause(ctx, obj, s.Now, reason, resume)
 	}
 
 	before := obj.DeepCopyObject().(T)
@@ -249,8 +253,11 @@ func (r *shell[T]) run(ctx context.Context, obj T, s Scope, refused *error) requ
 		outcome = requeue.Terminal(*refused)
 	}
 	quiet := isQuiet(outcome.Err())
-	if s, ok := any(obj).(ObservedGenerationSetter); ok && (outcome.Err() == nil || outcome.IsTerminal()) {
-		s.SetObservedGeneration(obj.GetGeneration())
+	if outcome.Err() == nil || outcome.IsTerminal() {
+		if s, ok := any(obj).(ObservedGenerationSetter); ok {
+			s.SetObservedGeneration(obj.GetGeneration())
+		}
+		r.handled(obj)
 	}
 	var news []shellEvent
 	if hasConditions {

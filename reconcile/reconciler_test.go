@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -451,62 +452,134 @@ func TestMachineThroughTheShellWritesNothingOnceConverged(t *testing.T) {
 	})
 }
 
-func TestReconcilePausesAnAnnotatedObjectAndResumesWhenTheAnnotationGoes(t *testing.T) {
-	f := newFixture(t)
-	runs := 0
-	r := f.reconciler(func(_ context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
-		runs++
-		w.Status.Phase = fmt.Sprintf("Size%d", w.Spec.Size)
-		return requeue.Done()
-	})
-	annotate := func(value string) {
-		t.Helper()
-		live := f.live(t)
-		live.Annotations = map[string]string{reconcile.PausedAnnotation: value}
-		if value == "" {
-			live.Annotations = nil
-		}
-		if err := f.client.Update(t.Context(), live); err != nil {
-			t.Fatal(err)
+func TestReconcilePausesAnObjectOnEitherTriggerAndResumesWhenItGoes(t *testing.T) {
+	annotated := func(w *Widget, on bool) {
+		w.Annotations = nil
+		if on {
+			w.Annotations = map[string]string{reconcile.PausedAnnotation: "true"}
 		}
 	}
+	suspended := func(w *Widget, on bool) { w.Spec.Suspend = on }
+	tests := []struct {
+		name    string
+		trigger func(w *Widget, on bool)
+		reason  string
+	}{
+		{"the pause annotation", annotated, reconcile.ReasonPausedByAnnotation},
+		{"the spec's suspend switch", suspended, reconcile.ReasonSuspended},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			runs := 0
+			r := f.reconciler(func(_ context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
+				runs++
+				w.Status.Phase = fmt.Sprintf("Size%d", w.Spec.Size)
+				return requeue.Done()
+			}, reconcile.WithSuspend(func(w *Widget) bool { return w.Spec.Suspend }))
+			edit := func(change func(*Widget)) {
+				t.Helper()
+				live := f.live(t)
+				change(live)
+				if err := f.client.Update(t.Context(), live); err != nil {
+					t.Fatal(err)
+				}
+			}
 
-	annotate("true")
-	f.counter.Reset()
-	if _, err := f.reconcile(t, r); err != nil {
-		t.Fatal(err)
-	}
-	live := f.live(t)
-	if c := conditions.Find(live, reconcile.Paused); runs != 0 || c == nil || c.Status != "True" || c.Reason != reconcile.ReasonPausedByAnnotation {
-		t.Errorf("logic ran %d times, Paused = %+v; want no run and Paused=True", runs, c)
-	}
-	if n := f.counter.Writes(); n != 1 {
-		t.Errorf("pausing wrote %d times, want the status once:\n%s", n, f.counter)
-	}
-	f.recorded()
-	// Spec edits while paused move the generation, yet nothing is written, status and
-	// events included, whatever is edited.
-	for size := range 3 {
-		live := f.live(t)
-		live.Spec.Size = int32(size) + 2
-		if err := f.client.Update(t.Context(), live); err != nil {
-			t.Fatal(err)
-		}
-		reconciletest.ExpectNoWrites(t, f.counter, func() {
+			edit(func(w *Widget) { tt.trigger(w, true) })
+			f.counter.Reset()
 			if _, err := f.reconcile(t, r); err != nil {
 				t.Fatal(err)
 			}
+			live := f.live(t)
+			if c := conditions.Find(live, reconcile.Paused); runs != 0 || c == nil || c.Status != "True" || c.Reason != tt.reason {
+				t.Errorf("logic ran %d times, Paused = %+v; want no run and Paused=True because %s", runs, c, tt.reason)
+			}
+			if n := f.counter.Writes(); n != 1 {
+				t.Errorf("pausing wrote %d times, want the status once:\n%s", n, f.counter)
+			}
+			if events := f.recorded(); len(events) != 1 || !strings.Contains(events[0], tt.reason) {
+				t.Errorf("pausing recorded events %v, want one, %s", events, tt.reason)
+			}
+			// Spec edits while paused move the generation, yet nothing is written, status and
+			// events included, whatever is edited.
+			for size := range 3 {
+				edit(func(w *Widget) { w.Spec.Size = int32(size) + 2 })
+				reconciletest.ExpectNoWrites(t, f.counter, func() {
+					if _, err := f.reconcile(t, r); err != nil {
+						t.Fatal(err)
+					}
+				})
+			}
+			if events := f.recorded(); len(events) != 0 {
+				t.Errorf("while paused, events %v were recorded, want none", events)
+			}
+
+			edit(func(w *Widget) { tt.trigger(w, false) })
+			if _, err := f.reconcile(t, r); err != nil {
+				t.Fatal(err)
+			}
+			if live := f.live(t); runs != 1 || conditions.Find(live, reconcile.Paused) != nil || live.Status.Phase != "Size4" {
+				t.Errorf("after resuming: logic ran %d times, conditions %+v; want one run and no Paused", runs, live.Status.Conditions)
+			}
 		})
 	}
-	if events := f.recorded(); len(events) != 0 {
-		t.Errorf("while paused, events %v were recorded, want none", events)
-	}
+}
 
-	annotate("")
-	if _, err := f.reconcile(t, r); err != nil {
+func TestReconcileRecordsAReconcileRequestOnceTheLogicHandledIt(t *testing.T) {
+	f := newFixture(t)
+	var fail error
+	runs := 0
+	r := f.reconciler(func(_ context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
+		runs++
+		w.Status.Phase = "Sized"
+		if fail != nil {
+			return requeue.Retry(fail)
+		}
+		return requeue.Done()
+	}, reconcile.WithReconcileRequests(""))
+	request := func(value string, paused bool) {
+		t.Helper()
+		live := f.live(t)
+		live.Annotations = map[string]string{reconcile.RequestedAtAnnotation: value}
+		if paused {
+			live.Annotations[reconcile.PausedAnnotation] = "true"
+		}
+		if err := f.client.Update(t.Context(), live); err != nil {
+			t.Fatal(err)
+		}
+		f.counter.Reset()
+		_, _ = f.reconcile(t, r)
+	}
+	if _, err := f.reconcile(t, r); err != nil { // converged: nothing asked yet
 		t.Fatal(err)
 	}
-	if live := f.live(t); runs != 1 || conditions.Find(live, reconcile.Paused) != nil || live.Status.Phase != "Size4" {
-		t.Errorf("after resuming: logic ran %d times, conditions %+v; want one run and no Paused", runs, live.Status.Conditions)
+
+	steps := []struct {
+		name        string
+		value       string
+		paused      bool
+		fail        error
+		wantHandled string
+		wantWrites  int
+	}{
+		{"a request of a converged object is handled: the logic runs, one status write", "1", false, nil, "1", 1},
+		{"the same request again is not news: no write", "1", false, nil, "1", 0},
+		{"a request whose reconcile fails and is retried is not handled yet", "2", false, errors.New("boom"), "1", 1},
+		{"its retry that succeeds handles it", "2", false, nil, "2", 1},
+		{"a paused object handles nothing, it runs nothing", "3", true, nil, "2", 1},
+	}
+	for _, step := range steps {
+		fail = step.fail
+		before := runs
+		request(step.value, step.paused)
+		live := f.live(t)
+		if live.Status.LastHandledReconcileAt != step.wantHandled || f.counter.Writes() != step.wantWrites {
+			t.Errorf("%s: lastHandledReconcileAt %q after %d writes, want %q after %d:\n%s",
+				step.name, live.Status.LastHandledReconcileAt, f.counter.Writes(), step.wantHandled, step.wantWrites, f.counter)
+		}
+		if ran := runs - before; step.paused == (ran != 0) {
+			t.Errorf("%s: the logic ran %d times", step.name, ran)
+		}
 	}
 }

@@ -22,14 +22,16 @@ type Widget struct {
 
 // WidgetSpec is what a Widget should be.
 type WidgetSpec struct {
-	Size int32 `json:"size,omitempty"`
+	Size    int32 `json:"size,omitempty"`
+	Suspend bool  `json:"suspend,omitempty"`
 }
 
 // WidgetStatus is what was last seen of a Widget.
 type WidgetStatus struct {
-	Phase              string             `json:"phase,omitempty"`
-	Conditions         []metav1.Condition `json:"conditions,omitempty"`
-	ObservedGeneration int64              `json:"observedGeneration,omitempty"`
+	Phase                  string             `json:"phase,omitempty"`
+	Conditions             []metav1.Condition `json:"conditions,omitempty"`
+	ObservedGeneration     int64              `json:"observedGeneration,omitempty"`
+	LastHandledReconcileAt string             `json:"lastHandledReconcileAt,omitempty"`
 }
 
 // WidgetList is a list of Widgets, which a manager's cache needs.
@@ -44,6 +46,7 @@ type WidgetList struct {
 var (
 	_ reconcile.PhaseObject              = &Widget{}
 	_ reconcile.ObservedGenerationSetter = &Widget{}
+	_ reconcile.RequestStatus            = &Widget{}
 )
 
 func (w *Widget) GetConditions() []metav1.Condition  { return w.Status.Conditions }
@@ -51,6 +54,8 @@ func (w *Widget) SetConditions(c []metav1.Condition) { w.Status.Conditions = c }
 func (w *Widget) GetPhase() string                   { return w.Status.Phase }
 func (w *Widget) SetPhase(p string)                  { w.Status.Phase = p }
 func (w *Widget) SetObservedGeneration(g int64)      { w.Status.ObservedGeneration = g }
+func (w *Widget) GetLastHandledReconcileAt() string  { return w.Status.LastHandledReconcileAt }
+func (w *Widget) SetLastHandledReconcileAt(v string) { w.Status.LastHandledReconcileAt = v }
 
 // DeepCopyInto copies w into out. Conditions are plain values, so cloning the slice copies
 // them deeply.

@@ -83,6 +83,17 @@ func TestAManagerRefusesWiringMistakesNamingTheFix(t *testing.T) {
 			func(context.Context, *corev1.Pod, reconcile.Scope) requeue.Outcome { return requeue.Done() }))}},
 		want: []string{"the cleanup of WithFinalizer takes a *v1.Pod"},
 	}, {
+		name: "a suspend switch of another kind",
+		spec: reconcile.Manager{Controllers: []reconcile.Declaration{widgets(reconcile.WithSuspend(func(*corev1.Pod) bool { return false }))}},
+		want: []string{"WithSuspend reads a *v1.Pod", "*reconcile_test.Widget"},
+	}, {
+		name: "reconcile requests of a kind whose status cannot record them",
+		spec: reconcile.Manager{Controllers: []reconcile.Declaration{
+			reconcile.For(&corev1.ConfigMap{}, reconcile.LogicFunc[*corev1.ConfigMap](func(context.Context, *corev1.ConfigMap, reconcile.Scope) requeue.Outcome { return requeue.Done() }),
+				reconcile.WithFieldOwner("other"), reconcile.WithReconcileRequests("")),
+		}},
+		want: []string{"WithReconcileRequests needs a status that records the request handled", "give *v1.ConfigMap the methods of reconcile.RequestStatus"},
+	}, {
 		name: "a kind the scheme does not know",
 		spec: reconcile.Manager{Options: ctrl.Options{Scheme: withoutWidgets}, Controllers: []reconcile.Declaration{widgets()}},
 		want: []string{"reconcile_test.Widget", "add its AddToScheme to Options.Scheme"},
