@@ -52,6 +52,8 @@ const (
 func New(opts ...reconcile.Option) *reconcile.Controller[*cnatv1alpha1.At] {
 	return reconcile.For(&cnatv1alpha1.At{}, Machine(), append([]reconcile.Option{
 		reconcile.WithFieldOwner(managedBy),
+		reconcile.WithSuspend(func(obj *cnatv1alpha1.At) bool { return obj.Spec.Suspend }),
+		reconcile.WithReconcileRequests(""),
 		reconcile.WithConcurrency(Concurrency),
 		reconcile.WithChildren(&corev1.Pod{}),
 		// A cluster-wide pod cache would cost memory for every pod of the cluster.

@@ -51,6 +51,8 @@ func New(opts ...reconcile.Option) *reconcile.Controller[*cachev1alpha1.Memcache
 	labelled, _ := labels.NewRequirement(ConfigMapLabel, selection.Exists, nil)
 	return reconcile.For(&cachev1alpha1.Memcached{}, &memcached{}, append([]reconcile.Option{
 		reconcile.WithFieldOwner("memcached-operator"),
+		reconcile.WithSuspend(func(obj *cachev1alpha1.Memcached) bool { return obj.Spec.Suspend }),
+		reconcile.WithReconcileRequests(""),
 		reconcile.WithConcurrency(Concurrency),
 		reconcile.WithChildren(&appsv1.Deployment{}, &corev1.Service{}),
 		// A ConfigMap's change reaches exactly the Memcacheds that name it.

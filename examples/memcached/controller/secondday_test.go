@@ -86,62 +86,112 @@ func (e *env) awaitArgs(t *testing.T, mc *cachev1alpha1.Memcached, args ...strin
 }
 
 func TestAPausedMemcachedLeavesItsDeploymentAloneUntilResumed(t *testing.T) {
+	triggers := []struct {
+		name   string
+		pause  func(mc *cachev1alpha1.Memcached, on bool)
+		reason string
+	}{
+		{"paused by annotation", func(mc *cachev1alpha1.Memcached, on bool) {
+			if on {
+				mc.Annotations = map[string]string{reconcile.PausedAnnotation: "true"}
+			} else {
+				delete(mc.Annotations, reconcile.PausedAnnotation)
+			}
+		}, reconcile.ReasonPausedByAnnotation},
+		{"suspended in its spec", func(mc *cachev1alpha1.Memcached, on bool) { mc.Spec.Suspend = on }, reconcile.ReasonSuspended},
+	}
+	for _, tt := range triggers {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.Run(t)
+			mc := e.create(t, "cache", 1)
+			e.awaitAvailable(t, mc)
+
+			setPaused := func(paused bool) {
+				t.Helper()
+				before := mc.DeepCopy()
+				tt.pause(mc, paused)
+				if err := e.Patch(t.Context(), mc, client.MergeFrom(before)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			setPaused(true)
+			reconciletest.Eventually(t, func(ctx context.Context) error {
+				if err := e.Get(ctx, client.ObjectKeyFromObject(mc), mc); err != nil {
+					return err
+				}
+				if c := conditions.Find(mc, reconcile.Paused); c == nil || c.Status != metav1.ConditionTrue || c.Reason != tt.reason {
+					return fmt.Errorf("not Paused because %s yet: %+v", tt.reason, mc.Status.Conditions)
+				}
+				return nil
+			})
+
+			// Someone else changes the image: a paused Memcached does not revert it.
+			dep := &appsv1.Deployment{}
+			if err := e.Get(t.Context(), client.ObjectKeyFromObject(mc), dep); err != nil {
+				t.Fatal(err)
+			}
+			before := dep.DeepCopy()
+			const theirs = "memcached:latest"
+			dep.Spec.Template.Spec.Containers[0].Image = theirs
+			if err := e.Patch(t.Context(), dep, client.MergeFrom(before), client.FieldOwner("someone-else")); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(3 * time.Second) // longer than the coalescing delay of the Deployment's events
+			if err := e.Get(t.Context(), client.ObjectKeyFromObject(dep), dep); err != nil {
+				t.Fatal(err)
+			}
+			if image := dep.Spec.Template.Spec.Containers[0].Image; image != theirs {
+				t.Errorf("the paused Memcached's Deployment runs %s; want the other writer's change kept", image)
+			}
+
+			// Resumed, it catches up.
+			setPaused(false)
+			reconciletest.Eventually(t, func(ctx context.Context) error {
+				if err := e.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
+					return err
+				}
+				if image := dep.Spec.Template.Spec.Containers[0].Image; image != controller.Image {
+					return fmt.Errorf("the Deployment still runs %s", image)
+				}
+				return nil
+			})
+		})
+	}
+}
+
+func TestAMemcachedReconciledOnRequestSaysSoInOneStatusWrite(t *testing.T) {
 	e := newEnv(t)
 	e.Run(t)
 	mc := e.create(t, "cache", 1)
-	e.awaitAvailable(t, mc)
-
-	setPaused := func(paused bool) {
-		t.Helper()
-		before := mc.DeepCopy()
-		if paused {
-			mc.Annotations = map[string]string{reconcile.PausedAnnotation: "true"}
-		} else {
-			delete(mc.Annotations, reconcile.PausedAnnotation)
-		}
-		if err := e.Patch(t.Context(), mc, client.MergeFrom(before)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	setPaused(true)
 	reconciletest.Eventually(t, func(ctx context.Context) error {
 		if err := e.Get(ctx, client.ObjectKeyFromObject(mc), mc); err != nil {
 			return err
 		}
-		if !conditions.IsTrue(mc, reconcile.Paused) {
-			return fmt.Errorf("not Paused yet: %+v", mc.Status.Conditions)
+		if !converged(mc) {
+			return fmt.Errorf("not converged: %+v", mc.Status.Conditions)
 		}
 		return nil
 	})
 
-	// Someone else changes the image: a paused Memcached does not revert it.
-	dep := &appsv1.Deployment{}
-	if err := e.Get(t.Context(), client.ObjectKeyFromObject(mc), dep); err != nil {
-		t.Fatal(err)
-	}
-	before := dep.DeepCopy()
-	const theirs = "memcached:latest"
-	dep.Spec.Template.Spec.Containers[0].Image = theirs
-	if err := e.Patch(t.Context(), dep, client.MergeFrom(before), client.FieldOwner("someone-else")); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(3 * time.Second) // longer than the coalescing delay of the Deployment's events
-	if err := e.Get(t.Context(), client.ObjectKeyFromObject(dep), dep); err != nil {
-		t.Fatal(err)
-	}
-	if image := dep.Spec.Template.Spec.Containers[0].Image; image != theirs {
-		t.Errorf("the paused Memcached's Deployment runs %s; want the other writer's change kept", image)
-	}
-
-	// Resumed, it catches up.
-	setPaused(false)
-	reconciletest.Eventually(t, func(ctx context.Context) error {
-		if err := e.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
-			return err
+	for _, value := range []string{"1764000000", "1764000060"} {
+		statusWrites := e.Requests.Count("patch", "memcacheds/status")
+		before := mc.DeepCopy()
+		mc.Annotations = map[string]string{reconcile.RequestedAtAnnotation: value}
+		if err := e.Patch(t.Context(), mc, client.MergeFrom(before)); err != nil {
+			t.Fatal(err)
 		}
-		if image := dep.Spec.Template.Spec.Containers[0].Image; image != controller.Image {
-			return fmt.Errorf("the Deployment still runs %s", image)
+		reconciletest.Eventually(t, func(ctx context.Context) error {
+			if err := e.Get(ctx, client.ObjectKeyFromObject(mc), mc); err != nil {
+				return err
+			}
+			if got := mc.Status.LastHandledReconcileAt; got != value {
+				return fmt.Errorf("lastHandledReconcileAt %q, want %q", got, value)
+			}
+			return nil
+		})
+		if n := e.Requests.Count("patch", "memcacheds/status") - statusWrites; n != 1 {
+			t.Errorf("the request %s cost %d status writes, want 1:\n%s", value, n, &e.Requests)
 		}
-		return nil
-	})
+	}
 }

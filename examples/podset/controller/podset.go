@@ -50,6 +50,8 @@ func New(opts ...reconcile.Option) *reconcile.Controller[*appsv1alpha1.PodSet] {
 	})
 	return reconcile.For(&appsv1alpha1.PodSet{}, &podset{}, append([]reconcile.Option{
 		reconcile.WithFieldOwner("podset-operator"),
+		reconcile.WithSuspend(func(obj *appsv1alpha1.PodSet) bool { return obj.Spec.Suspend }),
+		reconcile.WithReconcileRequests(""),
 		reconcile.WithConcurrency(Concurrency),
 		reconcile.WithChildren(&appsv1.Deployment{}),
 		reconcile.WithWatch(&corev1.Pod{}, podSet),

@@ -29,6 +29,12 @@ type AtSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	// +required
 	Command string `json:"command"`
+
+	// Suspend stops reconciling the At while true: a command not yet
+	// started does not start, even when its schedule comes due, and the
+	// Paused condition says so. Set it to false to resume.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
 }
 
 // AtStatus is the observed state of an At.
@@ -62,6 +68,13 @@ type AtStatus struct {
 	// +kubebuilder:default=0
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration"`
+
+	// LastHandledReconcileAt is the value of the annotation
+	// reconcile.fluxcd.io/requestedAt that the operator last handled: set the
+	// annotation to a new value to reconcile the At now, and wait for this
+	// field to show it.
+	// +optional
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
 }
 
 // At runs a command once, at a scheduled time.
@@ -110,6 +123,12 @@ func (a *At) GetObservedGeneration() int64 { return a.Status.ObservedGeneration 
 
 // SetObservedGeneration records the generation the At's status describes.
 func (a *At) SetObservedGeneration(g int64) { a.Status.ObservedGeneration = g }
+
+// GetLastHandledReconcileAt returns the reconcile request the At's status last handled.
+func (a *At) GetLastHandledReconcileAt() string { return a.Status.LastHandledReconcileAt }
+
+// SetLastHandledReconcileAt records the reconcile request the At's status last handled.
+func (a *At) SetLastHandledReconcileAt(v string) { a.Status.LastHandledReconcileAt = v }
 
 // AtList is a list of Ats.
 //

@@ -29,6 +29,12 @@ type MemcachedSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	ConfigMapName string `json:"configMapName,omitempty"`
+
+	// Suspend stops reconciling the Memcached while true: its Deployment
+	// and Service are left as they are, and the Paused condition says so.
+	// Set it to false to resume.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
 }
 
 // MemcachedStatus is the observed state of a Memcached.
@@ -49,6 +55,13 @@ type MemcachedStatus struct {
 	// +kubebuilder:default=0
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration"`
+
+	// LastHandledReconcileAt is the value of the annotation
+	// reconcile.fluxcd.io/requestedAt that the operator last handled: set the
+	// annotation to a new value to reconcile the Memcached now, and wait for this
+	// field to show it.
+	// +optional
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
 
 	// Replicas is the number of memcached pods that exist: the
 	// status.replicas of the Memcached's Deployment. It is the scale
@@ -109,6 +122,12 @@ func (m *Memcached) GetObservedGeneration() int64 { return m.Status.ObservedGene
 
 // SetObservedGeneration records the generation the Memcached's status describes.
 func (m *Memcached) SetObservedGeneration(g int64) { m.Status.ObservedGeneration = g }
+
+// GetLastHandledReconcileAt returns the reconcile request the Memcached's status last handled.
+func (m *Memcached) GetLastHandledReconcileAt() string { return m.Status.LastHandledReconcileAt }
+
+// SetLastHandledReconcileAt records the reconcile request the Memcached's status last handled.
+func (m *Memcached) SetLastHandledReconcileAt(v string) { m.Status.LastHandledReconcileAt = v }
 
 // MemcachedList is a list of Memcacheds.
 //

@@ -13,6 +13,12 @@ type PodSetSpec struct {
 	// +kubebuilder:validation:Maximum=100
 	// +required
 	Size int32 `json:"size"`
+
+	// Suspend stops reconciling the PodSet while true: its Deployment is
+	// left as it is, and the Paused condition says so. Set it to false to
+	// resume.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
 }
 
 // PodSetStatus is the observed state of a PodSet.
@@ -41,6 +47,13 @@ type PodSetStatus struct {
 	// +kubebuilder:default=0
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration"`
+
+	// LastHandledReconcileAt is the value of the annotation
+	// reconcile.fluxcd.io/requestedAt that the operator last handled: set the
+	// annotation to a new value to reconcile the PodSet now, and wait for this
+	// field to show it.
+	// +optional
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
 
 	// Replicas is the number of the set's pods that exist: the
 	// status.replicas of the PodSet's Deployment. It is the scale
@@ -95,6 +108,12 @@ func (p *PodSet) GetObservedGeneration() int64 { return p.Status.ObservedGenerat
 
 // SetObservedGeneration records the generation the PodSet's status describes.
 func (p *PodSet) SetObservedGeneration(g int64) { p.Status.ObservedGeneration = g }
+
+// GetLastHandledReconcileAt returns the reconcile request the PodSet's status last handled.
+func (p *PodSet) GetLastHandledReconcileAt() string { return p.Status.LastHandledReconcileAt }
+
+// SetLastHandledReconcileAt records the reconcile request the PodSet's status last handled.
+func (p *PodSet) SetLastHandledReconcileAt(v string) { p.Status.LastHandledReconcileAt = v }
 
 // PodSetList is a list of PodSets.
 //
