@@ -84,7 +84,8 @@ func (c *Controller[T]) Reconciler(cl client.Client, opts ...Option) rtreconcile
 
 // options returns the declaration's options, applied over the defaults.
 func (c *Controller[T]) options() options {
-	o := options{clock: clock.RealClock{}, expectationTimeout: DefaultExpectationTimeout, progressInterval: DefaultProgressInterval}
+	o := options{clock: clock.RealClock{}, expectationTimeout: DefaultExpectationTimeout, progressInterval: DefaultProgressInterval,
+		cleanupDeadline: DefaultCleanupDeadline}
 	for _, opt := range c.opts {
 		opt(&o)
 	}

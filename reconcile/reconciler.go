@@ -96,13 +96,14 @@ type shell[T client.Object] struct {
 type Option func(*options)
 
 type options struct {
-	recorder    events.EventRecorder
-	clock       clock.PassiveClock
-	fieldOwner  string
-	finalizer   string
-	cleanup     any // a LogicFunc[T]
-	concurrency int
-	suspended   any // a func(T) bool
+	recorder        events.EventRecorder
+	clock           clock.PassiveClock
+	fieldOwner      string
+	finalizer       string
+	cleanup         any // a LogicFunc[T]
+	cleanupDeadline time.Duration
+	concurrency     int
+	suspended       any // a func(T) bool
 
 	requestAnnotation string
 
@@ -141,7 +142,11 @@ func WithFieldOwner(name string) Option {
 // WithFinalizer makes the shell add finalizer to every object before the logic first runs,
 // and, once the object is being deleted, run cleanup until it returns a done outcome, then
 // remove the finalizer so the deletion completes. The logic is not run for an object being
-// deleted. cleanup's T must be the controller's; the declaration is refused otherwise.
+// deleted. A cleanup never holds a deletion silently: past its deadline
+// (WithCleanupDeadline) the object is Stalled, SkipCleanupAnnotation lets a person end it,
+// and a cleanup refused because its namespace is being deleted lets the deletion go on
+// (see finalizer.go's reasons). cleanup's T must be the controller's; the declaration is
+// refused otherwise.
 func WithFinalizer[T client.Object](finalizer string, cleanup func(ctx context.Context, obj T, s Scope) requeue.Outcome) Option {
 	return func(o *options) { o.finalizer, o.cleanup = finalizer, LogicFunc[T](cleanup) }
 }
@@ -289,20 +294,6 @@ func (r *shell[T]) run(ctx context.Context, obj T, s Scope, refused *error) requ
 		r.event(obj, e.kind, e.reason, e.note)
 	}
 	return outcome
-}
-
-func (r *shell[T]) cleanupDeleted(ctx context.Context, obj T, s Scope) requeue.Outcome {
-	if !controllerutil.ContainsFinalizer(obj, r.options.finalizer) {
-		return requeue.Done()
-	}
-	outcome := r.cleanup.Reconcile(ctx, obj, s)
-	if !outcome.IsDone() {
-		return outcome
-	}
-	if err := r.patch(ctx, obj, func() { controllerutil.RemoveFinalizer(obj, r.options.finalizer) }); err != nil && !apierrors.IsNotFound(err) {
-		return requeue.Retry(err)
-	}
-	return requeue.Done()
 }
 
 // ignoreOwnWrites is the predicate of the watch of the reconciled kind: it drops the watch

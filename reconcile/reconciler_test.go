@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -388,6 +390,109 @@ func TestReconcileCleansUpADeletedObjectUntilCleanupIsDone(t *testing.T) {
 	}
 	if logicRuns != 1 || cleanups != 2 {
 		t.Errorf("the logic ran %d times and cleanup %d; want once before the deletion, and cleanup twice after", logicRuns, cleanups)
+	}
+}
+
+func TestReconcileReportsACleanupPastItsDeadlineOnceAndLetsAPersonEndIt(t *testing.T) {
+	f := newFixture(t)
+	cleanups := 0
+	r := f.reconciler(func(context.Context, *Widget, reconcile.Scope) requeue.Outcome { return requeue.Done() },
+		reconcile.WithFinalizer(finalizer, func(context.Context, *Widget, reconcile.Scope) requeue.Outcome {
+			cleanups++
+			return requeue.Retry(errors.New("the bucket is locked"))
+		}), reconcile.WithCleanupDeadline(time.Minute))
+	if _, err := f.reconcile(t, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.client.Delete(t.Context(), f.widget); err != nil {
+		t.Fatal(err)
+	}
+	deleted := f.live(t).DeletionTimestamp.Time
+	f.recorded()
+
+	steps := []struct {
+		name       string
+		at         time.Duration // after the deletion
+		wantWrites int
+		wantEvents []string
+	}{
+		{"a cleanup failing within its deadline is retried, nothing said yet", 30 * time.Second, 0, nil},
+		{"past its deadline, Stalled and a Warning, once", 2 * time.Minute, 1, []string{"Warning CleanupOverdue"}},
+		{"still failing later: retried, nothing written again", time.Hour, 0, nil},
+	}
+	for _, step := range steps {
+		f.clock.SetTime(deleted.Add(step.at))
+		f.counter.Reset()
+		if _, err := f.reconcile(t, r); err == nil {
+			t.Errorf("%s: Reconcile returned no error; want the cleanup's, retried", step.name)
+		}
+		events := f.recorded()
+		var warnings []string
+		for _, e := range events {
+			if strings.HasPrefix(e, "Warning CleanupOverdue") {
+				warnings = append(warnings, "Warning CleanupOverdue")
+			}
+		}
+		if f.counter.Writes() != step.wantWrites || !slices.Equal(warnings, step.wantEvents) {
+			t.Errorf("%s: %d writes and events %q; want %d writes and %q", step.name, f.counter.Writes(), events, step.wantWrites, step.wantEvents)
+		}
+	}
+	stalled := conditions.Find(f.live(t), conditions.Stalled)
+	if stalled == nil || stalled.Reason != reconcile.ReasonCleanupOverdue ||
+		!strings.Contains(stalled.Message, "the bucket is locked") || !strings.Contains(stalled.Message, reconcile.SkipCleanupAnnotation) {
+		t.Errorf("Stalled = %+v; want CleanupOverdue naming the cleanup's error and the annotation that ends it", stalled)
+	}
+
+	// A person ends it: the deletion completes without running the cleanup again.
+	live := f.live(t)
+	live.Annotations = map[string]string{reconcile.SkipCleanupAnnotation: "true"}
+	if err := f.client.Update(t.Context(), live); err != nil {
+		t.Fatal(err)
+	}
+	before := cleanups
+	if _, err := f.reconcile(t, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.client.Get(t.Context(), client.ObjectKeyFromObject(f.widget), &Widget{}); !apierrors.IsNotFound(err) || cleanups != before {
+		t.Errorf("after %s: Get = %v, cleanup ran %d more times; want NotFound and none", reconcile.SkipCleanupAnnotation, err, cleanups-before)
+	}
+	if events := f.recorded(); len(events) != 1 || !strings.HasPrefix(events[0], "Warning CleanupSkipped") {
+		t.Errorf("events %q; want one Warning CleanupSkipped", events)
+	}
+}
+
+func TestReconcileLetsADeletionGoOnWhenItsNamespaceIsBeingDeleted(t *testing.T) {
+	f := newFixture(t)
+	builtins := cp.Client(t, withBuiltins)
+	r := f.reconciler(func(context.Context, *Widget, reconcile.Scope) requeue.Outcome { return requeue.Done() },
+		reconcile.WithFinalizer(finalizer, func(ctx context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
+			// A cleanup that needs a Job, say, in the object's namespace.
+			job := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: "cleanup"}}
+			if err := builtins.Create(ctx, job); err != nil {
+				return requeue.Retry(fmt.Errorf("creating the cleanup's ConfigMap: %w", err))
+			}
+			return requeue.After(time.Minute)
+		}))
+	if _, err := f.reconcile(t, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.client.Delete(t.Context(), f.widget); err != nil {
+		t.Fatal(err)
+	}
+	// The API server alone has no namespace controller: the namespace stays Terminating
+	// and refuses new objects, as a cluster's does while it empties it.
+	if err := builtins.Delete(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.widget.Namespace}}); err != nil {
+		t.Fatal(err)
+	}
+	f.recorded()
+	if _, err := f.reconcile(t, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.client.Get(t.Context(), client.ObjectKeyFromObject(f.widget), &Widget{}); !apierrors.IsNotFound(err) {
+		t.Errorf("Get = %v; want NotFound: a cleanup that cannot create in a namespace being deleted must not hold the deletion", err)
+	}
+	if events := f.recorded(); len(events) != 1 || !strings.HasPrefix(events[0], "Warning CleanupAbandoned") {
+		t.Errorf("events %q; want one Warning CleanupAbandoned", events)
 	}
 }
 
