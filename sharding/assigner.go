@@ -249,6 +249,7 @@ func (a *assigner) session(ctx context.Context, s *session, pending *sweep) (*se
 	switch {
 	case !acting:
 		s.end()
+		a.waiting.reset() // what its session met since the shard stopped acting
 		return nil, nil
 	case s != nil && !s.spent():
 		return s, nil
@@ -777,7 +778,7 @@ const waitReport = 30 * time.Second
 // in the log as well as in the metrics.
 func (a *assigner) reportWaiting(ctx context.Context) {
 	n, oldest, which := a.waiting.stats(time.Now())
-	if n == 0 || oldest < waitReport {
+	if n == 0 || oldest < waitReport || !a.isActing() {
 		return
 	}
 	ring, live := a.snapshot()
