@@ -32,6 +32,15 @@ import (
 // controllerIndex indexes children by the UID of their controller.
 const controllerIndex = "sharding.controllerUID"
 
+// resweep is how often the shard that assigns sweeps every object again, ring change or
+// not. Another replica can act for a while on a view of the Leases that this one never
+// had (a Lease watch that lags keeps a replica first, or makes it first, in its own
+// eyes) and place objects under its ring; this replica's ring did not change, so nothing
+// else would look at them again, and they would stay on a shard the ring does not give
+// them for good. A sweep that moves nothing costs a list of the objects' metadata, a
+// page of 500 at a time. A variable so that a test can shorten it.
+var resweep = 5 * time.Minute
+
 // workers is how many objects the assigner labels at a time.
 const workers = 16
 
@@ -73,6 +82,10 @@ type assigner struct {
 
 	waiting  waiting      // the objects without a live shard, while acting
 	released atomic.Int64 // children let go because their owner was not this shard's
+
+	readMu sync.Mutex       // guards read and readAt
+	read   sets.Set[string] // the live shards as confirmGone last read them from the API server
+	readAt time.Time
 }
 
 // isActing reports whether this shard assigns.
@@ -164,6 +177,8 @@ func (a *assigner) Start(ctx context.Context) error {
 	defer expiry.Stop()
 	report := time.NewTicker(waitReport)
 	defer report.Stop()
+	again := time.NewTicker(resweep)
+	defer again.Stop()
 	var pending sweep
 	poke(nil)
 	for {
@@ -173,6 +188,10 @@ func (a *assigner) Start(ctx context.Context) error {
 		case <-report.C:
 			a.reportWaiting(ctx)
 			continue
+		case <-again.C:
+			if a.isActing() {
+				pending.all = true // see resweep
+			}
 		case <-membership:
 		case <-expiry.C:
 		}
@@ -249,6 +268,7 @@ func (a *assigner) session(ctx context.Context, s *session, pending *sweep) (*se
 	switch {
 	case !acting:
 		s.end()
+		a.waiting.reset() // what its session met since the shard stopped acting
 		return nil, nil
 	case s != nil && !s.spent():
 		return s, nil
@@ -367,6 +387,12 @@ func (s sweep) due() bool { return s.all || s.gone.Len() > 0 }
 
 // recompute takes the live shards from the Leases, adds to pending what their change
 // asks to sweep, and returns how long until it must look again.
+//
+// A change is confirmed on the API server first. A shard that looks gone has its objects
+// moved without a drain, and under load this replica's Lease watch can fall behind the
+// renewals by more than a lease duration (issue 34): a live shard's Lease would look
+// expired, and its objects would be moved while it still reconciles them. A fresh read
+// costs one list of the ring's few Leases, and only when the live shards seem to change.
 func (a *assigner) recompute(ctx context.Context, pending *sweep) (time.Duration, error) {
 	var leases coordinationv1.LeaseList
 	if err := a.leases.List(ctx, &leases); err != nil {
@@ -374,6 +400,20 @@ func (a *assigner) recompute(ctx context.Context, pending *sweep) (time.Duration
 	}
 	now := time.Now()
 	shards, expiry := Live(leases.Items, now)
+	a.mu.Lock()
+	seen := sets.KeySet(a.live)
+	a.mu.Unlock()
+	if !seen.Equal(sets.New(shards...)) {
+		var err error
+		if shards, expiry, err = a.readLeases(ctx); err != nil {
+			// Unconfirmed, so not acted on: the shards stay as they were.
+			if ctx.Err() == nil {
+				log.FromContext(ctx).Error(err, "Reading the shard Leases failed; retrying")
+			}
+			return time.Second, nil
+		}
+		now = time.Now()
+	}
 	next := time.Hour
 	if !expiry.IsZero() {
 		// Just past the expiry, so that a renewal in time is seen first.
@@ -414,6 +454,37 @@ func (a *assigner) recompute(ctx context.Context, pending *sweep) (time.Duration
 	}
 	a.acting = acting
 	return next, nil
+}
+
+// readLeases returns the live shards, and when the first of them expires, from the
+// ring's Leases read from the API server rather than from the watch.
+func (a *assigner) readLeases(ctx context.Context) ([]string, time.Time, error) {
+	var leases coordinationv1.LeaseList
+	if err := a.writer.List(ctx, &leases, client.InNamespace(a.shard.opts.Namespace), client.MatchingLabels{LabelRing: a.shard.opts.Ring}); err != nil {
+		return nil, time.Time{}, err
+	}
+	shards, expiry := Live(leases.Items, time.Now())
+	return shards, expiry, nil
+}
+
+// confirmGone returns an error when shard, which this replica's ring does not have, is
+// live on the API server. The ring misses a shard that has just started when the Lease
+// watch lags (recompute confirms only the changes the watch shows), and an object on
+// that shard would be moved without a drain. One read serves the moves of a second.
+func (a *assigner) confirmGone(ctx context.Context, shard string) error {
+	a.readMu.Lock() // held across the read: the workers wait for one read, not make one each
+	defer a.readMu.Unlock()
+	if time.Since(a.readAt) >= time.Second {
+		shards, _, err := a.readLeases(ctx)
+		if err != nil {
+			return err
+		}
+		a.read, a.readAt = sets.New(shards...), time.Now()
+	}
+	if a.read.Has(shard) {
+		return fmt.Errorf("shard %s is live, but not yet in this replica's ring: its watch of the Leases lags", shard)
+	}
+	return nil
 }
 
 // snapshot returns the ring and the live shards.
@@ -638,6 +709,11 @@ func (a *assigner) move(ctx context.Context, s *session, obj *metav1.PartialObje
 		}
 		return nil
 	}
+	if current != "" {
+		if err := a.confirmGone(ctx, current); err != nil {
+			return err // kept, and looked at again
+		}
+	}
 	// Assign: children first, so that the new shard finds them in its cache when it
 	// first sees the object.
 	if labelled == nil && current != "" {
@@ -777,7 +853,7 @@ const waitReport = 30 * time.Second
 // in the log as well as in the metrics.
 func (a *assigner) reportWaiting(ctx context.Context) {
 	n, oldest, which := a.waiting.stats(time.Now())
-	if n == 0 || oldest < waitReport {
+	if n == 0 || oldest < waitReport || !a.isActing() {
 		return
 	}
 	ring, live := a.snapshot()

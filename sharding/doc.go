@@ -12,7 +12,8 @@
 // once: the assigner sets the drain label, the owning shard lets the object's children
 // go and removes both labels in its next reconcile of the object and stops, and only then
 // does the assigner label them for the new shard. A shard whose Lease has expired or was
-// released is not asked: its objects are labelled for the others at once.
+// released is not asked: its objects are labelled for the others at once, once a read of
+// the Leases from the API server, not only the watch, which can lag, says it is gone.
 //
 // The labels, the Lease scheme and the ring follow timebertt/kubernetes-controller-sharding
 // (see docs/sharding.md for where this package differs and why), so an operator built on

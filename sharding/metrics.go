@@ -103,10 +103,12 @@ func (m *assignerMetrics) Collect(ch chan<- prometheus.Metric) {
 			s = &series{}
 			all[key] = s
 		}
-		n, oldest, _ := a.waiting.stats(now)
-		s.unassigned += float64(n)
-		s.oldest = max(s.oldest, oldest.Seconds())
+		// Only the shard that assigns knows what waits; one that just stopped may still
+		// hold what its last session met.
 		if a.isActing() {
+			n, oldest, _ := a.waiting.stats(now)
+			s.unassigned += float64(n)
+			s.oldest = max(s.oldest, oldest.Seconds())
 			s.assigning = 1
 		}
 		s.released += float64(a.released.Load())

@@ -111,6 +111,12 @@ func start(t *testing.T, cp *reconciletest.ControlPlane, ns, shard string, r *re
 // startShard runs a manager of decl through cfg, as shard named shard in ns, until stopped.
 func startShard(t *testing.T, cfg *rest.Config, ns, shard string, decl reconcile.Declaration, extra ...manager.Runnable) *replica {
 	t.Helper()
+	return startLeased(t, cfg, ns, shard, decl, leaseDuration, extra...)
+}
+
+// startLeased is startShard with a lease duration of the shard's own.
+func startLeased(t *testing.T, cfg *rest.Config, ns, shard string, decl reconcile.Declaration, leaseDuration time.Duration, extra ...manager.Runnable) *replica {
+	t.Helper()
 	s, err := sharding.New(sharding.Options{Ring: ring, Name: shard, Controller: decl})
 	if err != nil {
 		t.Fatal(err)

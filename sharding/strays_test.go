@@ -21,20 +21,20 @@ import (
 	"github.com/reconcilekit/reconcilekit/sharding"
 )
 
-// hold stops, while held, the events of a shard's own watch of Secrets (its manager's
-// cache, selected by its shard label) from reaching it: what a watch stream that lags
-// behind the other kinds' looks like to the shard.
+// hold stops, while held, the events of one of a replica's watches from reaching it:
+// what a watch stream that lags behind the others looks like to the replica.
 type hold struct {
 	mu      sync.Mutex
 	held    bool
 	release chan struct{}
 }
 
-func (h *hold) wrap(cfg *rest.Config, shard string) *rest.Config {
-	selector := shardLabel + "=" + shard
+// wrap returns a copy of cfg whose watches of resource with the label selector selector
+// h holds.
+func (h *hold) wrap(cfg *rest.Config, resource, selector string) *rest.Config {
 	return reconciletest.Intercept(cfg, func(r *reconciletest.Request) (*http.Response, error) {
 		resp, err := r.Send()
-		if err != nil || r.Verb != "watch" || r.Resource != "secrets" || r.HTTP.URL.Query().Get("labelSelector") != selector {
+		if err != nil || r.Verb != "watch" || r.Resource != resource || r.HTTP.URL.Query().Get("labelSelector") != selector {
 			return resp, err
 		}
 		resp.Body = &heldBody{ReadCloser: resp.Body, h: h, closed: make(chan struct{})}
@@ -157,9 +157,10 @@ func TestAChildOnAnotherShardThanItsOwnerFollowsItsOwner(t *testing.T) {
 	c := cp.Client(t, nil)
 	ns := cp.Namespace(t)
 
-	// "a" alone, its cache of Secrets able to lag behind its cache of ConfigMaps.
+	// "a" alone, its cache of Secrets (its manager's, selected by its shard label) able
+	// to lag behind its cache of ConfigMaps.
 	lag := &hold{}
-	startIdle(t, lag.wrap(cp.Config, "a"), ns, "a")
+	startIdle(t, lag.wrap(cp.Config, "secrets", shardLabel+"=a"), ns, "a")
 	createWithSecrets(t, c, ns, "ready", 1)
 	await(t, labelledAlike(c, ns, sharding.NewRing("a"), true))
 
