@@ -116,13 +116,18 @@ type ledger struct {
 
 func (l *ledger) wrap(cfg *rest.Config) *rest.Config {
 	return reconciletest.Intercept(cfg, func(r *reconciletest.Request) (*http.Response, error) {
+		// A create names its object in the request's body: read there, since a connection
+		// cut mid-answer leaves the answer's body unreadable, though the object was made.
+		name := r.Name
+		if name == "" && r.HTTP.Body != nil {
+			name = nameIn(&r.HTTP.Body)
+		}
 		resp, err := r.Send()
 		// A create, or an apply that creates.
 		if err != nil || resp.StatusCode != http.StatusCreated {
 			return resp, err
 		}
-		name := r.Name
-		if name == "" {
+		if name == "" { // a generated name
 			name = nameIn(&resp.Body)
 		}
 		l.mu.Lock()
