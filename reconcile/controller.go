@@ -85,7 +85,7 @@ func (c *Controller[T]) Reconciler(cl client.Client, opts ...Option) rtreconcile
 // options returns the declaration's options, applied over the defaults.
 func (c *Controller[T]) options() options {
 	o := options{clock: clock.RealClock{}, expectationTimeout: DefaultExpectationTimeout, progressInterval: DefaultProgressInterval,
-		cleanupDeadline: DefaultCleanupDeadline}
+		cleanupDeadline: DefaultCleanupDeadline, reportAfter: DefaultReportAfter}
 	for _, opt := range c.opts {
 		opt(&o)
 	}
@@ -99,7 +99,7 @@ func (c *Controller[T]) kind() string { return reflect.TypeOf(c.object).Elem().N
 // cl and reading uncached through apiReader; and an error when the declaration cannot run.
 func (c *Controller[T]) shell(cl client.Client, apiReader client.Reader) (*shell[T], error) {
 	s := &shell[T]{client: cl, apiReader: apiReader, logic: c.logic, options: c.options(), memory: newMemory(),
-		bereaved: newOwnerSet(), fights: new(fight.Detector), owns: []schema.GroupVersionKind{}}
+		bereaved: newOwnerSet(), failures: newFailures(), fights: new(fight.Detector), owns: []schema.GroupVersionKind{}}
 	s.newObject = func() T { return newLike(c.object) }
 	var errs []error
 	if s.options.fieldOwner == "" {
@@ -179,7 +179,7 @@ func (c *Controller[T]) setup(mgr manager.Manager, gate Gate, metrics bool) erro
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(c.object, builder.WithPredicates(s.ignoreOwnWrites())).
-		WithOptions(controller.Options{MaxConcurrentReconciles: s.options.concurrency})
+		WithOptions(controller.Options{MaxConcurrentReconciles: s.options.concurrency, RateLimiter: s.options.rateLimiter()})
 	for _, child := range s.options.children {
 		b = b.Watches(child, s.enqueueOwner(mgr, c.object))
 	}

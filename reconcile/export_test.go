@@ -3,10 +3,12 @@ package reconcile
 import (
 	"reflect"
 
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // The unexported pieces of the wiring, for the tests.
@@ -52,4 +54,14 @@ func (s Shell[T]) Bereaved() int {
 	s.bereaved.mu.Lock()
 	defer s.bereaved.mu.Unlock()
 	return len(s.bereaved.owners)
+}
+
+// RateLimiter is the controller's rate limiter the options give, nil for
+// controller-runtime's default.
+func RateLimiter(opts ...Option) workqueue.TypedRateLimiter[rtreconcile.Request] {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o.rateLimiter()
 }

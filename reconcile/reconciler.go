@@ -84,6 +84,7 @@ type shell[T client.Object] struct {
 	memory    *memory
 	warnings  warnings
 	bereaved  *ownerSet       // owners whose child the cache saw deleted
+	failures  *failures       // consecutive failed attempts, by object
 	fights    *fight.Detector // of the children the logic writes
 	owns      []schema.GroupVersionKind
 	gate      Gate
@@ -102,6 +103,9 @@ type options struct {
 	finalizer       string
 	cleanup         any // a LogicFunc[T]
 	cleanupDeadline time.Duration
+
+	backoffFloor, backoffCeiling time.Duration
+	reportAfter                  int
 	concurrency     int
 	suspended       any // a func(T) bool
 
@@ -170,6 +174,7 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 			r.memory.forget(req.NamespacedName)
 			r.warnings.forget(req.NamespacedName)
 			r.bereaved.take(req.NamespacedName)
+			r.failures.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -192,9 +197,9 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 			return ctrl.Result{}, nil
 		}
 	}
-	var refused error
+	var this attempt
 	s := Scope{Now: r.options.clock.Now(), APIReader: r.apiReader, Writer: ownership.Writer{
-		Client:     scopeClient{Client: r.client, fights: r.fights, refused: &refused},
+		Client:     scopeClient{Client: r.client, fights: r.fights, refused: &this.refused},
 		FieldOwner: r.options.fieldOwner,
 		Recorder:   r.options.recorder,
 		Owns:       r.owns,
@@ -207,7 +212,13 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		defer r.gate.Leave(ctx, obj)
 		s.Labels = labels
 	}
-	return r.finish(ctx, obj, r.metrics.observe(req.NamespacedName, obj, r.run(ctx, obj, s, &refused)))
+	return r.finish(ctx, obj, r.metrics.observe(req.NamespacedName, obj, r.run(ctx, obj, s, &this)), this.held)
+}
+
+// attempt is what one reconcile notes besides its outcome.
+type attempt struct {
+	refused error // the first child kind ownership refused: a wiring mistake
+	held    bool  // a transient failure, retried without a word (WithReportAfter)
 }
 
 // scopeClient is the client of the Writer the shell gives the logic: the manager's, with the
@@ -228,7 +239,7 @@ func (c scopeClient) Refused(err error) {
 	}
 }
 
-func (r *shell[T]) run(ctx context.Context, obj T, s Scope, refused *error) requeue.Outcome {
+func (r *shell[T]) run(ctx context.Context, obj T, s Scope, this *attempt) requeue.Outcome {
 	if r.options.finalizer != "" {
 		if !obj.GetDeletionTimestamp().IsZero() {
 			return r.cleanupDeleted(ctx, obj, s)
@@ -254,10 +265,17 @@ func (r *shell[T]) run(ctx context.Context, obj T, s Scope, refused *error) requ
 	if err := revertUnwritable(before, obj); err != nil {
 		outcome = requeue.Merge(outcome, requeue.Terminal(err))
 	}
-	if *refused != nil { // a wiring mistake: no retry can fix it, a new declaration can
-		outcome = requeue.Terminal(*refused)
+	if this.refused != nil { // a wiring mistake: no retry can fix it, a new declaration can
+		outcome = requeue.Terminal(this.refused)
 	}
 	quiet := isQuiet(outcome.Err())
+	if !quiet && !outcome.IsTerminal() {
+		if this.held = r.failures.held(client.ObjectKeyFromObject(obj), outcome.Err(), r.options.reportAfter); this.held {
+			return outcome // nothing written: the retry will do better, or say so
+		}
+	} else if outcome.IsTerminal() {
+		r.failures.forget(client.ObjectKeyFromObject(obj))
+	}
 	if outcome.Err() == nil || outcome.IsTerminal() {
 		if s, ok := any(obj).(ObservedGenerationSetter); ok {
 			s.SetObservedGeneration(obj.GetGeneration())
@@ -367,15 +385,15 @@ func isQuiet(err error) bool {
 }
 
 // finish turns the outcome into controller-runtime's result. Conflicts and stale-cache
-// answers are quiet requeues.
-func (r *shell[T]) finish(ctx context.Context, obj T, outcome requeue.Outcome) (ctrl.Result, error) {
+// answers are quiet requeues; a held transient failure is retried with no event.
+func (r *shell[T]) finish(ctx context.Context, obj T, outcome requeue.Outcome, held bool) (ctrl.Result, error) {
 	logger := log.FromContext(ctx)
 	if err := outcome.Err(); err != nil {
 		if isQuiet(err) {
 			logger.V(1).Info("requeued after a conflict", "reason", err.Error())
 			return ctrl.Result{RequeueAfter: conflictDelay}, nil
 		}
-		if !ownership.IsFighting(err) { // the fight has a Warning of its own
+		if !held && !ownership.IsFighting(err) { // the fight has a Warning of its own
 			r.event(obj, corev1.EventTypeWarning, "ReconcileError", err.Error())
 		}
 	}

@@ -99,10 +99,10 @@ func TestAtTable(t *testing.T) {
 		WantStatus:   stalledAt(cnatv1alpha1.PhaseDone, "report", "PodLost", podLost),
 		WantEvents:   []string{"Warning PodLost " + podLost},
 	}, {
-		Name:   "a pod the API server refuses is retried, and the At says so",
+		Name:   "a pod the API server refuses is retried, and the At says so at once",
 		Object: at(now.Add(-time.Hour), "echo done"),
 		Faults: &reconciletest.Faults{Verbs: []string{"create"}, Resources: []string{"pods"}, Rate: 1,
-			Code: http.StatusInternalServerError},
+			Code: http.StatusForbidden}, // a quota, an admission policy: a person must act
 		WantRequests: []string{"create pods", "patch ats/status"},
 		WantStatus: cnatv1alpha1.AtStatus{Phase: cnatv1alpha1.PhaseRunning, Conditions: []metav1.Condition{
 			condition("Succeeded", "Unknown", "PodNotCreated", "creating pod report: fault injected by reconciletest: create pods"),

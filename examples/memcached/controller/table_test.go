@@ -91,10 +91,10 @@ func TestMemcachedTable(t *testing.T) {
 		WantObjects:  []client.Object{tuned("-c 2048"), ownedDeployment(2, "-c", "2048"), ownedService()},
 		WantStatus:   rollingOut(2),
 	}, {
-		Name:   "a Deployment the API server refuses is retried, with a Warning event",
+		Name:   "a Deployment the API server refuses is retried, with a Warning event at once",
 		Object: memcached(2, ""),
 		Faults: &reconciletest.Faults{Verbs: []string{"create"}, Resources: []string{"deployments"}, Rate: 1,
-			Code: http.StatusInternalServerError},
+			Code: http.StatusForbidden}, // a quota, an admission policy: a person must act
 		WantRequests: []string{"create deployments", "patch memcacheds/status"},
 		WantStatus: cachev1alpha1.MemcachedStatus{ObservedGeneration: 0, // a status that failed a generation does not claim it
 			Conditions: []metav1.Condition{
@@ -103,6 +103,14 @@ func TestMemcachedTable(t *testing.T) {
 			}},
 		WantEvents: []string{"Warning ReconcileError fault injected by reconciletest: create deployments"},
 		WantErr:    "fault injected",
+	}, {
+		// Reported once it has failed three times in a row (reconcile.WithReportAfter).
+		Name:   "a Deployment create that fails for a moment is retried without a word",
+		Object: memcached(2, ""),
+		Faults: &reconciletest.Faults{Verbs: []string{"create"}, Resources: []string{"deployments"}, Rate: 1,
+			Code: http.StatusServiceUnavailable},
+		WantRequests: []string{"create deployments"},
+		WantErr:      "fault injected",
 	}}
 	table.Run(t)
 }

@@ -103,10 +103,10 @@ func TestPodSetTable(t *testing.T) {
 			`is controlled by ConfigMap "other"; it is left alone: delete it or rename this PodSet`},
 		WantResult: rtreconcile.Result{RequeueAfter: time.Minute},
 	}, {
-		Name:   "a Deployment the API server refuses is retried, with a Warning event",
+		Name:   "a Deployment the API server refuses is retried, with a Warning event at once",
 		Object: podSet(2),
 		Faults: &reconciletest.Faults{Verbs: []string{"create", "patch"}, Resources: []string{"deployments"}, Rate: 1,
-			Code: http.StatusInternalServerError},
+			Code: http.StatusForbidden}, // a quota, an admission policy: a person must act
 		WantRequests: []string{"create deployments", "patch podsets/status"},
 		WantStatus: appsv1alpha1.PodSetStatus{ObservedGeneration: 0, // a status that failed a generation does not claim it
 			Conditions: []metav1.Condition{
