@@ -106,8 +106,8 @@ type options struct {
 
 	backoffFloor, backoffCeiling time.Duration
 	reportAfter                  int
-	concurrency     int
-	suspended       any // a func(T) bool
+	concurrency                  int
+	suspended                    any // a func(T) bool
 
 	requestAnnotation string
 
