@@ -140,6 +140,10 @@ func (c *Controller[T]) shell(cl client.Client, apiReader client.Reader) (*shell
 	}
 	s.metrics = newObserver(cl, c.object, &s.options)
 	s.client = observedClient{Client: cl, m: s.metrics} // counts the shell's writes
+	if s.options.tracer != nil {
+		s.client = tracedClient{Client: s.client, tracer: s.options.tracer}
+	}
+	s.kind = c.kind()
 	if err := errors.Join(errs...); err != nil {
 		return s, fmt.Errorf("reconcile: the %s controller: %w", c.kind(), err)
 	}

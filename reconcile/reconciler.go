@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -88,6 +89,7 @@ type shell[T client.Object] struct {
 	fights    *fight.Detector // of the children the logic writes
 	owns      []schema.GroupVersionKind
 	gate      Gate
+	kind      string       // the reconciled kind's name, for spans
 	suspended func(T) bool // WithSuspend
 	invalid   error        // a declaration that cannot run: every reconcile stalls with it
 }
@@ -106,8 +108,10 @@ type options struct {
 
 	backoffFloor, backoffCeiling time.Duration
 	reportAfter                  int
-	concurrency                  int
-	suspended                    any // a func(T) bool
+
+	tracer      trace.Tracer // WithTracing; nil: no span
+	concurrency int
+	suspended   any // a func(T) bool
 
 	requestAnnotation string
 
@@ -212,7 +216,13 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		defer r.gate.Leave(ctx, obj)
 		s.Labels = labels
 	}
-	return r.finish(ctx, obj, r.metrics.observe(req.NamespacedName, obj, r.run(ctx, obj, s, &this)), this.held)
+	if r.options.tracer == nil {
+		return r.finish(ctx, obj, r.metrics.observe(req.NamespacedName, obj, r.run(ctx, obj, s, &this)), this.held)
+	}
+	ctx, span := startReconcile(ctx, r.options.tracer, r.kind, obj)
+	outcome := r.metrics.observe(req.NamespacedName, obj, r.run(ctx, obj, s, &this))
+	endReconcile(span, outcome, this.held)
+	return r.finish(ctx, obj, outcome, this.held)
 }
 
 // attempt is what one reconcile notes besides its outcome.

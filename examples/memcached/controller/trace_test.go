@@ -1,0 +1,115 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	"github.com/reconcilekit/reconcilekit/examples/memcached/controller"
+	"github.com/reconcilekit/reconcilekit/reconcile"
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+)
+
+func TestAMemcachedRolloutIsTracedOneSpanPerReconcileAndWrite(t *testing.T) {
+	e := newEnv(t)
+	spans := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	reconciletest.StartManager(t, e.Requests.Wrap(e.Config), reconcile.Manager{
+		Options: manager.Options{
+			Scheme: operator.Scheme,
+			Cache:  cache.Options{DefaultNamespaces: map[string]cache.Config{e.Namespace: {}}},
+		},
+		Controllers: []reconcile.Declaration{controller.New(reconcile.WithTracing(tp))},
+	})
+
+	// Whoever created the Memcached left the trace context of that change on it.
+	const traceID, spanID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	mc := &cachev1alpha1.Memcached{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "cache",
+			Annotations: map[string]string{reconcile.TraceparentAnnotation: "00-" + traceID + "-" + spanID + "-01"}},
+		Spec: cachev1alpha1.MemcachedSpec{Size: 2},
+	}
+	if err := e.Create(t.Context(), mc); err != nil {
+		t.Fatal(err)
+	}
+	reconciletest.Eventually(t, func(ctx context.Context) error {
+		if err := e.Get(ctx, client.ObjectKeyFromObject(mc), mc); err != nil {
+			return err
+		}
+		if !converged(mc) {
+			return fmt.Errorf("not converged: %+v", mc.Status.Conditions)
+		}
+		return nil
+	})
+	writes := e.Requests.Writes()
+
+	// The span tree: each reconcile a root linked to the creator's span; each write a child.
+	byID := map[string]tracetest.SpanStub{}
+	children := map[string][]string{}
+	var reconciles []tracetest.SpanStub
+	for _, s := range spans.GetSpans() {
+		byID[s.SpanContext.SpanID().String()] = s
+		if s.Name == "Reconcile Memcached" {
+			reconciles = append(reconciles, s)
+			continue
+		}
+		children[s.Parent.SpanID().String()] = append(children[s.Parent.SpanID().String()], s.Name)
+	}
+	if len(reconciles) == 0 {
+		t.Fatal("no span of a reconcile of the Memcached")
+	}
+	var tree []string
+	writeSpans := 0
+	for _, r := range reconciles {
+		if r.Parent.IsValid() {
+			t.Errorf("a reconcile's span has parent %s; want a new root", r.Parent.SpanID())
+		}
+		if len(r.Links) != 1 || r.Links[0].SpanContext.TraceID().String() != traceID || r.Links[0].SpanContext.SpanID().String() != spanID {
+			t.Errorf("a reconcile's span links to %+v; want the creator's span %s/%s", r.Links, traceID, spanID)
+		}
+		if !hasAttribute(r.Attributes, "reconcilekit.object.name", "cache") || !hasAttribute(r.Attributes, "k8s.namespace.name", e.Namespace) {
+			t.Errorf("a reconcile's span has attributes %v; want the Memcached's name and namespace", r.Attributes)
+		}
+		kids := children[r.SpanContext.SpanID().String()]
+		writeSpans += len(kids)
+		tree = append(tree, "Reconcile Memcached ["+strings.Join(kids, ", ")+"]")
+	}
+	t.Logf("%d reconciles traced:\n%s", len(reconciles), strings.Join(tree, "\n"))
+	if !slices.Contains(tree, "Reconcile Memcached [create Deployment, create Service, patch Memcached/status]") {
+		t.Errorf("no reconcile created the Deployment and the Service and wrote the status, each a child span")
+	}
+	for id, s := range byID {
+		if s.Name == "patch Memcached/status" && !strings.Contains(attributeOf(s.Attributes, "reconcilekit.write.fields"), "status.conditions") {
+			t.Errorf("status write %s names fields %q; want status.conditions among them", id, attributeOf(s.Attributes, "reconcilekit.write.fields"))
+		}
+	}
+	// The operator's every write is a span, and it writes no trace context of its own.
+	if writeSpans != writes {
+		t.Errorf("%d write spans for %d writes:\n%s", writeSpans, writes, &e.Requests)
+	}
+}
+
+func hasAttribute(attrs []attribute.KeyValue, key, value string) bool {
+	return attributeOf(attrs, key) == value
+}
+
+func attributeOf(attrs []attribute.KeyValue, key string) string {
+	for _, a := range attrs {
+		if string(a.Key) == key {
+			return a.Value.Emit()
+		}
+	}
+	return ""
+}
