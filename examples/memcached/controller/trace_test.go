@@ -108,7 +108,7 @@ func hasAttribute(attrs []attribute.KeyValue, key, value string) bool {
 func attributeOf(attrs []attribute.KeyValue, key string) string {
 	for _, a := range attrs {
 		if string(a.Key) == key {
-			return a.Value.Emit()
+			return a.Value.String()
 		}
 	}
 	return ""
