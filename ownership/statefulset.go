@@ -125,8 +125,14 @@ func StatefulSetReadiness(s *appsv1.StatefulSet, pdb *policyv1.PodDisruptionBudg
 // statefulSetRollout applies kstatus' rules for StatefulSets.
 func statefulSetRollout(s *appsv1.StatefulSet, want int32) Readiness {
 	st := s.Status
+	strategy := s.Spec.UpdateStrategy
+	// A partition holds the pods below it back: only those at or above it are to update.
+	target := want
+	if u := strategy.RollingUpdate; u != nil && u.Partition != nil {
+		target = max(want-*u.Partition, 0)
+	}
 	msg := fmt.Sprintf("%d of %d replicas ready", st.ReadyReplicas, want)
-	if outdated := want - st.UpdatedReplicas; outdated > 0 {
+	if outdated := target - st.UpdatedReplicas; outdated > 0 {
 		msg += fmt.Sprintf(", %d to update", outdated)
 	}
 	if extra := st.Replicas - want; extra > 0 {
@@ -134,7 +140,6 @@ func statefulSetRollout(s *appsv1.StatefulSet, want int32) Readiness {
 	}
 	inProgress := Readiness{Rollout: RolloutInProgress, Reason: "RollingOut", Message: msg}
 	complete := Readiness{Rollout: RolloutComplete, Reason: "RolloutComplete", Message: msg}
-	strategy := s.Spec.UpdateStrategy
 	switch {
 	case s.Generation > st.ObservedGeneration:
 		return inProgress
@@ -143,7 +148,7 @@ func statefulSetRollout(s *appsv1.StatefulSet, want int32) Readiness {
 	case st.Replicas < want || st.ReadyReplicas < want || st.Replicas > want:
 		return inProgress
 	case strategy.RollingUpdate != nil && strategy.RollingUpdate.Partition != nil:
-		if st.UpdatedReplicas < want-*strategy.RollingUpdate.Partition {
+		if st.UpdatedReplicas < target {
 			return inProgress
 		}
 		return complete

@@ -98,10 +98,10 @@ func TestStatefulSetRolloutAgreesWithKstatus(t *testing.T) {
 		{"resized down, a pod terminating", with(rolling(2, 2, 2), func(s *appsv1.StatefulSet) { s.Status.Replicas = 3 }), RolloutInProgress, "1 pending termination"},
 		{"a partition holding back the first pod, the others updated", with(rolling(3, 3, 2), func(s *appsv1.StatefulSet) {
 			s.Spec.UpdateStrategy.RollingUpdate.Partition = ptr.To[int32](1)
-		}), RolloutComplete, "3 of 3"},
+		}), RolloutComplete, "3 of 3 replicas ready"},
 		{"a partition, pods above it not yet updated", with(rolling(3, 3, 1), func(s *appsv1.StatefulSet) {
 			s.Spec.UpdateStrategy.RollingUpdate.Partition = ptr.To[int32](1)
-		}), RolloutInProgress, "2 to update"},
+		}), RolloutInProgress, "1 to update"},
 		{"no partition, on an old revision", with(rolling(3, 3, 3), func(s *appsv1.StatefulSet) {
 			s.Spec.UpdateStrategy.RollingUpdate = nil
 			s.Status.CurrentRevision = "db-1"
