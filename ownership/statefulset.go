@@ -18,7 +18,7 @@ import (
 // arguments, the given replicas, pods from template whose labels double as the selector, and
 // a claim of each of claims for every pod (ClaimTemplate makes one), which a container of
 // template mounts by the claim's name. Its pods are named after the headless Service of the
-// same name (spec.serviceName), which the owner ensures beside it.
+// same name (spec.serviceName), which the owner ensures beside it (HeadlessService).
 //
 // Pass it to Ensure, which keeps spec.replicas at replicas and rolls the pods when the
 // template changes. The API server refuses to change the claim templates, the selector, the
@@ -34,6 +34,23 @@ func StatefulSet(namespace, name string, replicas int32, template corev1.PodTemp
 			Selector:             &metav1.LabelSelector{MatchLabels: template.Labels},
 			Template:             template,
 			VolumeClaimTemplates: claims,
+		},
+	}
+}
+
+// HeadlessService returns the desired headless Service that names the pods of the
+// StatefulSet of the same name, selected by labels (its pod template's): pod db-0 is
+// db-0.db.<namespace>.svc. It publishes pods before they are ready, for the members of a
+// cluster to find each other while they form it; clients reach the ready pods through a
+// Service of their own.
+func HeadlessService(namespace, name string, labels map[string]string, ports ...corev1.ServicePort) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: labels},
+		Spec: corev1.ServiceSpec{
+			ClusterIP:                corev1.ClusterIPNone,
+			Selector:                 labels,
+			Ports:                    ports,
+			PublishNotReadyAddresses: true,
 		},
 	}
 }

@@ -214,8 +214,37 @@ func TestStatefulSetIsGovernedByItsNamesakeServiceAndSelectsItsTemplate(t *testi
 	if data.Spec.AccessModes[0] != corev1.ReadWriteOnce || data.Spec.Resources.Requests.Storage().String() != "1Gi" || data.Spec.StorageClassName != nil {
 		t.Errorf("ClaimTemplate = %+v, want ReadWriteOnce of 1Gi of the default class", data)
 	}
+	svc := HeadlessService("ns", "db", labels, corev1.ServicePort{Name: "peer", Port: 7000})
+	if svc.Name != s.Spec.ServiceName || svc.Spec.ClusterIP != corev1.ClusterIPNone || !svc.Spec.PublishNotReadyAddresses || svc.Spec.Selector["app"] != "db" {
+		t.Errorf("HeadlessService = %+v, want the StatefulSet's headless Service, publishing pods not ready", svc)
+	}
 	pdb := PodDisruptionBudget("ns", "db", intstr.FromInt32(2), labels)
 	if pdb.Spec.MinAvailable.IntValue() != 2 || pdb.Spec.Selector.MatchLabels["app"] != "db" || *pdb.Spec.UnhealthyPodEvictionPolicy != policyv1.AlwaysAllow {
 		t.Errorf("PodDisruptionBudget = %+v", pdb)
+	}
+}
+
+func TestReadinessChangedLetsAStatefulSetsReadyPodsThrough(t *testing.T) {
+	with := func(s *appsv1.StatefulSet, change func(*appsv1.StatefulSet)) *appsv1.StatefulSet {
+		change(s)
+		return s
+	}
+	tests := []struct {
+		name         string
+		old, updated *appsv1.StatefulSet
+		changed      bool
+	}{
+		// An owner's budget may draw the line of availability at any count.
+		{"a pod becomes ready", rolling(3, 1, 1), rolling(3, 2, 1), true},
+		{"the rollout completes", rolling(3, 3, 2), rolling(3, 3, 3), true},
+		{"another count changes while the rollout goes on", rolling(3, 2, 1),
+			with(rolling(3, 2, 1), func(s *appsv1.StatefulSet) { s.Status.CurrentReplicas-- }), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ReadinessChanged(tt.old, tt.updated); got != tt.changed {
+				t.Errorf("ReadinessChanged = %t, want %t", got, tt.changed)
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -103,4 +104,33 @@ func TestEnsureLeavesClaimTemplatesItCannotChange(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestEnsureOfAStatefulOperatorsChildrenConverges ensures what a stateful operator owns, as
+// the builders make it, twice: the second time, with the API server's defaults in every
+// object (a StatefulSet's policies, its claims' volumeMode, a Service's IP families), sends
+// nothing.
+func TestEnsureOfAStatefulOperatorsChildrenConverges(t *testing.T) {
+	c, counter, owner := setup(t)
+	w := ownership.NewTestWriter(c)
+	ns := owner.Namespace
+	tpl := template()
+	tpl.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+	children := []client.Object{
+		ownership.HeadlessService(ns, "db", tpl.Labels, corev1.ServicePort{Name: "peer", Port: 1234}),
+		ownership.PodDisruptionBudget(ns, "db", intstr.FromInt32(2), tpl.Labels),
+		ownership.StatefulSet(ns, "db", 3, tpl, ownership.ClaimTemplate("data", resource.MustParse("1Gi"))),
+	}
+	for _, child := range children {
+		if _, result, err := ownership.Ensure(t.Context(), w, owner, child); err != nil || result.Action != ownership.Created {
+			t.Fatalf("Ensure %T = %s, %v; want Created", child, result.Action, err)
+		}
+	}
+	reconciletest.ExpectNoWrites(t, counter, func() {
+		for _, child := range children {
+			if _, result, err := ownership.Ensure(t.Context(), w, owner, child); err != nil || result.Action != ownership.Unchanged {
+				t.Errorf("Ensure %T again = %s, %v (%s); want Unchanged", child, result.Action, err, result.Diff)
+			}
+		}
+	})
 }
