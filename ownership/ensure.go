@@ -79,7 +79,7 @@ func CreateOnly() Option { return func(o *options) { o.createOnly = true } }
 //
 // A StatefulSet's volume claim templates are the exception: the API server refuses to change
 // them once it exists, and would refuse the whole apply, again on every reconcile. So Ensure
-// never compares nor sends them for a StatefulSet that exists (a typed *appsv1.StatefulSet):
+// never compares nor sends them for a StatefulSet that exists:
 // it applies the rest (a new image rolls the pods) and, when desired has other claim
 // templates than the live ones (by the fields desired sets, so server defaults do not
 // count; a claim added or removed does), returns the live object with an *ImmutableError

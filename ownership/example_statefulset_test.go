@@ -16,9 +16,9 @@ import (
 	"github.com/reconcilekit/reconcilekit/ownership"
 )
 
-// A stateful operator's logic ensures a StatefulSet with a claim for each pod and the
-// PodDisruptionBudget that protects a quorum of its pods, and reports both in its
-// conditions. A claim template that can no longer change is reported, not retried.
+// A stateful operator's logic ensures a StatefulSet with a claim for each pod, the headless
+// Service that names its pods and the PodDisruptionBudget that protects a quorum of them,
+// and reports its readiness in its conditions. A claim template that can no longer change is reported, not retried.
 func ExampleStatefulSet() {
 	var (
 		ctx   context.Context
@@ -42,6 +42,10 @@ func ExampleStatefulSet() {
 	quorum := intstr.FromInt32(replicas/2 + 1)
 	pdb, _, err := ownership.Ensure(ctx, w, owner, ownership.PodDisruptionBudget(ns, name, quorum, labels))
 	if err != nil {
+		return // requeue.Retry(err)
+	}
+	peers := corev1.ServicePort{Name: "peer", Port: 5433}
+	if _, _, err := ownership.Ensure(ctx, w, owner, ownership.HeadlessService(ns, name, labels, peers)); err != nil {
 		return // requeue.Retry(err)
 	}
 	desired := ownership.StatefulSet(ns, name, replicas, template, ownership.ClaimTemplate("data", resource.MustParse("10Gi")))
