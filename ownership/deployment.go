@@ -44,42 +44,53 @@ func AutoscaledDeployment(namespace, name string, template corev1.PodTemplateSpe
 	}
 }
 
-// podsIndex is the name of the index IndexPods registers.
-const podsIndex = "ownership.reconcilekit.io/deployment"
+// podsIndex is the name of the index IndexPods registers: pods by the workload that made
+// them, as workloadKey names it.
+const podsIndex = "ownership.reconcilekit.io/workload"
 
 // IndexPods registers in indexer (the manager's field indexer, mgr.GetFieldIndexer()) an
-// index of pods by the Deployment whose ReplicaSet made them, which Pods then reads. Without
-// it, Pods matches the Deployment's selector against every cached pod of the namespace, so a
-// reconcile costs in proportion to the pods the namespace holds: with 10000 objects in one
-// namespace, most of it.
+// index of pods by the workload that made them: the Deployment whose ReplicaSet made them,
+// or the StatefulSet. Pods and StatefulSetPods read it. Without it, they match the
+// workload's selector against every cached pod of the namespace, so a reconcile costs in
+// proportion to the pods the namespace holds: with 10000 objects in one namespace, most of
+// it.
 //
 // A manager made from controller declarations (reconcile.Manager) registers it for a
-// controller that owns Deployments and watches pods, once the manager runs: the index then
-// joins the pod informer the controller's watch starts, whose cache sync the controller
-// bounds, so an operator that may not list pods fails to start with an error. Registered
-// before the manager starts, the index would make the manager wait for the pod cache with no
-// limit: a missing permission hangs the start, and controller-runtime 0.25 cannot even stop
-// such a manager. Call it yourself the same way (from a manager.RunnableFunc added with
-// mgr.Add) for a manager made otherwise. Until the index is registered, Pods falls back to
-// the selector.
+// controller that owns Deployments or StatefulSets and watches pods, once the manager runs:
+// the index then joins the pod informer the controller's watch starts, whose cache sync the
+// controller bounds, so an operator that may not list pods fails to start with an error.
+// Registered before the manager starts, the index would make the manager wait for the pod
+// cache with no limit: a missing permission hangs the start, and controller-runtime 0.25
+// cannot even stop such a manager. Call it yourself the same way (from a
+// manager.RunnableFunc added with mgr.Add) for a manager made otherwise. Until the index is
+// registered, Pods and StatefulSetPods fall back to the selector.
 func IndexPods(ctx context.Context, indexer client.FieldIndexer) error {
-	return indexer.IndexField(ctx, &corev1.Pod{}, podsIndex, podDeployment)
+	return indexer.IndexField(ctx, &corev1.Pod{}, podsIndex, podWorkload)
 }
 
-// podDeployment names the Deployment a pod belongs to. The Deployment controller names each
-// of its ReplicaSets after the Deployment and the hash of the pod template, and labels the
-// ReplicaSet's pods with that hash.
-func podDeployment(pod client.Object) []string {
+// podWorkload names the workload a pod belongs to. A StatefulSet controls its pods itself.
+// The Deployment controller names each of its ReplicaSets after the Deployment and the hash
+// of the pod template, and labels the ReplicaSet's pods with that hash.
+func podWorkload(pod client.Object) []string {
 	ref := metav1.GetControllerOf(pod)
-	hash := pod.GetLabels()[appsv1.DefaultDeploymentUniqueLabelKey]
-	if ref == nil || ref.Kind != "ReplicaSet" || ref.APIVersion != appsv1.SchemeGroupVersion.String() || hash == "" {
+	if ref == nil || ref.APIVersion != appsv1.SchemeGroupVersion.String() {
 		return nil
 	}
-	if name, ok := strings.CutSuffix(ref.Name, "-"+hash); ok {
-		return []string{name}
+	switch ref.Kind {
+	case "StatefulSet":
+		return []string{workloadKey("StatefulSet", ref.Name)}
+	case "ReplicaSet":
+		hash := pod.GetLabels()[appsv1.DefaultDeploymentUniqueLabelKey]
+		if name, ok := strings.CutSuffix(ref.Name, "-"+hash); ok && hash != "" {
+			return []string{workloadKey("Deployment", name)}
+		}
 	}
 	return nil
 }
+
+// workloadKey is a workload's value in IndexPods' index: the kind keeps a Deployment's pods
+// apart from those of a StatefulSet of the same name.
+func workloadKey(kind, name string) string { return kind + "/" + name }
 
 // Pods lists the pods of a Deployment, from c's cache when c is the manager's client: the
 // pods of its ReplicaSets that its selector matches when the cache has IndexPods' index,
@@ -87,16 +98,22 @@ func podDeployment(pod client.Object) []string {
 // index and restrict its pod cache to its own pods (a label selector in the manager's cache
 // options) rather than cache every pod of the cluster.
 func Pods(ctx context.Context, c client.Reader, d *appsv1.Deployment) ([]corev1.Pod, error) {
-	if d.Spec.Selector == nil {
+	return podsOf(ctx, c, "Deployment", d.Namespace, d.Name, d.Spec.Selector)
+}
+
+// podsOf lists the pods that selector matches of the workload of kind named name, by
+// IndexPods' index when c has it.
+func podsOf(ctx context.Context, c client.Reader, kind, namespace, name string, selector *metav1.LabelSelector) ([]corev1.Pod, error) {
+	if selector == nil {
 		return nil, nil
 	}
-	selector, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	sel, err := metav1.LabelSelectorAsSelector(selector)
 	if err != nil {
-		return nil, fmt.Errorf("deployment %s/%s: %w", d.Namespace, d.Name, err)
+		return nil, fmt.Errorf("%s %s/%s: %w", strings.ToLower(kind), namespace, name, err)
 	}
 	var pods corev1.PodList
-	opts := []client.ListOption{client.InNamespace(d.Namespace), client.MatchingLabelsSelector{Selector: selector}}
-	err = c.List(ctx, &pods, append(opts, client.MatchingFields{podsIndex: d.Name})...)
+	opts := []client.ListOption{client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: sel}}
+	err = c.List(ctx, &pods, append(opts, client.MatchingFields{podsIndex: workloadKey(kind, name)})...)
 	if err != nil && strings.Contains(err.Error(), podsIndex) {
 		// The cache has no such index (or c is no cache): every error that says so names it.
 		err = c.List(ctx, &pods, opts...)
@@ -107,7 +124,7 @@ func Pods(ctx context.Context, c client.Reader, d *appsv1.Deployment) ([]corev1.
 	return pods.Items, nil
 }
 
-// Rollout is how far a Deployment has rolled out.
+// Rollout is how far a workload, or any object, has rolled out its latest change.
 type Rollout string
 
 // The rollout states, after kstatus: Complete is kstatus' Current.
@@ -117,7 +134,8 @@ const (
 	RolloutFailed     Rollout = "Failed"
 )
 
-// Reasons the Deployment controller gives its own conditions, which Readiness passes on.
+// Reasons the Deployment controller gives its own conditions, which Readiness passes on and
+// gives the other workloads too.
 const (
 	reasonMinimumAvailable   = "MinimumReplicasAvailable"
 	reasonMinimumUnavailable = "MinimumReplicasUnavailable"
@@ -125,27 +143,38 @@ const (
 )
 
 // ReasonAvailabilityNotReported is Readiness.AvailableReason while the Deployment's status has
-// no Available condition: the Deployment controller has not processed it yet (it was just
-// created), or no controller runs.
+// no Available condition, or a DaemonSet's has not counted the pods it wants: its controller
+// has not processed it yet (it was just created), or no controller runs.
 const ReasonAvailabilityNotReported = "AvailabilityNotReported"
 
 // ReasonServing is Readiness.AvailableReason while a rollout or resize is under way below the
 // Deployment's minimum availability but at least one replica serves.
 const ReasonServing = "Serving"
 
-// Readiness is a Deployment's state as an owner reports it: whether it serves (Available) and
+// Readiness is a workload's state as an owner reports it: whether it serves (Available) and
 // how far its latest change has rolled out (Rollout), each with a reason and message a person
-// can act on. The two are independent on purpose: a Deployment that is being resized, or
+// can act on. The two are independent on purpose: a workload that is being resized, or
 // rolled to a new image, keeps serving from the pods it has, so an alert on Available=False
-// means an outage, not a change in progress.
+// means an outage, not a change in progress. DeploymentReadiness, StatefulSetReadiness and
+// ReadinessOf make one; an owner may fill one in by hand (a child it cannot own, say).
 type Readiness struct {
-	// Available says whether the Deployment has minimum availability, as the Deployment
-	// controller reports it in its own Available condition: at least spec.replicas minus
-	// maxUnavailable pods available.
+	// Available says whether the workload serves, by the rule of its kind:
+	//   - Deployment: the Deployment controller's Available condition is True (minimum
+	//     availability: spec.replicas less maxUnavailable pods available), or a rollout or
+	//     resize is in progress with at least one pod available (see DeploymentReadiness);
+	//   - StatefulSet: at least its PodDisruptionBudget's minimum of pods are ready, a
+	//     majority of spec.replicas without one (see StatefulSetReadiness; ReadinessOf
+	//     knows of no budget);
+	//   - ReplicaSet: a majority of spec.replicas ready; DaemonSet: a majority of
+	//     status.desiredNumberScheduled ready, once its controller has counted them;
+	//   - a workload with no pod wanted (scaled to 0) is available;
+	//   - any other kind, by ReadinessOf: kstatus says Current.
+	// It does not depend on the rollout: pods that serve do not stop serving because the
+	// spec changed.
 	Available bool
-	// AvailableReason is CamelCase, usable as a condition reason: the Deployment's
-	// (MinimumReplicasAvailable, MinimumReplicasUnavailable) or
-	// ReasonAvailabilityNotReported. Empty means Reason.
+	// AvailableReason is CamelCase, usable as a condition reason: MinimumReplicasAvailable
+	// or MinimumReplicasUnavailable (for a Deployment the controller's own, ReasonServing
+	// or ReasonAvailabilityNotReported). Empty means Reason.
 	AvailableReason string
 	// AvailableMessage says the same for a person, with the replica counts. Empty means
 	// Message.
@@ -251,8 +280,8 @@ func deploymentCondition(conds []appsv1.DeploymentCondition, typ appsv1.Deployme
 // Mark records r in obj's Available, Progressing and Degraded conditions and reports whether
 // any changed. The rules:
 //   - Available is True when r.Available and False otherwise, with r.AvailableReason and
-//     r.AvailableMessage (r.Reason and r.Message where those are empty). It keeps the
-//     Deployment's meaning: the workload serves, whatever rollout is under way.
+//     r.AvailableMessage (r.Reason and r.Message where those are empty). It keeps
+//     Readiness.Available's meaning: the workload serves, whatever rollout is under way.
 //   - Progressing is True when r.Rollout is InProgress (a new generation is rolling out,
 //     including a resize), False when it is Complete or Failed.
 //   - Degraded is True when r.Rollout is Failed (the rollout exceeded its progress deadline,

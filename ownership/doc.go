@@ -21,8 +21,13 @@
 // (a ConfigMap, a Secret) changes, and not otherwise; reconcile.WithReferences reconciles
 // the owners that reference it.
 //
-// DeploymentReadiness and Readiness.Mark report an owned Deployment's availability and rollout
-// in the owner's conditions; ReadinessOf reads any other kind by kstatus' rules, and
+// StatefulSet, ClaimTemplate and PodDisruptionBudget build a stateful operator's children;
+// Ensure leaves a StatefulSet's claim templates, which cannot change, as they are and reports
+// them (ImmutableError).
+//
+// DeploymentReadiness, StatefulSetReadiness and Readiness.Mark report an owned workload's
+// availability (whether it serves) and rollout in the owner's conditions; ReadinessOf reads
+// any other kind by kstatus' rules, and
 // ReadinessChanged says which updates of a child change what its owner reports;
 // AutoscaledDeployment leaves a Deployment's replicas to an autoscaler; TransformCompact
 // keeps the manager's cache of owned objects small.

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 
@@ -76,6 +77,17 @@ func CreateOnly() Option { return func(o *options) { o.createOnly = true } }
 //     element that way: that removal fails and is retried.) Elements re-keyed by a change
 //     of desired itself are replaced by the apply, in one request.
 //
+// A StatefulSet's volume claim templates are the exception: the API server refuses to change
+// them once it exists, and would refuse the whole apply, again on every reconcile. So Ensure
+// never compares nor sends them for a StatefulSet that exists:
+// it applies the rest (a new image rolls the pods) and, when desired has other claim
+// templates than the live ones (by the fields desired sets, so server defaults do not
+// count; a claim added or removed does), returns the live object with an *ImmutableError
+// that lists the differences (IsImmutable). While desired stays the same, the next calls
+// send nothing and return the same error. A rest that the API server refuses without the
+// new templates (a mount of a claim only they have) is refused as a whole: the error then
+// joins the refusal.
+//
 // The live object is read through c, normally the manager's cached client: in steady state
 // Ensure makes no request at all, and creating an object takes one. desired itself is not
 // modified.
@@ -128,10 +140,13 @@ func Ensure[T client.Object](ctx context.Context, w Writer, owner client.Object,
 	if o.createOnly {
 		return live, Result{Action: Unchanged}, nil
 	}
+	// After the intent: a desired object that keeps asking for other claim templates is the
+	// same intent, which sends nothing once the rest is applied.
+	immutable := keepImmutable(want, live)
 	diffs := drift(want, live)
 	reshaped := live.GetAnnotations()[IntentAnnotation] != intent
 	if len(diffs) == 0 && !reshaped {
-		return live, Result{Action: Unchanged}, nil
+		return live, Result{Action: Unchanged}, immutable
 	}
 	if reshaped {
 		// Fields desired no longer sets may have to go. Server-side apply removes only the
@@ -156,7 +171,12 @@ func Ensure[T client.Object](ctx context.Context, w Writer, owner client.Object,
 			return zero, Result{}, err
 		}
 	}
-	return watchedApply(ctx, w, owner, want, live, gvk, intent, reshaped, diffs)
+	updated, result, err := watchedApply(ctx, w, owner, want, live, gvk, intent, reshaped, diffs)
+	if immutable != nil {
+		// The rest may need the new claim templates (a mount of a new claim): say why.
+		return updated, result, errors.Join(immutable, err)
+	}
+	return updated, result, err
 }
 
 // readLive reads the object from the API server into live.

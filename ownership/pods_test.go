@@ -84,6 +84,70 @@ func TestPodsListsTheDeploymentsPods(t *testing.T) {
 	}
 }
 
+// TestStatefulSetPodsListsItsOwnPods lists the pods of StatefulSet "db" (selector app=db)
+// among its own, those of another StatefulSet and of a Deployment of the same name whose
+// selectors it also matches, and one without an owner: from a cache with IndexPods' index,
+// its own only; from the API server, every pod its selector matches.
+func TestStatefulSetPodsListsItsOwnPods(t *testing.T) {
+	direct, _, owner := setup(t)
+	ns := owner.Namespace
+	db := ownership.StatefulSet(ns, "db", 2, corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "db"}}})
+	controller := func(kind, name string) *metav1.OwnerReference {
+		return metav1.NewControllerRef(&metav1.ObjectMeta{Name: name, UID: types.UID(kind + name)}, appsv1.SchemeGroupVersion.WithKind(kind))
+	}
+	for _, p := range []struct {
+		name  string
+		owner *metav1.OwnerReference
+		hash  string
+	}{
+		{"db-0", controller("StatefulSet", "db"), ""},
+		{"db-1", controller("StatefulSet", "db"), ""},
+		{"db-canary-0", controller("StatefulSet", "db-canary"), ""},
+		{"db-5d8f-a", controller("ReplicaSet", "db-5d8f"), "5d8f"}, // the Deployment db's
+		{"db-adopted-later", nil, ""},
+	} {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: p.name, Labels: map[string]string{"app": "db"}}, Spec: template().Spec}
+		if p.hash != "" {
+			pod.Labels[appsv1.DefaultDeploymentUniqueLabelKey] = p.hash
+		}
+		if p.owner != nil {
+			pod.OwnerReferences = []metav1.OwnerReference{*p.owner}
+		}
+		if err := direct.Create(t.Context(), pod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		reader func(*testing.T) client.Reader
+		want   []string
+	}{
+		{"a cache with the index lists the pods the StatefulSet controls", func(t *testing.T) client.Reader { return podCache(t, ns, true) },
+			[]string{"db-0", "db-1"}},
+		{"the API server lists every pod the selector matches", func(*testing.T) client.Reader { return direct },
+			[]string{"db-0", "db-1", "db-5d8f-a", "db-adopted-later", "db-canary-0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.reader(t)
+			reconciletest.Eventually(t, func(ctx context.Context) error {
+				pods, err := ownership.StatefulSetPods(ctx, r, db)
+				if err != nil {
+					return err
+				}
+				var got []string
+				for _, p := range pods {
+					got = append(got, p.Name)
+				}
+				slices.Sort(got)
+				if !slices.Equal(got, tc.want) {
+					return fmt.Errorf("pods %v, want %v", got, tc.want)
+				}
+				return nil
+			})
+		})
+	}
+}
+
 // podCache is a started informer cache of the namespace's pods, with IndexPods' index if
 // indexed.
 func podCache(t *testing.T, namespace string, indexed bool) cache.Cache {

@@ -470,7 +470,7 @@ func (v verdicts) String() string {
 
 // compareWithKstatus reads the readiness of typed and of u, the same version of one
 // object, and reports, as errors of the test, where either departs from kstatus' verdict
-// on u as ReadinessOf's documentation maps it.
+// on u as ReadinessOf's documentation maps it, or, for a workload, from serving.
 func compareWithKstatus(t *testing.T, kind string, key client.ObjectKey, typed client.Object, u *unstructured.Unstructured) (verdicts, bool) {
 	t.Helper()
 	// kstatus and ReadinessOf both read the clock (a pod unschedulable for 15 s fails), so
@@ -490,7 +490,7 @@ func compareWithKstatus(t *testing.T, kind string, key client.ObjectKey, typed c
 		if after, err := status.Compute(u.DeepCopy()); err == nil && after.Status != before.Status {
 			continue
 		}
-		return agreeWithKstatus(t, kind, key, before, readings)
+		return agreeWithKstatus(t, kind, key, typed, before, readings)
 	}
 }
 
@@ -507,9 +507,10 @@ func readingsOf(typed client.Object, u *unstructured.Unstructured) ([2]ownership
 	return got, nil
 }
 
-// agreeWithKstatus reports, as errors of the test, where either reading departs from
-// kstatus' verdict res as ReadinessOf's documentation maps it.
-func agreeWithKstatus(t *testing.T, kind string, key client.ObjectKey, res *status.Result, readings [2]ownership.Readiness) (verdicts, bool) {
+// agreeWithKstatus reports, as errors of the test, where either reading of typed departs
+// from kstatus' verdict res as ReadinessOf's documentation maps it, or, for a workload,
+// from serving.
+func agreeWithKstatus(t *testing.T, kind string, key client.ObjectKey, typed client.Object, res *status.Result, readings [2]ownership.Readiness) (verdicts, bool) {
 	t.Helper()
 	var wantRollout ownership.Rollout
 	var wantReason string
@@ -532,14 +533,34 @@ func agreeWithKstatus(t *testing.T, kind string, key client.ObjectKey, res *stat
 		return verdicts{}, false
 	}
 
+	wantAvailable, workload := serves(typed)
+	if !workload {
+		wantAvailable = res.Status == status.CurrentStatus
+	}
 	for i, got := range readings {
 		form := [...]string{"typed", "unstructured"}[i]
-		if got.Rollout != wantRollout || got.Reason != wantReason || got.Available != (res.Status == status.CurrentStatus) ||
+		if got.Rollout != wantRollout || got.Reason != wantReason || got.Available != wantAvailable ||
 			res.Message != "" && got.Message != res.Message {
-			t.Errorf("%s %s read %s: ReadinessOf gives %+v; kstatus says %s (%q, conditions %+v), so want rollout %s, reason %s",
-				kind, key, form, got, res.Status, res.Message, res.Conditions, wantRollout, wantReason)
+			t.Errorf("%s %s read %s: ReadinessOf gives %+v; kstatus says %s (%q, conditions %+v), so want rollout %s, reason %s, available %t",
+				kind, key, form, got, res.Status, res.Message, res.Conditions, wantRollout, wantReason, wantAvailable)
 			return verdicts{}, false
 		}
 	}
 	return verdicts{kstatus: res, readiness: readings[0]}, true
+}
+
+// serves is what ReadinessOf's Available says of a workload, serving by the rule of its kind
+// (Readiness.Available) whatever kstatus says of its rollout; workload is false for the
+// other kinds, whose Available is kstatus' Current.
+func serves(obj client.Object) (available, workload bool) {
+	majority := func(want, ready int32) bool { return want == 0 || ready > want/2 }
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		return ownership.DeploymentReadiness(o).Available, true
+	case *appsv1.StatefulSet:
+		return majority(ptr.Deref(o.Spec.Replicas, 1), o.Status.ReadyReplicas), true
+	case *appsv1.DaemonSet:
+		return o.Status.ObservedGeneration > 0 && majority(o.Status.DesiredNumberScheduled, o.Status.NumberReady), true
+	}
+	return false, false
 }

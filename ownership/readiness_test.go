@@ -82,10 +82,11 @@ func TestReadinessOfFollowsKstatusForEachKind(t *testing.T) {
 		reason    string
 		available bool
 	}{
-		{"a statefulset with fewer ready replicas than wanted is in progress", statefulSet(3, 1, 1), RolloutInProgress, ReasonInProgress, false},
-		{"a statefulset on an old revision is in progress", statefulSet(3, 3, 3, "r1", "r2"), RolloutInProgress, ReasonInProgress, false},
+		{"a statefulset with fewer ready replicas than a majority is in progress and does not serve", statefulSet(3, 1, 1), RolloutInProgress, ReasonInProgress, false},
+		{"a statefulset on an old revision is in progress and serves", statefulSet(3, 3, 3, "r1", "r2"), RolloutInProgress, ReasonInProgress, true},
 		{"a statefulset with every replica ready and current is complete", statefulSet(3, 3, 3), RolloutComplete, ReasonCurrent, true},
-		{"a daemonset not yet available on every node is in progress", daemonSet(4, 3), RolloutInProgress, ReasonInProgress, false},
+		{"a daemonset not yet available on every node is in progress and serves from a majority", daemonSet(4, 3), RolloutInProgress, ReasonInProgress, true},
+		{"a daemonset ready on half its nodes is in progress and does not serve", daemonSet(4, 2), RolloutInProgress, ReasonInProgress, false},
 		{"a daemonset available on every node is complete", daemonSet(4, 4), RolloutComplete, ReasonCurrent, true},
 		{"a job not started is in progress", job(false), RolloutInProgress, ReasonInProgress, false},
 		{"a started job is current, by kstatus' rule, before it completes", job(true), RolloutComplete, ReasonCurrent, true},

@@ -286,10 +286,17 @@ func newLike[T client.Object](obj T) T {
 	return reflect.New(reflect.TypeOf(obj).Elem()).Interface().(T)
 }
 
-// readsPods reports whether the controller owns Deployments and watches pods: it reads a
-// Deployment's pods (ownership.Pods), which an index by Deployment makes cheap.
+// readsPods reports whether the controller owns Deployments or StatefulSets and watches
+// pods: it reads their pods (ownership.Pods, ownership.StatefulSetPods), which an index by
+// workload makes cheap.
 func (r *shell[T]) readsPods() bool {
-	deployments := slices.ContainsFunc(r.options.children, func(o client.Object) bool { _, ok := o.(*appsv1.Deployment); return ok })
+	workloads := slices.ContainsFunc(r.options.children, func(o client.Object) bool {
+		switch o.(type) {
+		case *appsv1.Deployment, *appsv1.StatefulSet:
+			return true
+		}
+		return false
+	})
 	pods := slices.ContainsFunc(r.options.watches, func(w watch) bool { _, ok := w.kind.(*corev1.Pod); return ok })
-	return deployments && pods
+	return workloads && pods
 }
