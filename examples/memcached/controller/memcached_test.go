@@ -91,15 +91,7 @@ func TestAConvergedMemcachedMakesNoWritesWhenReconciledAgain(t *testing.T) {
 	mc := e.create(t, "cache", 3)
 	e.awaitAvailable(t, mc)
 	// Available comes as soon as the pods serve; Ready once the rollout is complete too.
-	reconciletest.Eventually(t, func(ctx context.Context) error {
-		if err := e.Get(ctx, client.ObjectKeyFromObject(mc), mc); err != nil {
-			return err
-		}
-		if !converged(mc) {
-			return fmt.Errorf("not converged: %+v", mc.Status.Conditions)
-		}
-		return nil
-	})
+	e.awaitConverged(t, mc)
 	first.Stop()
 
 	// A restart reconciles every object again, over a cache filled from scratch.
@@ -156,4 +148,19 @@ func (e *env) awaitAvailable(t *testing.T, mc *cachev1alpha1.Memcached) *appsv1.
 		return nil
 	})
 	return dep
+}
+
+// awaitConverged waits until the Memcached is Ready for its own generation, and reads it
+// into mc.
+func (e *env) awaitConverged(t *testing.T, mc *cachev1alpha1.Memcached) {
+	t.Helper()
+	reconciletest.Eventually(t, func(ctx context.Context) error {
+		if err := e.Get(ctx, client.ObjectKeyFromObject(mc), mc); err != nil {
+			return err
+		}
+		if !converged(mc) {
+			return fmt.Errorf("not converged: %+v", mc.Status.Conditions)
+		}
+		return nil
+	})
 }

@@ -164,15 +164,7 @@ func TestAMemcachedReconciledOnRequestSaysSoInOneStatusWrite(t *testing.T) {
 	e := newEnv(t)
 	e.Run(t)
 	mc := e.create(t, "cache", 1)
-	reconciletest.Eventually(t, func(ctx context.Context) error {
-		if err := e.Get(ctx, client.ObjectKeyFromObject(mc), mc); err != nil {
-			return err
-		}
-		if !converged(mc) {
-			return fmt.Errorf("not converged: %+v", mc.Status.Conditions)
-		}
-		return nil
-	})
+	e.awaitConverged(t, mc)
 
 	for _, value := range []string{"1764000000", "1764000060"} {
 		statusWrites := e.Requests.Count("patch", "memcacheds/status")

@@ -2,7 +2,6 @@ package controller_test
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -12,7 +11,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
@@ -44,15 +42,7 @@ func TestAMemcachedRolloutIsTracedOneSpanPerReconcileAndWrite(t *testing.T) {
 	if err := e.Create(t.Context(), mc); err != nil {
 		t.Fatal(err)
 	}
-	reconciletest.Eventually(t, func(ctx context.Context) error {
-		if err := e.Get(ctx, client.ObjectKeyFromObject(mc), mc); err != nil {
-			return err
-		}
-		if !converged(mc) {
-			return fmt.Errorf("not converged: %+v", mc.Status.Conditions)
-		}
-		return nil
-	})
+	e.awaitConverged(t, mc)
 	writes := e.Requests.Writes()
 
 	// The span tree: each reconcile a root linked to the creator's span; each write a child.
