@@ -17,6 +17,8 @@ import (
 	at "github.com/reconcilekit/reconcilekit/examples/at/controller"
 	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
 	memcached "github.com/reconcilekit/reconcilekit/examples/memcached/controller"
+	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
+	podset "github.com/reconcilekit/reconcilekit/examples/podset/controller"
 	"github.com/reconcilekit/reconcilekit/explain"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
@@ -26,6 +28,7 @@ import (
 // simulated nodes that the tests share, started by the first test that needs it.
 var (
 	memcachedOperator = example("memcached", cachev1alpha1.AddToScheme, memcached.New())
+	podSetOperator    = example("podset", appsv1alpha1.AddToScheme, podset.New())
 	atOperator        = example("at", cnatv1alpha1.AddToScheme, at.New())
 
 	started  sync.Once
@@ -49,7 +52,7 @@ func TestMain(m *testing.M) {
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
 	code := m.Run()
 	if cluster != nil {
-		for _, o := range []*reconciletest.Operator{memcachedOperator, atOperator} {
+		for _, o := range []*reconciletest.Operator{memcachedOperator, podSetOperator, atOperator} {
 			if err := o.Stop(); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				code = 1
@@ -72,7 +75,7 @@ func env(t *testing.T, operator *reconciletest.Operator) *reconciletest.Env {
 		if cluster, startErr = reconciletest.Start(ctx, reconciletest.Options{Nodes: 1}); startErr != nil {
 			return
 		}
-		for _, o := range []*reconciletest.Operator{memcachedOperator, atOperator} {
+		for _, o := range []*reconciletest.Operator{memcachedOperator, podSetOperator, atOperator} {
 			o.ControlPlane = cluster
 			if startErr = o.Start(ctx); startErr != nil {
 				return

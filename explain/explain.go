@@ -103,6 +103,10 @@ type clients struct {
 }
 
 func newClients(cfg *rest.Config) (*clients, error) {
+	// Listing every resource lists deprecated ones (v1 Endpoints), and the API server
+	// warns of each: noise to whoever asked for an explanation.
+	cfg = rest.CopyConfig(cfg)
+	cfg.WarningHandler = rest.NoWarnings{}
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("explain: %w", err)

@@ -18,6 +18,7 @@ import (
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
 	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
 	memcached "github.com/reconcilekit/reconcilekit/examples/memcached/controller"
+	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/explain"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
@@ -28,20 +29,15 @@ import (
 
 func TestExplainsAPodThatCannotPullItsImage(t *testing.T) {
 	e := env(t, memcachedOperator)
-	// An admission policy that rewrites images, as a registry mirror's would, to one that
-	// cannot be pulled: the Memcached's own Deployment gets pods that never start.
-	cluster.MutatingWebhook(t, e.Namespace, corev1.SchemeGroupVersion.WithResource("pods"), func(obj map[string]any) {
-		for _, c := range obj["spec"].(map[string]any)["containers"].([]any) {
-			c.(map[string]any)["image"] = "memcached:" + reconciletest.BadImageTag
-		}
-	})
+	badImages(t, e)
 	create(t, e, &cachev1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "web"}, Spec: cachev1alpha1.MemcachedSpec{Size: 1}})
 
 	expect(t, e.Namespace, "memcached/web", func(ctx context.Context) ([]string, error) {
-		pod, rs, err := podOf(ctx, e)
+		pods, rs, err := podsOf(ctx, e, 1)
 		if err != nil {
 			return nil, err
 		}
+		pod := pods[0]
 		return []string{
 			"Pod " + pod + ": ImagePullBackOff (image memcached:nope) -> ReplicaSet " + rs + ": Progressing (Available: 0/1) -> Deployment web: Progressing (Available: 0/1) -> Memcached web: Reconciling (RollingOut: 0 of 1 replicas available)",
 			"  Warning Failed on Pod " + pod + ": Error: ImagePullBackOff",
@@ -82,6 +78,26 @@ func TestExplainsAPodThatCannotPullItsImage(t *testing.T) {
 		leaf.Detail != "image memcached:nope" || !leaf.HoldsBack || len(leaf.Events) != 1 || leaf.Events[0].Reason != "Failed" {
 		t.Errorf("leaf in JSON: %+v; want the pod in ImagePullBackOff with its event\n%s", leaf, data)
 	}
+}
+
+func TestExplainsEachBranchThatHoldsBack(t *testing.T) {
+	e := env(t, podSetOperator)
+	badImages(t, e)
+	create(t, e, &appsv1alpha1.PodSet{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "set"}, Spec: appsv1alpha1.PodSetSpec{Size: 2}})
+
+	expect(t, e.Namespace, "podset/set", func(ctx context.Context) ([]string, error) {
+		pods, rs, err := podsOf(ctx, e, 2)
+		if err != nil {
+			return nil, err
+		}
+		chain := " -> ReplicaSet " + rs + ": Progressing (Available: 0/2) -> Deployment set: Progressing (Available: 0/2) -> PodSet set: Reconciling (RollingOut: 0 of 2 replicas available)"
+		return []string{
+			"Pod " + pods[0] + ": ImagePullBackOff (image busybox:nope)" + chain,
+			"Pod " + pods[1] + ": ImagePullBackOff (image busybox:nope)" + chain,
+			"  Warning Failed on Pod " + pods[0] + ": Error: ImagePullBackOff",
+			"  Warning Failed on Pod " + pods[1] + ": Error: ImagePullBackOff",
+		}, nil
+	})
 }
 
 func TestExplainsAChildSomeoneElseOwns(t *testing.T) {
@@ -190,20 +206,38 @@ func expect(t *testing.T, namespace, ref string, want func(ctx context.Context) 
 	})
 }
 
-// podOf returns the name of the one pod of the namespace, and of its ReplicaSet.
-func podOf(ctx context.Context, e *reconciletest.Env) (pod, replicaSet string, err error) {
-	var pods corev1.PodList
+// badImages puts an admission policy in the way of the pods of e's namespace that rewrites
+// their images' tags, as a registry mirror's policy might, to one that cannot be pulled:
+// the example's own Deployment gets pods that never start.
+func badImages(t *testing.T, e *reconciletest.Env) {
+	t.Helper()
+	cluster.MutatingWebhook(t, e.Namespace, corev1.SchemeGroupVersion.WithResource("pods"), func(obj map[string]any) {
+		for _, c := range obj["spec"].(map[string]any)["containers"].([]any) {
+			image := c.(map[string]any)["image"].(string)
+			c.(map[string]any)["image"] = image[:strings.LastIndex(image, ":")+1] + reconciletest.BadImageTag
+		}
+	})
+}
+
+// podsOf returns the names of the n pods of e's namespace, sorted, and of their one
+// ReplicaSet.
+func podsOf(ctx context.Context, e *reconciletest.Env, n int) (pods []string, replicaSet string, err error) {
+	var podList corev1.PodList
 	var sets appsv1.ReplicaSetList
-	if err := e.List(ctx, &pods, client.InNamespace(e.Namespace)); err != nil {
-		return "", "", err
+	if err := e.List(ctx, &podList, client.InNamespace(e.Namespace)); err != nil {
+		return nil, "", err
 	}
 	if err := e.List(ctx, &sets, client.InNamespace(e.Namespace)); err != nil {
-		return "", "", err
+		return nil, "", err
 	}
-	if len(pods.Items) != 1 || len(sets.Items) != 1 {
-		return "", "", fmt.Errorf("%d pods and %d ReplicaSets; want one of each", len(pods.Items), len(sets.Items))
+	if len(podList.Items) != n || len(sets.Items) != 1 {
+		return nil, "", fmt.Errorf("%d pods and %d ReplicaSets; want %d and one", len(podList.Items), len(sets.Items), n)
 	}
-	return pods.Items[0].Name, sets.Items[0].Name, nil
+	for _, p := range podList.Items {
+		pods = append(pods, p.Name)
+	}
+	slices.Sort(pods)
+	return pods, sets.Items[0].Name, nil
 }
 
 func create(t *testing.T, e *reconciletest.Env, obj client.Object) {
