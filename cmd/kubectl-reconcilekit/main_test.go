@@ -119,8 +119,18 @@ func TestKubectlRunsThePlugin(t *testing.T) {
 		return nil
 	})
 
+	// A cluster-scoped object, by its short name: its children are looked for in every
+	// namespace.
+	out, err := plugin(t.Context(), "ns/"+ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Namespace " + ns + ": Current\n"; out != want {
+		t.Errorf("explain ns/%s printed %q; want %q", ns, out, want)
+	}
+
 	// For tools, with the flags before the object.
-	out, err := plugin(t.Context(), "--namespace", ns, "-o", "json", "deployments.apps/web")
+	out, err = plugin(t.Context(), "--namespace", ns, "-o", "json", "deployments.apps/web")
 	if err != nil {
 		t.Fatal(err)
 	}
