@@ -26,6 +26,10 @@ controlplane: ## Build etcd, kube-apiserver, kube-controller-manager, kube-sched
 kubectl: ## Build kubectl of the control plane's Kubernetes version if missing; print its path.
 	@hack/controlplane/build.sh kubectl
 
+.PHONY: test-kubectl
+test-kubectl: controlplane kubectl ## Run `kubectl reconcilekit explain` through kubectl of the control plane's version (builds kubectl first).
+	$(GO) test -tags kubectl -count=1 -run '^TestKubectlRunsThePlugin$$' ./cmd/kubectl-reconcilekit
+
 .PHONY: generate
 generate: ## Regenerate deepcopy functions, CRDs and RBAC of the examples.
 	hack/generate.sh

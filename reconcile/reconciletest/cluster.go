@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -38,12 +39,18 @@ const (
 	RunForAnnotation = "reconciletest.reconcilekit.io/run-for"
 )
 
+// BadImageTag is the tag of an image that a simulated node cannot pull: a pod with a
+// container of such an image ("memcached:nope") stays Pending, the container waiting with
+// reason ImagePullBackOff, as a kubelet reports it.
+const BadImageTag = "nope"
+
 // kwokNode is the annotation that puts a node in kwok's hands.
 const kwokNode = "kwok.x-k8s.io/node"
 
 // stages are kwok's lifecycle stages for simulated nodes and pods: kwok's own, which
-// initialize nodes, keep their leases, run pods, complete Jobs' pods and delete pods,
-// and pod-run-once.yaml, which completes the pods that run once outside a Job.
+// initialize nodes, keep their leases, run pods, complete Jobs' pods and delete pods;
+// pod-run-once.yaml, which completes the pods that run once outside a Job; and
+// pod-image-pull-backoff.yaml, which fails to pull the images tagged BadImageTag.
 //
 //go:embed stages/*.yaml
 var stages embed.FS
@@ -193,7 +200,7 @@ func node(name string) *corev1.Node {
 // it takes a few seconds.
 const clusterStartTimeout = 2 * time.Minute
 
-// awaitCluster waits until every component is healthy and every node Ready.
+// awaitCluster waits until every component is healthy and every node Ready, untainted.
 func (cp *ControlPlane) awaitCluster(ctx context.Context, nodes int, ports map[string]int) error {
 	// The components serve their health with certificates they sign themselves.
 	insecure := &http.Client{
@@ -222,8 +229,12 @@ func (cp *ControlPlane) awaitCluster(ctx context.Context, nodes int, ports map[s
 		}
 		ready := 0
 		for _, n := range list.Items {
+			// A node is ready for pods once its not-ready taint is gone too, moments after
+			// its Ready condition: a pod created in between fails to schedule once, with
+			// a Warning event that a test reading events would see.
+			untainted := !slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == corev1.TaintNodeNotReady })
 			for _, c := range n.Status.Conditions {
-				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue && untainted {
 					ready++
 				}
 			}

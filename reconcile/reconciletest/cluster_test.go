@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -123,6 +124,56 @@ func TestClusterRollsOutADeployment(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+func TestClusterFailsToPullABadImage(t *testing.T) {
+	cp := cluster(t)
+	c := cp.Client(t, nil)
+	ns := cp.Namespace(t)
+
+	// One container of a bad image, one of a good: the pod waits for the bad one.
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{
+			{Name: "app", Image: "app:" + BadImageTag},
+			{Name: "sidecar", Image: "sidecar:1"},
+		}},
+	}
+	if err := c.Create(t.Context(), pod); err != nil {
+		t.Fatal(err)
+	}
+	Eventually(t, func(ctx context.Context) error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+			return err
+		}
+		waiting := map[string]string{}
+		for _, cs := range pod.Status.ContainerStatuses {
+			if w := cs.State.Waiting; w != nil {
+				waiting[cs.Name] = w.Reason
+			}
+		}
+		if pod.Status.Phase != corev1.PodPending || waiting["app"] != "ImagePullBackOff" || waiting["sidecar"] != "ContainerCreating" {
+			return fmt.Errorf("pod %s, containers waiting %v; want Pending, app in ImagePullBackOff", pod.Status.Phase, waiting)
+		}
+		var events corev1.EventList
+		if err := c.List(ctx, &events, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range events.Items {
+			if e.InvolvedObject.UID == pod.UID && e.Type == corev1.EventTypeWarning && e.Reason == "Failed" && e.Message == "Error: ImagePullBackOff" {
+				return nil
+			}
+		}
+		return fmt.Errorf("no Warning event Failed of the pod among %d events", len(events.Items))
+	})
+	// It stays so.
+	time.Sleep(2 * time.Second)
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(pod), pod); err != nil {
+		t.Fatal(err)
+	}
+	if pod.Status.Phase != corev1.PodPending {
+		t.Errorf("the pod of a bad image is %s; want it to stay Pending", pod.Status.Phase)
+	}
 }
 
 func TestClusterEndsPodsThatRunOnce(t *testing.T) {

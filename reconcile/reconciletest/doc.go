@@ -31,5 +31,8 @@
 // annotations say otherwise (see ExitCodeAnnotation, MessageAnnotation and
 // RunForAnnotation) or its first container's last command word or argument is "false"
 // or "exit 1": then it fails with exit code 1, as a shell would, so that an operator
-// which runs a user's command can be tested with a failing one.
+// which runs a user's command can be tested with a failing one. A pod with a container
+// whose image's tag is BadImageTag ("memcached:nope") never runs: it stays Pending, that
+// container waiting with reason ImagePullBackOff, with a Warning event Failed, as a
+// kubelet reports an image it cannot pull.
 package reconciletest
