@@ -24,8 +24,8 @@ const DefaultReportAfter = 3
 // failed is tried again: the delay starts at floor and doubles with each consecutive
 // failure of that object, up to ceiling, and a success starts it again from floor. It is
 // per object, so one object's failures do not slow the others; the controller's overall
-// limit of 10 retries a second (bursts of 100) stays. controller-runtime's 5ms and 1000s
-// otherwise.
+// limit of 10 retries a second (bursts of 100) stays. A floor or ceiling of 0 keeps
+// controller-runtime's (5ms, 1000s); a ceiling below the floor is the floor.
 func WithBackoff(floor, ceiling time.Duration) Option {
 	return func(o *options) { o.backoffFloor, o.backoffCeiling = floor, ceiling }
 }
@@ -49,11 +49,12 @@ func (o *options) rateLimiter() workqueue.TypedRateLimiter[rtreconcile.Request] 
 	}
 	floor, ceiling := o.backoffFloor, o.backoffCeiling
 	if floor <= 0 {
-		floor = 5 * time.Millisecond
+		floor = 5 * time.Millisecond // controller-runtime's
 	}
-	if ceiling < floor {
-		ceiling = max(floor, 1000*time.Second)
+	if ceiling <= 0 {
+		ceiling = 1000 * time.Second // controller-runtime's
 	}
+	ceiling = max(ceiling, floor)
 	return workqueue.NewTypedMaxOfRateLimiter(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[rtreconcile.Request](floor, ceiling),
 		&workqueue.TypedBucketRateLimiter[rtreconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
