@@ -146,7 +146,7 @@ func field(project []byte, key string) string {
 }
 
 // declared finds the Go identifiers of the template that name the kind: the types and
-// functions it declares with the kind as a word of their name, the lower-case kind
+// functions (not methods) it declares with the kind as a word of their name, the lower-case kind
 // itself, and the API package's import name. It refuses a kind whose lower-case form
 // would clash with a package the template imports.
 func (r *renamer) declared(files map[string][]byte) error {
@@ -175,7 +175,11 @@ func (r *renamer) declared(files map[string][]byte) error {
 		for _, decl := range f.Decls {
 			switch decl := decl.(type) {
 			case *ast.FuncDecl:
-				r.declare(decl.Name.Name)
+				// A method keeps its name: it may satisfy another package's interface
+				// (GetLastHandledReconcileAt, reconcile.RequestStatus), whose "At" is no kind.
+				if decl.Recv == nil {
+					r.declare(decl.Name.Name)
+				}
 			case *ast.GenDecl:
 				for _, spec := range decl.Specs {
 					if spec, ok := spec.(*ast.TypeSpec); ok {
