@@ -145,11 +145,12 @@ func changed(obj client.Object, patch client.Patch) attribute.KeyValue {
 		var doc map[string]any
 		if json.Unmarshal(data, &doc) == nil {
 			for top, v := range doc {
+				if top == "apiVersion" || top == "kind" {
+					continue
+				}
 				inner, ok := v.(map[string]any)
-				if !ok || top == "apiVersion" || top == "kind" {
-					if top != "apiVersion" && top != "kind" {
-						fields = append(fields, top)
-					}
+				if !ok {
+					fields = append(fields, top)
 					continue
 				}
 				for k := range inner {
