@@ -261,9 +261,10 @@ func (l *lostReplies) wrap(cfg *rest.Config) *rest.Config {
 	})
 }
 
-// stumble fails the first n writes of each object of resource with an internal error
-// before they reach the server, so that its reconciles fail and the operator records
-// events about them: one, and then a series.
+// stumble fails the first n writes of each object of resource with a refusal (422) before
+// they reach the server, so that its reconciles fail and the operator records events about
+// them: one, and then a series. Not a 5xx: the shell retries a transient error without a
+// word until it has failed three times in a row (reconcile.WithReportAfter).
 func stumble(cfg *rest.Config, resource string, n int) *rest.Config {
 	var mu sync.Mutex
 	failed := map[string]int{}
@@ -277,7 +278,7 @@ func stumble(cfg *rest.Config, resource string, n int) *rest.Config {
 		failed[name]++
 		mu.Unlock()
 		if fail {
-			return r.Fail(http.StatusInternalServerError, "the test stumbled"), nil
+			return r.Fail(http.StatusUnprocessableEntity, "the test stumbled"), nil
 		}
 		return r.Send()
 	})
