@@ -66,20 +66,7 @@ func TestAnAssignerWhoseLeaseWatchLagsMovesNoObjectOfAShardItHasNotSeenStart(t *
 		var lease coordinationv1.Lease
 		return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "b"}, &lease)
 	})
-	for i := range n {
-		name := fmt.Sprintf("cm-%d", i)
-		if ring.Shard(sharding.Key("", "ConfigMap", ns, name)) != "b" {
-			continue
-		}
-		patch := client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"metadata":{"labels":{%q:"b"}}}`, shardLabel))
-		meta := metav1.ObjectMeta{Namespace: ns, Name: name}
-		if err := c.Patch(t.Context(), &corev1.Secret{ObjectMeta: meta}, patch); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Patch(t.Context(), &corev1.ConfigMap{ObjectMeta: meta}, patch); err != nil {
-			t.Fatal(err)
-		}
-	}
+	label(t, c, ns, n, ring, "b", "b")
 
 	// a sweeps everything every 2 s, on a ring without b: b's objects stay b's, since a
 	// reads the Leases from the API server before it takes b for gone.
@@ -123,13 +110,25 @@ func TestTheAssigningShardMovesBackWhatAnotherPlacedElsewhere(t *testing.T) {
 	// a's objects, and their Secrets, labelled for b, as a replica that assigned for a
 	// while on a ring of its own leaves them: the ring of a, which assigns, does not
 	// change, so only a sweep of everything finds them.
-	moved := 0
+	moved := label(t, c, ns, n, ring, "a", "b")
+	if moved == 0 {
+		t.Fatal("the ring gives a no ConfigMap: the scenario needs other names")
+	}
+	await(t, placed(c, ns, ring, r))
+	t.Logf("%d of a's ConfigMaps placed on b went back to a", moved)
+}
+
+// label labels for shard to the ConfigMaps cm-0 to cm-<n-1> of ns that ring gives to owner,
+// and their Secrets, as an assigner would, and returns how many.
+func label(t *testing.T, c client.Client, ns string, n int, ring *sharding.Ring, owner, to string) int {
+	t.Helper()
+	patch := client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, shardLabel, to))
+	labelled := 0
 	for i := range n {
 		name := fmt.Sprintf("cm-%d", i)
-		if ring.Shard(sharding.Key("", "ConfigMap", ns, name)) != "a" {
+		if ring.Shard(sharding.Key("", "ConfigMap", ns, name)) != owner {
 			continue
 		}
-		patch := client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"metadata":{"labels":{%q:"b"}}}`, shardLabel))
 		meta := metav1.ObjectMeta{Namespace: ns, Name: name}
 		if err := c.Patch(t.Context(), &corev1.Secret{ObjectMeta: meta}, patch); err != nil {
 			t.Fatal(err)
@@ -137,11 +136,7 @@ func TestTheAssigningShardMovesBackWhatAnotherPlacedElsewhere(t *testing.T) {
 		if err := c.Patch(t.Context(), &corev1.ConfigMap{ObjectMeta: meta}, patch); err != nil {
 			t.Fatal(err)
 		}
-		moved++
+		labelled++
 	}
-	if moved == 0 {
-		t.Fatal("the ring gives a no ConfigMap: the scenario needs other names")
-	}
-	await(t, placed(c, ns, ring, r))
-	t.Logf("%d of a's ConfigMaps placed on b went back to a", moved)
+	return labelled
 }
