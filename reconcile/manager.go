@@ -47,7 +47,10 @@ type Declaration interface {
 //     managedFields and shares equal label maps (ownership.TransformCompact) unless Options
 //     set one;
 //   - a readiness check, "readyz", that fails until every declared kind's cache has synced
-//     and the controllers have started, and a liveness check, "healthz";
+//     and the controllers have started, and a liveness check, "healthz", served at
+//     Options.HealthProbeBindAddress by the library, which answers a failing check with
+//     503 Service Unavailable (controller-runtime's server answers 500); checks added with
+//     AddReadyzCheck and AddHealthzCheck before Start are served with them;
 //   - the library's metrics, on controller-runtime's registry, unless NoMetrics.
 //
 // It refuses, naming the fix: no declaration, two of one kind, a kind the scheme does not
@@ -72,7 +75,7 @@ type Manager struct {
 }
 
 // New makes the manager, with every declared controller added, from cfg.
-func (m Manager) New(cfg *rest.Config) (manager.Manager, error) {
+func (m Manager) New(cfg *rest.Config) (mgr manager.Manager, err error) {
 	opts := m.Options
 	if opts.Scheme == nil {
 		opts.Scheme = clientgoscheme.Scheme // as controller-runtime does
@@ -88,24 +91,49 @@ func (m Manager) New(cfg *rest.Config) (manager.Manager, error) {
 	if opts.Cache.DefaultTransform == nil {
 		opts.Cache.DefaultTransform = ownership.TransformCompact()
 	}
-	mgr, err := ctrl.NewManager(cfg, opts)
+	// The library serves the probes, so that a failing check answers 503 (probes.go).
+	ln, err := probeListener(opts.HealthProbeBindAddress)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if ln != nil && mgr == nil {
+			_ = ln.Close()
+		}
+	}()
+	opts.HealthProbeBindAddress = "0"
+	crMgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: making the manager: %w", err)
 	}
+	built := crMgr
+	if ln != nil {
+		if built, err = serveProbes(crMgr, ln, endpoint(opts.ReadinessEndpointName, "/readyz"), endpoint(opts.LivenessEndpointName, "/healthz")); err != nil {
+			return nil, err
+		}
+	}
 	var kinds []client.Object
 	for _, d := range m.Controllers {
-		if err := d.setup(mgr, m.Gate, !m.NoMetrics); err != nil {
+		if err := d.setup(built, m.Gate, !m.NoMetrics); err != nil {
 			return nil, err
 		}
 		kinds = append(kinds, d.kinds()...)
 	}
-	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+	if err := built.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, err
 	}
-	if err := mgr.AddReadyzCheck("readyz", readyCheck(mgr.GetCache(), mgr.GetScheme(), kinds, started(mgr, opts.LeaderElection))); err != nil {
+	if err := built.AddReadyzCheck("readyz", readyCheck(built.GetCache(), built.GetScheme(), kinds, started(built, opts.LeaderElection))); err != nil {
 		return nil, err
 	}
-	return mgr, nil
+	return built, nil
+}
+
+// endpoint is path, or def if path is empty, as controller-runtime defaults its probes'.
+func endpoint(path, def string) string {
+	if path == "" {
+		return def
+	}
+	return path
 }
 
 // started returns whether mgr has started its controllers: once it leads, or at once

@@ -2,6 +2,7 @@ package reconcile_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,8 +12,12 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
@@ -22,7 +27,7 @@ import (
 // TestReadyzFailsUntilCachesSyncedAndControllerStarted runs a manager made from a
 // declaration, as an operator's main does, against an API server whose list of ConfigMaps
 // (a list, or the watch an informer lists with) is held until the test releases it:
-// /readyz fails, and names ConfigMap alone once the other declared kind has synced, for as
+// /readyz answers 503, and names ConfigMap alone once the other declared kind has synced, for as
 // long as the list is held; then it passes.
 func TestReadyzFailsUntilCachesSyncedAndControllerStarted(t *testing.T) {
 	ns := cp.Namespace(t)
@@ -74,8 +79,6 @@ func TestReadyzFailsUntilCachesSyncedAndControllerStarted(t *testing.T) {
 		return code, reason, err
 	}
 
-	// controller-runtime's healthz answers a failed check with 500, not 503; the kubelet
-	// takes any status from 400 on as not ready.
 	reconciletest.Eventually(t, func(ctx context.Context) error {
 		code, reason, err := probe(ctx)
 		switch {
@@ -83,8 +86,8 @@ func TestReadyzFailsUntilCachesSyncedAndControllerStarted(t *testing.T) {
 			return err // the probe server is not listening yet
 		case code == http.StatusOK:
 			t.Fatalf("/readyz answered 200 while the list of ConfigMaps was held (%d held)", held.Load())
-		case code != http.StatusInternalServerError:
-			t.Fatalf("/readyz answered %d while the list of ConfigMaps was held; want 500", code)
+		case code != http.StatusServiceUnavailable:
+			t.Fatalf("/readyz answered %d while the list of ConfigMaps was held; want 503", code)
 		case held.Load() == 0:
 			return fmt.Errorf("no list of ConfigMaps held yet; /readyz/%s: %s", check, reason)
 		case !strings.Contains(reason, "informers not synced: ConfigMap") || strings.Contains(reason, "Secret"):
@@ -119,4 +122,76 @@ func probeGet(ctx context.Context, url string) (int, string, error) {
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, strings.TrimSpace(string(body)), err
+}
+
+// TestProbesServeTheOperatorsOwnChecksBesideTheLibrarys adds checks to a manager made
+// from a declaration, as an operator's main may: each is served on its endpoint, a
+// failing one with 503 and its reason at /readyz/<name>; a second check of one name, and
+// a check added once the manager has started, are refused.
+func TestProbesServeTheOperatorsOwnChecksBesideTheLibrarys(t *testing.T) {
+	ns := cp.Namespace(t)
+	addr := reconciletest.FreeAddress(t)
+	mgr, err := reconcile.Manager{
+		Options: manager.Options{
+			Scheme:                 withBuiltins,
+			HealthProbeBindAddress: addr,
+			Metrics:                metricsserver.Options{BindAddress: "0"},
+			Controller:             ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
+			Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+		},
+		Controllers: []reconcile.Declaration{reconcile.For(&corev1.ConfigMap{}, reconcile.LogicFunc[*corev1.ConfigMap](
+			func(context.Context, *corev1.ConfigMap, reconcile.Scope) requeue.Outcome { return requeue.Done() }),
+			reconcile.WithFieldOwner("probed"))},
+	}.New(cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warm atomic.Bool
+	if err := mgr.AddReadyzCheck("warm", func(*http.Request) error {
+		if !warm.Load() {
+			return errors.New("still warming up")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := mgr.AddHealthzCheck("alive", healthz.Ping); err != nil {
+		t.Fatal(err)
+	}
+	if err := mgr.AddReadyzCheck("warm", healthz.Ping); err == nil || !strings.Contains(err.Error(), `a check named "warm" is already added`) {
+		t.Errorf("a second readiness check named warm: %v; want it refused", err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("the manager failed: %v", err)
+		}
+	})
+
+	want := func(path string, code int, body string) func(context.Context) error {
+		return func(ctx context.Context) error {
+			got, text, err := probeGet(ctx, "http://"+addr+path)
+			if err != nil {
+				return err
+			}
+			if got != code || !strings.Contains(text, body) {
+				return fmt.Errorf("%s answered %d %q; want %d with %q", path, got, text, code, body)
+			}
+			return nil
+		}
+	}
+	reconciletest.Eventually(t, want("/readyz/warm", http.StatusServiceUnavailable, "still warming up"))
+	reconciletest.Eventually(t, want("/readyz/readyz", http.StatusOK, "ok")) // the library's, once synced
+	reconciletest.Eventually(t, want("/readyz", http.StatusServiceUnavailable, "[-]warm failed"))
+	reconciletest.Eventually(t, want("/healthz/alive", http.StatusOK, "ok"))
+	reconciletest.Eventually(t, want("/healthz", http.StatusOK, "ok"))
+	if err := mgr.AddReadyzCheck("late", healthz.Ping); err == nil || !strings.Contains(err.Error(), "after the manager started") {
+		t.Errorf("a readiness check added after Start: %v; want it refused", err)
+	}
+	warm.Store(true)
+	reconciletest.Eventually(t, want("/readyz", http.StatusOK, "ok"))
 }
