@@ -4,10 +4,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -60,7 +64,7 @@ func main() {
 }
 
 // run serves the Memcached controller until ctx is done.
-func run(ctx context.Context, f flags) error {
+func run(ctx context.Context, f flags) (err error) {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
@@ -80,6 +84,15 @@ func run(ctx context.Context, f flags) error {
 		// and authorizes it to get /metrics (config/rbac/metrics_*).
 		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
+	var opts []reconcile.Option
+	tp, err := tracerProvider(ctx)
+	if err != nil {
+		return err
+	}
+	if tp != nil {
+		opts = append(opts, reconcile.WithTracing(tp))
+		defer func() { err = errors.Join(err, flushTraces(tp)) }()
+	}
 	// The manager follows from the controllers' declarations: their watches, indexes,
 	// cache restrictions, and a /readyz that fails until their caches have synced.
 	m := reconcile.Manager{
@@ -96,7 +109,7 @@ func run(ctx context.Context, f flags) error {
 			LeaderElectionReleaseOnCancel: true,
 		},
 		Controllers: []reconcile.Declaration{
-			controller.New(reconcile.WithConcurrency(f.concurrency)),
+			controller.New(append(opts, reconcile.WithConcurrency(f.concurrency))...),
 			// +kubebuilder:scaffold:builder
 		},
 	}
@@ -116,4 +129,33 @@ func run(ctx context.Context, f flags) error {
 		return shard.Run(ctx, mgr)
 	}
 	return mgr.Start(ctx)
+}
+
+// tracerProvider returns a provider that sends the spans of each reconcile and write
+// (reconcile.WithTracing) to the OTLP endpoint the environment names, the OpenTelemetry
+// way: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT, with the
+// exporter's other OTEL_EXPORTER_OTLP_* settings and OTEL_SERVICE_NAME. Without an
+// endpoint it returns nil: tracing is off. The exporter speaks OTLP over HTTP, which any
+// collector accepts, rather than gRPC, which would add a connection-managing client to the
+// manager for no gain at a few spans a second.
+func tracerProvider(ctx context.Context) (*sdktrace.TracerProvider, error) {
+	if os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" && os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" {
+		return nil, nil
+	}
+	exporter, err := otlptracehttp.New(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("tracing: %w", err)
+	}
+	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter)), nil
+}
+
+// flushTraces sends the spans still batched and stops tp, giving up after a few seconds
+// so that an unreachable collector cannot hold the process's exit.
+func flushTraces(tp *sdktrace.TracerProvider) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := tp.Shutdown(ctx); err != nil {
+		return fmt.Errorf("tracing: sending the last spans: %w", err)
+	}
+	return nil
 }
