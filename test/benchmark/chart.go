@@ -22,7 +22,7 @@ const (
 
 // The colour of each implementation's line; the ideal pipelines', the floors, are dashed,
 // as is the bare pipeline's, the control plane's limit.
-var colours = map[string]string{bare: "#aaaaaa", ideal: "#555555", fullIdeal: "#7570b3", seeded: "#d95f02", library: "#1b7f9e"}
+var colours = map[string]string{bare: "#aaaaaa", ideal: "#555555", fullIdeal: "#7570b3", seeded: "#d95f02", library: "#1b7f9e", traced: "#66a61e"}
 
 func lineStyle(impl string) string {
 	if impl == bare || impl == ideal || impl == fullIdeal {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -70,6 +72,20 @@ type operator struct {
 	concurrency int
 	// setup registers the seed-style controller with its manager.
 	setup func(ctrl.Manager) error
+}
+
+// spans is where the traced operators' spans go: the OpenTelemetry SDK, batching them to
+// an exporter that drops them, so that a run pays what tracing costs the operator and
+// not what a collector would.
+var spans = sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+
+// traced returns op, the library-built operator, tracing each reconcile and write.
+func (op operator) traced() operator {
+	declare := op.declare
+	op.declare = func(opts ...reconcile.Option) reconcile.Declaration {
+		return declare(append(opts, reconcile.WithTracing(spans))...)
+	}
+	return op
 }
 
 var kinds = []*kind{

@@ -40,7 +40,7 @@ func main() {
 	n := flag.Int("n", 200, "objects per kind and implementation, at least 1")
 	rounds := flag.Int("rounds", 0, "rounds; the table shows the median of each figure (0: 3 up to N=1000, 1 above, where a run takes many minutes)")
 	only := flag.String("kinds", "memcached,podset,at", "the kinds to measure, separated by commas")
-	impls := flag.String("implementations", "ideal,full-ideal,seed,reconcilekit", "the implementations to measure, separated by commas: ideal, full-ideal, seed, reconcilekit, bare")
+	impls := flag.String("implementations", "ideal,full-ideal,seed,reconcilekit", "the implementations to measure, separated by commas: ideal, full-ideal, seed, reconcilekit, bare, traced (reconcilekit tracing each reconcile and write)")
 	record := flag.Bool("record", true, "record the medians in test/benchmark/results.json and redraw docs/performance.svg (not with -workers)")
 	workers := flag.Int("workers", 0, "reconciles at a time for the library-built operators; 0 keeps what the examples ship with")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (the operators under test among it) to this file")
@@ -109,7 +109,7 @@ func bench(ctx context.Context, n, rounds, workers int, only, impls string, reco
 	for name := range strings.SplitSeq(impls, ",") {
 		impl, ok := implementationFlags[strings.TrimSpace(name)]
 		if !ok {
-			return fmt.Errorf("unknown implementation %q in -implementations; want ideal, full-ideal, seed, reconcilekit or bare", name)
+			return fmt.Errorf("unknown implementation %q in -implementations; want ideal, full-ideal, seed, reconcilekit, bare or traced", name)
 		}
 		measuredImpls = append(measuredImpls, impl)
 	}

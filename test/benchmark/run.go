@@ -34,19 +34,21 @@ import (
 // the operator's full status (its conditions, reasons and messages) tells the cost of that
 // status from the cost of the library's machinery. The bare pipeline, which creates the
 // children with no custom resource at all, is the control plane's own limit and runs only
-// when asked for.
+// when asked for, as does the library-built operator tracing each reconcile and write
+// (reconcile.WithTracing), which tells what tracing costs.
 const (
 	bare      = "bare pipeline"
 	ideal     = "ideal pipeline"
 	fullIdeal = "ideal, full status"
 	seeded    = "seed-style"
 	library   = "reconcilekit"
+	traced    = "reconcilekit, traced"
 )
 
-var implementations = []string{bare, ideal, fullIdeal, seeded, library}
+var implementations = []string{bare, ideal, fullIdeal, seeded, library, traced}
 
 // implementationFlags names the implementations on the command line.
-var implementationFlags = map[string]string{"bare": bare, "ideal": ideal, "full-ideal": fullIdeal, "seed": seeded, "reconcilekit": library}
+var implementationFlags = map[string]string{"bare": bare, "ideal": ideal, "full-ideal": fullIdeal, "seed": seeded, "reconcilekit": library, "traced": traced}
 
 // namespace holds every object of a run; it enforces no pod security level, since the
 // seed-style pods would not pass the restricted one.
@@ -155,8 +157,11 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 		return m, errors.Join(err, stop())
 	}
 	op := r.kind.library
-	if r.impl == seeded {
+	switch r.impl {
+	case seeded:
 		op = r.kind.seed
+	case traced:
+		op = op.traced()
 	}
 
 	// The first manager: the heap it adds over no object, then the convergence.
@@ -302,7 +307,7 @@ func (r run) report(ctx context.Context, cp *reconciletest.ControlPlane, obs *ob
 			line := fmt.Sprintf("  %-9s %-13s %4.0fs  children %5d done %5d  statuses done %5d  converged %5d  API CPU %6.1fs",
 				r.kind.name, r.impl, time.Since(start).Seconds(), obs.childrenSeen(), children, statuses, converged, (cpu - apiCPU).Seconds())
 			// The ideal and bare pipelines have no queue.
-			if r.impl == library || r.impl == seeded {
+			if r.impl == library || r.impl == traced || r.impl == seeded {
 				line += fmt.Sprintf("  queue %5.0f  reconciles %5.0f of %5.3fs  queue wait %6.2fs", now["workqueue_depth"].value-stale,
 					now.reconciles()-last.reconciles(), mean("controller_runtime_reconcile_time_seconds"), mean("workqueue_queue_duration_seconds"))
 			}
