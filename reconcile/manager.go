@@ -33,7 +33,8 @@ type Declaration interface {
 	kind() string
 	kinds() []client.Object
 	cacheRules() []cacheRule
-	setup(mgr manager.Manager, gate Gate, metrics bool) error
+	optionals() []client.Object
+	setup(mgr manager.Manager, gate Gate, crds *crdGate, metrics bool) error
 }
 
 // Manager makes a controller-runtime manager from controller declarations. Its cache and
@@ -93,11 +94,12 @@ func (m Manager) New(cfg *rest.Config) (manager.Manager, error) {
 		return nil, fmt.Errorf("reconcile: making the manager: %w", err)
 	}
 	var kinds []client.Object
+	crds := newCRDGate(mgr, !m.NoMetrics) // the optional kinds' (WithOptional)
 	for _, d := range m.Controllers {
-		if err := d.setup(mgr, m.Gate, !m.NoMetrics); err != nil {
+		if err := d.setup(mgr, m.Gate, crds, !m.NoMetrics); err != nil {
 			return nil, err
 		}
-		kinds = append(kinds, d.kinds()...)
+		kinds = append(kinds, crds.gated(d.kinds())...)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, err
@@ -155,6 +157,7 @@ func (m Manager) check(scheme *runtime.Scheme, uncached *client.CacheOptions) er
 			}
 		}
 	}
+	errs = append(errs, optionalAgree(m.Controllers))
 	return errors.Join(errs...)
 }
 
