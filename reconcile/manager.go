@@ -54,6 +54,11 @@ type Declaration interface {
 // It refuses, naming the fix: no declaration, two of one kind, a kind the scheme does not
 // know, a kind the client may not cache (Options.Client.Cache.DisableFor), two restrictions
 // of one kind that differ, and a declaration that cannot run.
+//
+// A kind declared optional (WithOptional) is watched, cached and counted by the readiness
+// check only while its CustomResourceDefinition is established: New adds a watch of CRDs
+// that starts and stops it, and refuses a kind optional for one controller and required by
+// another.
 type Manager struct {
 	// Options are the manager's options, as for ctrl.NewManager. Scheme must know every
 	// declared kind; client-go's scheme if nil.

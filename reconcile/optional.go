@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -139,10 +140,13 @@ type crdGate struct {
 
 	updating sync.Mutex // one update at a time: a removal's RemoveInformer must not follow a later start
 
-	mu     sync.Mutex
-	kinds  map[schema.GroupVersionKind]*gatedKind
-	synced bool          // the CRDs were listed: each kind's presence is known
-	ready  chan struct{} // closed once synced
+	gating atomic.Bool // any kind is optional: until then every request passes at once
+
+	mu      sync.Mutex
+	kinds   map[schema.GroupVersionKind]*gatedKind
+	synced  bool          // the CRDs were listed: each kind's presence is known
+	updated bool          // the first update after the list is done
+	ready   chan struct{} // closed once synced
 
 	informer toolscache.SharedIndexInformer // nil until the gate runs
 }
@@ -172,6 +176,7 @@ func (g *crdGate) kind(obj client.Object) (*gatedKind, error) {
 	if !ok {
 		k = &gatedKind{gvk: gvk, obj: newLike(obj)}
 		g.kinds[gvk] = k
+		g.gating.Store(true)
 	}
 	return k, nil
 }
@@ -278,6 +283,9 @@ func (g *crdGate) update() {
 			removed = append(removed, k.obj)
 		}
 	}
+	if !g.updated { // the start: every object is reconciled when the controller starts
+		g.updated, again = true, nil
+	}
 	g.mu.Unlock()
 	ctx := context.Background()
 	for _, obj := range removed {
@@ -295,7 +303,7 @@ func (g *crdGate) update() {
 // absent returns the error of a read or write of obj's kind while it is optional and its
 // CRD is absent, and nil otherwise.
 func (g *crdGate) absent(obj runtime.Object) error {
-	if g == nil {
+	if g == nil || !g.gating.Load() {
 		return nil
 	}
 	gvk, err := apiutil.GVKForObject(obj, g.mgr.GetScheme())
