@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -137,19 +138,19 @@ func installGadgets(t *testing.T, c client.Client) {
 }
 
 // removeGadgets deletes Gadget's CRD, if it exists, and waits until it is gone (its
-// Gadgets with it).
+// Gadgets with it). It runs in a cleanup too, once the test's context has ended.
 func removeGadgets(t *testing.T, c client.Client) {
 	t.Helper()
 	if err := c.Delete(context.Background(), gadgetCRD()); client.IgnoreNotFound(err) != nil {
 		t.Fatal(err)
 	}
-	reconciletest.Eventually(t, func(ctx context.Context) error {
-		err := c.Get(ctx, client.ObjectKey{Name: gadgetCRDName}, &apiextensionsv1.CustomResourceDefinition{})
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("the CRD of Gadgets is still there (%v)", err)
-	})
+	var last error
+	if err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		last = c.Get(ctx, client.ObjectKey{Name: gadgetCRDName}, &apiextensionsv1.CustomResourceDefinition{})
+		return apierrors.IsNotFound(last), nil
+	}); err != nil {
+		t.Fatalf("the CRD of Gadgets is still there: %v (%v)", err, last)
+	}
 }
 
 // waitingKinds returns reconcilekit_kinds_waiting_for_crd of Gadget, as a scrape reads it.
