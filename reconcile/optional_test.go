@@ -363,6 +363,69 @@ func TestAnOptionalKindsWatchStartsAndStopsWithItsCRDWithoutARestart(t *testing.
 	}
 }
 
+// A kind referenced by name and declared optional is waited for as an owned one is, and
+// once its CRD is established its watch runs: a Widget that read no Gadget of the name it
+// references goes on when one is created, which only the watch of Gadgets tells the
+// controller (the logic asks for no retry). Removed again, the CRD stalls the Widget again.
+func TestAReferencedOptionalKindIsWaitedForThenWatched(t *testing.T) {
+	c := cp.Client(t, withGadgets)
+	removeGadgets(t, c)
+	t.Cleanup(func() { removeGadgets(t, c) })
+	ns := cp.Namespace(t)
+	const configured = "Configured"
+	logic := reconcile.LogicFunc[*Widget](func(ctx context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
+		err := s.Client.Get(ctx, client.ObjectKey{Namespace: w.Namespace, Name: "config"}, &Gadget{})
+		switch {
+		case apierrors.IsNotFound(err):
+			conditions.MarkFalse(w, configured, "NoGadget", "no Gadget named config")
+		case err != nil:
+			return requeue.Retry(err)
+		default:
+			conditions.MarkTrue(w, configured, "Found", "Gadget config found")
+		}
+		return requeue.Done()
+	})
+	reconciletest.StartManager(t, cp.Config, reconcile.Manager{
+		Options: ctrl.Options{
+			Scheme: withGadgets,
+			Cache:  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+		},
+		Controllers: []reconcile.Declaration{reconcile.For(&Widget{}, logic,
+			reconcile.WithFieldOwner("widget-operator"),
+			reconcile.WithReferences(&Gadget{}, func(*Widget) []string { return []string{"config"} }),
+			reconcile.WithOptional(&Gadget{}))},
+	})
+	widget := &Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "widget"}}
+	if err := c.Create(t.Context(), widget); err != nil {
+		t.Fatal(err)
+	}
+	// condition waits until the Widget's condition typ has reason.
+	condition := func(typ, reason string) {
+		t.Helper()
+		reconciletest.Eventually(t, func(ctx context.Context) error {
+			w := &Widget{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(widget), w); err != nil {
+				return err
+			}
+			if got := conditions.Find(w, typ); got == nil || got.Reason != reason {
+				return fmt.Errorf("%s = %+v, want reason %s", typ, got, reason)
+			}
+			return nil
+		})
+	}
+
+	condition(conditions.Stalled, reconcile.ReasonWaitingForCRD)
+	installGadgets(t, c)
+	condition(configured, "NoGadget")
+	if err := c.Create(t.Context(), &Gadget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "config"}}); err != nil {
+		t.Fatal(err)
+	}
+	condition(configured, "Found")
+	condition(conditions.Ready, reconcile.ReasonReconciled)
+	removeGadgets(t, c)
+	condition(conditions.Stalled, reconcile.ReasonWaitingForCRD)
+}
+
 // Each optional kind that cannot be is refused when the manager is made, with a message
 // that names the fix.
 func TestOptionalKindsThatCannotBeAreRefusedNamingTheFix(t *testing.T) {
