@@ -479,6 +479,7 @@ func (s *gatedSource) WaitForSync(ctx context.Context) error {
 	return active.WaitForSync(ctx)
 }
 
+// String names the source in the controller's log.
 func (s *gatedSource) String() string {
 	return fmt.Sprintf("optional kind source: %s", s.kind.gvk)
 }
