@@ -426,6 +426,93 @@ func TestAReferencedOptionalKindIsWaitedForThenWatched(t *testing.T) {
 	condition(conditions.Stalled, reconcile.ReasonWaitingForCRD)
 }
 
+// /readyz counts an optional kind only while its CRD exists: it fails until the manager
+// has listed the CRDs, passes while Gadget's CRD is absent, and once the CRD is installed
+// fails until Gadget's informer has synced. The lists are held by the test until it
+// releases them.
+func TestReadyzCountsAnOptionalKindOnlyWhileItsCRDExists(t *testing.T) {
+	c := cp.Client(t, withGadgets)
+	removeGadgets(t, c)
+	t.Cleanup(func() { removeGadgets(t, c) })
+	ns := cp.Namespace(t)
+
+	held := map[string]chan struct{}{"customresourcedefinitions": make(chan struct{}), "gadgets": make(chan struct{})}
+	released := map[string]bool{}
+	release := func(resource string) {
+		if !released[resource] {
+			released[resource] = true
+			close(held[resource])
+		}
+	}
+	cfg := reconciletest.Intercept(cp.Config, func(r *reconciletest.Request) (*http.Response, error) {
+		if ch, ok := held[r.Resource]; ok && (r.Verb == "list" || r.Verb == "watch") {
+			select {
+			case <-ch:
+			case <-r.HTTP.Context().Done():
+				return nil, r.HTTP.Context().Err()
+			}
+		}
+		return r.Send()
+	})
+	addr := reconciletest.FreeAddress(t)
+	reconciletest.StartManager(t, cfg, reconcile.Manager{
+		Options: ctrl.Options{
+			Scheme:                 withGadgets,
+			HealthProbeBindAddress: addr,
+			Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+		},
+		Controllers: []reconcile.Declaration{reconcile.For(&Widget{}, sized,
+			reconcile.WithFieldOwner("widget-operator"),
+			reconcile.WithChildren(&Gadget{}),
+			reconcile.WithOptional(&Gadget{}))},
+	})
+	t.Cleanup(func() { release("customresourcedefinitions"); release("gadgets") }) // before the manager stops
+
+	// readyz waits until /readyz/readyz answers 200 if ready, a failure (any status from
+	// 400, as the kubelet reads it) otherwise, with a reason that says want.
+	readyz := func(ready bool, want string) {
+		t.Helper()
+		reconciletest.Eventually(t, func(ctx context.Context) error {
+			code, reason, err := probeGet(ctx, "http://"+addr+"/readyz/readyz")
+			if err != nil {
+				return err
+			}
+			if (code == http.StatusOK) != ready || (!ready && code < 400) || !strings.Contains(reason, want) {
+				return fmt.Errorf("/readyz/readyz answered %d %q, want ready %v saying %q", code, reason, ready, want)
+			}
+			return nil
+		})
+	}
+	for _, phase := range []struct {
+		name   string
+		before func(t *testing.T)
+		ready  bool
+		want   string
+	}{{
+		name: "until the CRDs are listed, it fails",
+		want: "Gadget.optional.reconcilekit.io (CustomResourceDefinitions not listed yet)",
+	}, {
+		name:   "while the CRD is absent, the kind does not count",
+		before: func(*testing.T) { release("customresourcedefinitions") },
+		ready:  true,
+	}, {
+		name:   "once the CRD is installed, it fails until the kind's informer has synced",
+		before: func(t *testing.T) { installGadgets(t, c) },
+		want:   "informers not synced: Gadget.optional.reconcilekit.io",
+	}, {
+		name:   "then it passes",
+		before: func(*testing.T) { release("gadgets") },
+		ready:  true,
+	}} {
+		t.Run(phase.name, func(t *testing.T) {
+			if phase.before != nil {
+				phase.before(t)
+			}
+			readyz(phase.ready, phase.want)
+		})
+	}
+}
+
 // Each optional kind that cannot be is refused when the manager is made, with a message
 // that names the fix.
 func TestOptionalKindsThatCannotBeAreRefusedNamingTheFix(t *testing.T) {
