@@ -91,6 +91,7 @@ func (m Manager) New(cfg *rest.Config) (manager.Manager, error) {
 		return nil, err
 	}
 	opts.Cache.ByObject = byObject
+	opts.MapperProvider = optionalMapper(m.Controllers, opts.Scheme, opts.MapperProvider) // WithOptional
 	if opts.Cache.DefaultTransform == nil {
 		opts.Cache.DefaultTransform = ownership.TransformCompact()
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"reflect"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -49,7 +51,10 @@ import (
 //     error: not retried, since the CRD's arrival reconciles the object again;
 //   - reconcilekit_kinds_waiting_for_crd is 1 for the kind while its CRD is absent, 0 once
 //     it is established;
-//   - the readiness check counts the kind's cache only while its CRD exists.
+//   - the readiness check counts the kind's cache only while its CRD exists;
+//   - a restriction of the kind's cache (WithCache, a shard's label) is accepted while the
+//     CRD is absent, the kind taken as namespaced until its CRD says (a cluster-scoped
+//     optional kind whose cache is restricted must be installed when the operator starts).
 //
 // The operator needs get, list and watch on customresourcedefinitions
 // (apiextensions.k8s.io). A kind served by the API server itself (its group has no dot,
@@ -621,4 +626,54 @@ func (c scopeClient) DeleteAllOf(ctx context.Context, obj client.Object, opts ..
 		return err
 	}
 	return c.Client.DeleteAllOf(ctx, obj, opts...)
+}
+
+// optionalMapper returns provider's RESTMapper made to answer for the optional kinds of
+// ds whose CRD is absent: namespaced, by the resource name kubebuilder would give them. The
+// manager's cache asks, when it is made, whether each kind restricted by a ByObject entry
+// (WithCache, a shard's label) is namespaced, and would refuse to be made for a kind not
+// installed. While the CRD is absent nothing else asks for the kind (the gate keeps its
+// watch stopped and the Writer refuses it); once it is installed the mapper answers from
+// discovery. A cluster-scoped optional kind restricted by a ByObject entry must therefore
+// be installed when the operator starts.
+func optionalMapper(ds []Declaration, scheme *runtime.Scheme, provider func(*rest.Config, *http.Client) (meta.RESTMapper, error)) func(*rest.Config, *http.Client) (meta.RESTMapper, error) {
+	optional := map[schema.GroupKind]schema.GroupVersionKind{}
+	for _, d := range ds {
+		for _, kind := range d.optionals() {
+			if gvk, err := apiutil.GVKForObject(kind, scheme); err == nil {
+				optional[gvk.GroupKind()] = gvk
+			}
+		}
+	}
+	if len(optional) == 0 {
+		return provider
+	}
+	if provider == nil {
+		provider = apiutil.NewDynamicRESTMapper // as controller-runtime does
+	}
+	return func(cfg *rest.Config, c *http.Client) (meta.RESTMapper, error) {
+		m, err := provider(cfg, c)
+		if err != nil {
+			return nil, err
+		}
+		return absentMapper{RESTMapper: m, optional: optional}, nil
+	}
+}
+
+// absentMapper answers for optional kinds its RESTMapper does not know.
+type absentMapper struct {
+	meta.RESTMapper
+	optional map[schema.GroupKind]schema.GroupVersionKind
+}
+
+// RESTMapping answers for an optional kind not installed: namespaced, by its guessed
+// resource.
+func (m absentMapper) RESTMapping(gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error) {
+	mapping, err := m.RESTMapper.RESTMapping(gk, versions...)
+	gvk, optional := m.optional[gk]
+	if err == nil || !optional || !meta.IsNoMatchError(err) {
+		return mapping, err
+	}
+	plural, _ := meta.UnsafeGuessKindToResource(gvk)
+	return &meta.RESTMapping{Resource: plural, GroupVersionKind: gvk, Scope: meta.RESTScopeNamespace}, nil
 }

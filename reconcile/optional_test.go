@@ -188,10 +188,11 @@ func TestAnOptionalKindsWatchStartsAndStopsWithItsCRDWithoutARestart(t *testing.
 		remove  step = "remove the CRD"
 	)
 	for _, tc := range []struct {
-		name    string
-		atStart bool // the CRD is installed before the operator starts
-		swallow bool // the logic ignores Ensure's error
-		steps   []step
+		name       string
+		atStart    bool // the CRD is installed before the operator starts
+		swallow    bool // the logic ignores Ensure's error
+		restricted bool // the Gadgets cached are restricted by a label, as a shard's are
+		steps      []step
 	}{{
 		name:  "the CRD installed late, removed, installed again; the logic returns Ensure's error",
 		steps: []step{install, remove, install},
@@ -199,6 +200,10 @@ func TestAnOptionalKindsWatchStartsAndStopsWithItsCRDWithoutARestart(t *testing.
 		name:    "the CRD installed before the start, then removed and installed again; the logic swallows Ensure's error",
 		atStart: true, swallow: true,
 		steps: []step{remove, install},
+	}, {
+		name:       "the CRD installed late, the cache of Gadgets restricted by a label (WithCache)",
+		restricted: true,
+		steps:      []step{install, remove},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := cp.Client(t, withGadgets)
@@ -213,6 +218,9 @@ func TestAnOptionalKindsWatchStartsAndStopsWithItsCRDWithoutARestart(t *testing.
 			logic := reconcile.LogicFunc[*Widget](func(ctx context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 				runs.Add(1)
 				gadget := &Gadget{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name}, Spec: GadgetSpec{Size: w.Spec.Size}}
+				if tc.restricted {
+					gadget.Labels = map[string]string{"optional-test": "yes"}
+				}
 				if _, _, err := ownership.Ensure(ctx, s.Writer, w, gadget); err != nil && !tc.swallow {
 					return requeue.Retry(err)
 				}
@@ -226,16 +234,17 @@ func TestAnOptionalKindsWatchStartsAndStopsWithItsCRDWithoutARestart(t *testing.
 				return r.Send()
 			})
 			addr := reconciletest.FreeAddress(t)
+			opts := []reconcile.Option{reconcile.WithFieldOwner("widget-operator"), reconcile.WithChildren(&Gadget{}), reconcile.WithOptional(&Gadget{})}
+			if tc.restricted {
+				opts = append(opts, reconcile.WithCache(&Gadget{}, byLabel("optional-test")))
+			}
 			reconciletest.StartManager(t, cfg, reconcile.Manager{
 				Options: ctrl.Options{
 					Scheme:                 withGadgets,
 					HealthProbeBindAddress: addr,
 					Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
 				},
-				Controllers: []reconcile.Declaration{reconcile.For(&Widget{}, logic,
-					reconcile.WithFieldOwner("widget-operator"),
-					reconcile.WithChildren(&Gadget{}),
-					reconcile.WithOptional(&Gadget{}))},
+				Controllers: []reconcile.Declaration{reconcile.For(&Widget{}, logic, opts...)},
 			})
 			widget := &Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "widget"}, Spec: WidgetSpec{Size: 2}}
 			if err := c.Create(t.Context(), widget); err != nil {
