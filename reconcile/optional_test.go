@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -334,6 +335,19 @@ func TestAnOptionalKindsWatchStartsAndStopsWithItsCRDWithoutARestart(t *testing.
 					}
 					t.Logf("Stalled: %s: %s", stalled.Reason, stalled.Message)
 					return nil
+				})
+				reconciletest.Eventually(t, func(ctx context.Context) error {
+					var events eventsv1.EventList
+					if err := c.List(ctx, &events, client.InNamespace(ns)); err != nil {
+						return err
+					}
+					for _, e := range events.Items {
+						if e.Regarding.Name == widget.Name && e.Type == corev1.EventTypeWarning && e.Reason == reconcile.ReasonWaitingForCRD &&
+							strings.Contains(e.Note, gadgetCRDName) {
+							return nil
+						}
+					}
+					return fmt.Errorf("no Warning %s event naming %s regarding the Widget", reconcile.ReasonWaitingForCRD, gadgetCRDName)
 				})
 				gauge(t, 1)
 				ready(t)
