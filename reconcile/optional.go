@@ -47,8 +47,9 @@ import (
 //   - while the CRD is absent, a reconcile whose logic reads or writes the kind through the
 //     Scope's Writer (ownership.Ensure, EnsureSet, Delete, or s.Client) is refused that
 //     read or write before anything is sent, and ends with the object Stalled, with reason
-//     ReasonWaitingForCRD and a message naming the CRD, whatever the logic did with the
-//     error: not retried, since the CRD's arrival reconciles the object again;
+//     ReasonWaitingForCRD and a message naming the CRD (and one Warning event), whatever
+//     the logic did with the error: not retried, since the CRD's arrival reconciles the
+//     object again;
 //   - reconcilekit_kinds_waiting_for_crd is 1 for the kind while its CRD is absent, 0 once
 //     it is established;
 //   - the readiness check counts the kind's cache only while its CRD exists;
@@ -56,8 +57,7 @@ import (
 //     CRD is absent, the kind taken as namespaced until its CRD says (a cluster-scoped
 //     optional kind whose cache is restricted must be installed when the operator starts).
 //
-// The operator needs get, list and watch on customresourcedefinitions
-// (apiextensions.k8s.io). A kind served by the API server itself (its group has no dot,
+// The operator needs list and watch on customresourcedefinitions (apiextensions.k8s.io). A kind served by the API server itself (its group has no dot,
 // such as ConfigMap or Deployment.apps), the reconciled kind itself, and a kind the
 // declaration does not otherwise declare are refused, and so is a kind that one controller
 // of a manager declares optional and another does not. A shell without a manager
