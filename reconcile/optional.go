@@ -163,6 +163,14 @@ type gatedKind struct {
 	present bool
 	crd     string // the name of the CRD that served it last, "" if none was seen
 	sources []*gatedSource
+
+	// While present: a context that ends when the CRD goes, and the requests for the kind
+	// under way, which it cancels. The informer is removed once they have returned: a read
+	// that reached the cache after the removal would make an informer of a resource that
+	// is gone, and wait on it for ever.
+	epoch    context.Context
+	end      context.CancelFunc
+	inflight sync.WaitGroup
 }
 
 func newCRDGate(mgr manager.Manager, metrics bool) *crdGate {
@@ -263,7 +271,7 @@ func (g *crdGate) update() {
 		return
 	}
 	var again []*gatedSource
-	var removed []client.Object
+	var removed []*gatedKind
 	for _, k := range g.kinds {
 		name, present := serving(crds, k.gvk)
 		if name != "" {
@@ -276,6 +284,11 @@ func (g *crdGate) update() {
 			continue
 		}
 		k.present = present
+		if present {
+			k.epoch, k.end = context.WithCancel(context.Background())
+		} else if k.end != nil {
+			k.end()
+		}
 		for _, s := range k.sources {
 			if present {
 				s.activate()
@@ -285,7 +298,7 @@ func (g *crdGate) update() {
 			again = append(again, s)
 		}
 		if !present {
-			removed = append(removed, k.obj)
+			removed = append(removed, k)
 		}
 	}
 	if !g.updated { // the start: every object is reconciled when the controller starts
@@ -293,11 +306,13 @@ func (g *crdGate) update() {
 	}
 	g.mu.Unlock()
 	ctx := context.Background()
-	for _, obj := range removed {
+	for _, k := range removed {
 		// Its informer would list a resource that is gone, for ever; the gate starts
-		// another when the CRD comes back.
-		if err := g.mgr.GetCache().RemoveInformer(ctx, obj); err != nil {
-			log.Log.Error(err, "removing the informer of a kind whose CRD is gone", "kind", fmt.Sprintf("%T", obj))
+		// another when the CRD comes back. New requests for the kind are refused from now
+		// on, and those under way cancelled: once they have returned, none can make it again.
+		k.inflight.Wait()
+		if err := g.mgr.GetCache().RemoveInformer(ctx, k.obj); err != nil {
+			log.Log.Error(err, "removing the informer of a kind whose CRD is gone", "kind", k.gvk.String())
 		}
 	}
 	for _, s := range again {
@@ -305,26 +320,37 @@ func (g *crdGate) update() {
 	}
 }
 
-// absent returns the error of a read or write of obj's kind while it is optional and its
-// CRD is absent, and nil otherwise.
-func (g *crdGate) absent(obj runtime.Object) error {
+// enter admits a request for obj's kind: at once when the kind is not optional; with a
+// context that ends when the CRD goes when it is optional and its CRD established, done to
+// be called when the request has returned; and with an error, before anything is sent,
+// when its CRD is absent.
+func (g *crdGate) enter(ctx context.Context, obj runtime.Object) (_ context.Context, done func(), _ error) {
 	if g == nil || !g.gating.Load() {
-		return nil
+		return ctx, func() {}, nil
 	}
 	gvk, err := apiutil.GVKForObject(obj, g.mgr.GetScheme())
 	if err != nil {
-		return nil // the request will say
+		return ctx, func() {}, nil // the request will say
 	}
 	if _, isList := obj.(meta.List); isList {
 		gvk.Kind = strings.TrimSuffix(gvk.Kind, "List")
 	}
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	k, ok := g.kinds[gvk]
-	if !ok || k.present {
-		return nil
+	switch {
+	case !ok:
+		g.mu.Unlock()
+		return ctx, func() {}, nil
+	case !k.present:
+		g.mu.Unlock()
+		return ctx, func() {}, &crdAbsentError{gvk: gvk, crd: k.crd}
 	}
-	return &crdAbsentError{gvk: gvk, crd: k.crd}
+	k.inflight.Add(1)
+	epoch := k.epoch
+	g.mu.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(epoch, cancel)
+	return ctx, func() { stop(); cancel(); k.inflight.Done() }, nil
 }
 
 // presence reports whether the gate knows if obj's kind is installed, and if so whether it is:
@@ -561,70 +587,84 @@ func waitForCRD(obj client.Object, err error) requeue.Outcome {
 	return requeue.Terminal(err)
 }
 
-// wait returns the error of a request for obj's kind while its CRD is absent, noting it for
-// the shell, or nil.
-func (c scopeClient) wait(obj runtime.Object) error {
-	err := c.crds.absent(obj)
+// enter admits a request for obj's kind (crdGate.enter), noting for the shell a kind whose
+// CRD is absent.
+func (c scopeClient) enter(ctx context.Context, obj runtime.Object) (context.Context, func(), error) {
+	ctx, done, err := c.crds.enter(ctx, obj)
 	if err != nil && c.waiting != nil && *c.waiting == nil {
 		*c.waiting = err
 	}
-	return err
+	return ctx, done, err
 }
 
 // Get refuses an optional kind whose CRD is absent: the cache would make an informer of it
 // that never syncs, and the read would wait for it.
 func (c scopeClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if err := c.wait(obj); err != nil {
+	ctx, done, err := c.enter(ctx, obj)
+	if err != nil {
 		return err
 	}
+	defer done()
 	return c.Client.Get(ctx, key, obj, opts...)
 }
 
 // List refuses an optional kind whose CRD is absent.
 func (c scopeClient) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	if err := c.wait(list); err != nil {
+	ctx, done, err := c.enter(ctx, list)
+	if err != nil {
 		return err
 	}
+	defer done()
 	return c.Client.List(ctx, list, opts...)
 }
 
 // Create refuses an optional kind whose CRD is absent.
 func (c scopeClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
-	if err := c.wait(obj); err != nil {
+	ctx, done, err := c.enter(ctx, obj)
+	if err != nil {
 		return err
 	}
+	defer done()
 	return c.Client.Create(ctx, obj, opts...)
 }
 
 // Update refuses an optional kind whose CRD is absent.
 func (c scopeClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	if err := c.wait(obj); err != nil {
+	ctx, done, err := c.enter(ctx, obj)
+	if err != nil {
 		return err
 	}
+	defer done()
 	return c.Client.Update(ctx, obj, opts...)
 }
 
 // Patch refuses an optional kind whose CRD is absent.
 func (c scopeClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-	if err := c.wait(obj); err != nil {
+	ctx, done, err := c.enter(ctx, obj)
+	if err != nil {
 		return err
 	}
+	defer done()
 	return c.Client.Patch(ctx, obj, patch, opts...)
 }
 
 // Delete refuses an optional kind whose CRD is absent.
 func (c scopeClient) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
-	if err := c.wait(obj); err != nil {
+	ctx, done, err := c.enter(ctx, obj)
+	if err != nil {
 		return err
 	}
+	defer done()
 	return c.Client.Delete(ctx, obj, opts...)
 }
 
 // DeleteAllOf refuses an optional kind whose CRD is absent.
 func (c scopeClient) DeleteAllOf(ctx context.Context, obj client.Object, opts ...client.DeleteAllOfOption) error {
-	if err := c.wait(obj); err != nil {
+	ctx, done, err := c.enter(ctx, obj)
+	if err != nil {
 		return err
 	}
+	defer done()
 	return c.Client.DeleteAllOf(ctx, obj, opts...)
 }
 
