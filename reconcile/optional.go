@@ -342,8 +342,9 @@ func (g *crdGate) enter(ctx context.Context, obj runtime.Object) (_ context.Cont
 		g.mu.Unlock()
 		return ctx, func() {}, nil
 	case !k.present:
+		err := &crdAbsentError{gvk: gvk, crd: k.crd}
 		g.mu.Unlock()
-		return ctx, func() {}, &crdAbsentError{gvk: gvk, crd: k.crd}
+		return ctx, func() {}, err
 	}
 	k.inflight.Add(1)
 	epoch := k.epoch
