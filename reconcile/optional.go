@@ -53,9 +53,12 @@ import (
 //   - reconcilekit_kinds_waiting_for_crd is 1 for the kind while its CRD is absent, 0 once
 //     it is established;
 //   - the readiness check counts the kind's cache only while its CRD exists;
-//   - a restriction of the kind's cache (WithCache, a shard's label) is accepted while the
-//     CRD is absent, the kind taken as namespaced until its CRD says (a cluster-scoped
-//     optional kind whose cache is restricted must be installed when the operator starts).
+//   - a restriction of the kind's cache (WithCache) is accepted while the CRD is absent,
+//     the kind taken as namespaced until its CRD says (a cluster-scoped optional kind whose
+//     cache is restricted must be installed when the operator starts).
+//
+// Package sharding does not follow optional kinds yet: a shard's assigner watches every
+// child kind of the declaration, so an optional child kind must be installed for it.
 //
 // The operator needs list and watch on customresourcedefinitions (apiextensions.k8s.io). A kind served by the API server itself (its group has no dot,
 // such as ConfigMap or Deployment.apps), the reconciled kind itself, and a kind the
