@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -138,6 +139,11 @@ func (c *Controller[T]) shell(cl client.Client, apiReader client.Reader) (*shell
 				reflect.TypeOf(ref.kind).Elem().Name(), reflect.TypeOf(ref.names).In(0), c.object))
 		}
 	}
+	var scheme *runtime.Scheme
+	if cl != nil {
+		scheme = cl.Scheme()
+	}
+	errs = append(errs, checkOptional(&s.options, c.object, scheme)...)
 	s.metrics = newObserver(cl, c.object, &s.options)
 	s.client = observedClient{Client: cl, m: s.metrics} // counts the shell's writes
 	if s.options.tracer != nil {
@@ -166,8 +172,11 @@ func (c *Controller[T]) kinds() []client.Object {
 	return kinds
 }
 
-// setup adds the controller to mgr, its shell behind gate.
-func (c *Controller[T]) setup(mgr manager.Manager, gate Gate, metrics bool) error {
+// optionals returns the kinds the controller declares optional (WithOptional).
+func (c *Controller[T]) optionals() []client.Object { return c.options().optional }
+
+// setup adds the controller to mgr, its shell behind gate, its optional kinds behind crds.
+func (c *Controller[T]) setup(mgr manager.Manager, gate Gate, crds *crdGate, metrics bool) error {
 	s, err := c.shell(mgr.GetClient(), mgr.GetAPIReader())
 	if err != nil {
 		return err
@@ -177,15 +186,30 @@ func (c *Controller[T]) setup(mgr manager.Manager, gate Gate, metrics bool) erro
 			return err
 		}
 	}
-	s.gate = gate
+	s.gate, s.crds = gate, crds
 	if s.options.recorder == nil {
 		s.options.recorder = mgr.GetEventRecorder(s.options.fieldOwner)
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(c.object, builder.WithPredicates(s.ignoreOwnWrites())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: s.options.concurrency, RateLimiter: s.options.rateLimiter()})
+	// watch adds the watch of a kind: through crds, started and stopped with its CRD, when
+	// the kind is optional.
+	var gated error
+	watch := func(kind client.Object, h handler.EventHandler) {
+		if !slices.ContainsFunc(s.options.optional, func(o client.Object) bool { return reflect.TypeOf(o) == reflect.TypeOf(kind) }) {
+			b = b.Watches(kind, h)
+			return
+		}
+		src, err := crds.source(kind, c.object, h)
+		if err != nil {
+			gated = errors.Join(gated, err)
+			return
+		}
+		b = b.WatchesRawSource(src)
+	}
 	for _, child := range s.options.children {
-		b = b.Watches(child, s.enqueueOwner(mgr, c.object))
+		watch(child, s.enqueueOwner(mgr, c.object))
 	}
 	referrers := newList(mgr.GetScheme(), c.object)
 	for _, ref := range s.options.references {
@@ -194,7 +218,7 @@ func (c *Controller[T]) setup(mgr manager.Manager, gate Gate, metrics bool) erro
 		}
 		names := ref.names.(func(T) []string)
 		field := ref.field()
-		b = b.Watches(ref.kind, enqueueReferrers(mgr.GetClient(), referrers, field, names))
+		watch(ref.kind, enqueueReferrers(mgr.GetClient(), referrers, field, names))
 		// Registered once the manager runs: registered before, the index would make the
 		// manager wait for the referrers' cache with no limit, so that an operator refused
 		// the list would neither start nor stop (controller-runtime#3440). Until then the
@@ -206,7 +230,7 @@ func (c *Controller[T]) setup(mgr manager.Manager, gate Gate, metrics bool) erro
 		}
 	}
 	for _, w := range s.options.watches {
-		b = b.Watches(w.kind, coalesce(w.handler, coalesceDelay))
+		watch(w.kind, coalesce(w.handler, coalesceDelay))
 	}
 	if s.readsPods() {
 		// ownership.Pods' index is registered once the manager runs: it then joins the pod
@@ -218,6 +242,9 @@ func (c *Controller[T]) setup(mgr manager.Manager, gate Gate, metrics bool) erro
 		})); err != nil {
 			return err
 		}
+	}
+	if gated != nil {
+		return fmt.Errorf("reconcile: the %s controller: %w", c.kind(), gated)
 	}
 	return b.Complete(s)
 }

@@ -33,7 +33,8 @@ type Declaration interface {
 	kind() string
 	kinds() []client.Object
 	cacheRules() []cacheRule
-	setup(mgr manager.Manager, gate Gate, metrics bool) error
+	optionals() []client.Object
+	setup(mgr manager.Manager, gate Gate, crds *crdGate, metrics bool) error
 }
 
 // Manager makes a controller-runtime manager from controller declarations. Its cache and
@@ -56,6 +57,11 @@ type Declaration interface {
 // It refuses, naming the fix: no declaration, two of one kind, a kind the scheme does not
 // know, a kind the client may not cache (Options.Client.Cache.DisableFor), two restrictions
 // of one kind that differ, and a declaration that cannot run.
+//
+// A kind declared optional (WithOptional) is watched, cached and counted by the readiness
+// check only while its CustomResourceDefinition is established: New adds a watch of CRDs
+// that starts and stops it, and refuses a kind optional for one controller and required by
+// another.
 type Manager struct {
 	// Options are the manager's options, as for ctrl.NewManager. Scheme must know every
 	// declared kind; client-go's scheme if nil.
@@ -88,6 +94,7 @@ func (m Manager) New(cfg *rest.Config) (mgr manager.Manager, err error) {
 		return nil, err
 	}
 	opts.Cache.ByObject = byObject
+	opts.MapperProvider = optionalMapper(m.Controllers, opts.Scheme, opts.MapperProvider) // WithOptional
 	if opts.Cache.DefaultTransform == nil {
 		opts.Cache.DefaultTransform = ownership.TransformCompact()
 	}
@@ -113,11 +120,12 @@ func (m Manager) New(cfg *rest.Config) (mgr manager.Manager, err error) {
 		}
 	}
 	var kinds []client.Object
+	crds := newCRDGate(built, !m.NoMetrics) // the optional kinds' (WithOptional)
 	for _, d := range m.Controllers {
-		if err := d.setup(built, m.Gate, !m.NoMetrics); err != nil {
+		if err := d.setup(built, m.Gate, crds, !m.NoMetrics); err != nil {
 			return nil, err
 		}
-		kinds = append(kinds, d.kinds()...)
+		kinds = append(kinds, crds.gated(d.kinds())...)
 	}
 	if err := built.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, err
@@ -183,6 +191,7 @@ func (m Manager) check(scheme *runtime.Scheme, uncached *client.CacheOptions) er
 			}
 		}
 	}
+	errs = append(errs, optionalAgree(m.Controllers))
 	return errors.Join(errs...)
 }
 

@@ -33,16 +33,33 @@ import (
 // would, with the same cache options, when it starts), and reads HasSynced. The error
 // names the kinds still listing, as controller-runtime's healthz serves it on
 // /readyz/<name>; /readyz itself withholds the reason.
+//
+// A kind declared optional (WithOptional) comes wrapped by the manager's CRD gate: it counts
+// only while its CustomResourceDefinition exists, and the check fails until the gate has
+// listed the CRDs, since until then it cannot tell.
 func readyCheck(c cache.Cache, scheme *runtime.Scheme, kinds []client.Object, started func() bool) healthz.Checker {
 	// The names are worked out once: the probe runs every few seconds for the life of the
 	// process and the scheme does not change.
 	names := make([]string, len(kinds))
 	for i, obj := range kinds {
+		if o, ok := obj.(optionalKind); ok {
+			obj = o.Object
+		}
 		names[i] = kindName(obj, scheme)
 	}
 	return func(req *http.Request) error {
 		var unsynced []string
 		for i, obj := range kinds {
+			if o, ok := obj.(optionalKind); ok {
+				present, known := o.presence()
+				if !known {
+					unsynced = append(unsynced, names[i]+" (CustomResourceDefinitions not listed yet)")
+				}
+				if !present {
+					continue // asking for its informer would make one that never syncs
+				}
+				obj = o.Object
+			}
 			informer, err := c.GetInformer(req.Context(), obj, cache.BlockUntilSynced(false))
 			switch {
 			case err != nil: // a kind the API server does not serve, say: the error says which

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -89,6 +90,7 @@ type shell[T client.Object] struct {
 	fights    *fight.Detector // of the children the logic writes
 	owns      []schema.GroupVersionKind
 	gate      Gate
+	crds      *crdGate     // of the manager's optional kinds; nil without a manager
 	kind      string       // the reconciled kind's name, for spans
 	suspended func(T) bool // WithSuspend
 	invalid   error        // a declaration that cannot run: every reconcile stalls with it
@@ -119,6 +121,7 @@ type options struct {
 	references []reference
 	caches     []cacheRule
 	watches    []watch
+	optional   []client.Object // WithOptional
 
 	expectationTimeout time.Duration
 	progressInterval   time.Duration
@@ -203,7 +206,7 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	}
 	var this attempt
 	s := Scope{Now: r.options.clock.Now(), APIReader: r.apiReader, Writer: ownership.Writer{
-		Client:     scopeClient{Client: r.client, fights: r.fights, refused: &this.refused},
+		Client:     scopeClient{Client: r.client, fights: r.fights, refused: &this.refused, crds: r.crds, waiting: &this.waiting},
 		FieldOwner: r.options.fieldOwner,
 		Recorder:   r.options.recorder,
 		Owns:       r.owns,
@@ -228,6 +231,7 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 // attempt is what one reconcile notes besides its outcome.
 type attempt struct {
 	refused error // the first child kind ownership refused: a wiring mistake
+	waiting error // the first optional kind read or written while its CRD is absent
 	held    bool  // a transient failure, retried without a word (WithReportAfter)
 }
 
@@ -237,6 +241,8 @@ type scopeClient struct {
 	client.Client
 	fights  *fight.Detector
 	refused *error
+	crds    *crdGate // refuses optional kinds whose CRD is absent (optional.go)
+	waiting *error
 }
 
 // Fights returns the controller's fight detector, for ownership.Ensure.
@@ -277,6 +283,8 @@ func (r *shell[T]) run(ctx context.Context, obj T, s Scope, this *attempt) reque
 	}
 	if this.refused != nil { // a wiring mistake: no retry can fix it, a new declaration can
 		outcome = requeue.Terminal(this.refused)
+	} else if this.waiting != nil {
+		outcome = waitForCRD(obj, this.waiting) // the CRD's arrival reconciles obj again
 	}
 	quiet := isQuiet(outcome.Err())
 	if !quiet && !outcome.IsTerminal() {
@@ -296,6 +304,9 @@ func (r *shell[T]) run(ctx context.Context, obj T, s Scope, this *attempt) reque
 	if hasConditions {
 		old := any(before).(conditions.Setter)
 		logicSet := strip(conds)
+		if this.waiting != nil && this.refused == nil {
+			logicSet.stalled = &metav1.Condition{Reason: ReasonWaitingForCRD, Message: this.waiting.Error()}
+		}
 		if quiet {
 			restore(conds, old)
 		} else {
