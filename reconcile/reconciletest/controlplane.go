@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -257,6 +258,20 @@ func (cp *ControlPlane) Client(t testing.TB, scheme *runtime.Scheme) client.Clie
 		t.Fatal(err)
 	}
 	return c
+}
+
+// KubeConfig returns a kubeconfig that authenticates as an administrator of the control
+// plane, for kubectl and for programs run beside it (an operator's go run ./cmd), whose
+// context works in namespace; empty means "default".
+func (cp *ControlPlane) KubeConfig(namespace string) ([]byte, error) {
+	cfg, err := clientcmd.Load(cp.env.KubeConfig)
+	if err != nil {
+		return nil, fmt.Errorf("reconciletest: %w", err)
+	}
+	for _, c := range cfg.Contexts {
+		c.Namespace = namespace
+	}
+	return clientcmd.Write(*cfg)
 }
 
 // APIServerPID returns the process id of the running kube-apiserver, for measurements
