@@ -57,6 +57,9 @@ func auditFlags(dir string, set func(name, value string)) (string, error) {
 	// Written before the answer is sent: a refusal is in the log by the time the client
 	// that was refused hears of it.
 	set("audit-log-mode", "blocking")
+	// A long run (a soak of hours) keeps at most two logs of 100 MB.
+	set("audit-log-maxsize", "100")
+	set("audit-log-maxbackup", "1")
 	return log, nil
 }
 
@@ -105,8 +108,9 @@ func (w *refusalWatch) close() {
 	<-w.done
 }
 
-// tail reads the log from its start as it grows: a poll every few milliseconds, which is
-// how soon a refusal is known, costs a read that finds nothing new.
+// tail reads the log from its start as it grows, and the next one when the API server
+// rotates it: a poll every few milliseconds, which is how soon a refusal is known, costs a
+// read that finds nothing new.
 func (w *refusalWatch) tail() {
 	defer close(w.done)
 	tick := time.NewTicker(5 * time.Millisecond)
@@ -121,18 +125,7 @@ func (w *refusalWatch) tail() {
 		}
 	}()
 	buf := make([]byte, 64<<10)
-	for {
-		select {
-		case <-w.stop:
-			return
-		case <-tick.C:
-		}
-		if f == nil {
-			var err error
-			if f, err = os.Open(w.path); err != nil {
-				continue // not written yet
-			}
-		}
+	readAll := func() {
 		for {
 			n, err := f.Read(buf)
 			partial = append(partial, buf[:n]...)
@@ -146,10 +139,39 @@ func (w *refusalWatch) tail() {
 			}
 			partial = append([]byte(nil), partial...) // let the lines read go
 			if n == 0 || err != nil {                 // io.EOF: all there is, for now
-				break
+				return
 			}
 		}
 	}
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-tick.C:
+		}
+		if f == nil {
+			var err error
+			if f, err = os.Open(w.path); err != nil {
+				continue // not written yet
+			}
+		}
+		readAll()
+		if rotated(f, w.path) {
+			readAll() // what was written between the read and the rotation
+			_ = f.Close()
+			f, partial = nil, nil
+		}
+	}
+}
+
+// rotated reports whether the file at path is no longer f.
+func rotated(f *os.File, path string) bool {
+	now, err := os.Stat(path)
+	if err != nil {
+		return false // between the rename and the new file
+	}
+	was, err := f.Stat()
+	return err == nil && !os.SameFile(was, now)
 }
 
 // line hands the event of one line of the log to its watchers if it is a refusal.

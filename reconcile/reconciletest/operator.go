@@ -316,31 +316,27 @@ func (r *refusals) first() string {
 	return r.cause
 }
 
-// quiet reports whether a refusal is not to be reported now.
-func (r *refusals) quiet() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return !r.watching || r.allowed || r.ended
-}
-
 // refused is told of each refusal of the operator's user in the test's namespace: it
 // reports each resource once, and stops the test at the first.
 func (r *refusals) refused(ev auditEvent) {
-	if r.quiet() {
-		return
-	}
-	what, fix := r.explain(ev)
-
+	what := refusedWhat(ev)
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if !r.watching || r.allowed || r.ended || r.reported[what] {
+		r.mu.Unlock()
 		return
 	}
 	if r.reported == nil {
 		r.reported = map[string]bool{}
 	}
-	r.reported[what] = true
-	report := "reconciletest: the API server refused the operator a request, forbidden: " + fix
+	r.reported[what] = true // a cache's retries of it are not asked about again
+	r.mu.Unlock()
+
+	report := "reconciletest: the API server refused the operator a request, forbidden: " + r.explain(ev)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ended {
+		return
+	}
 	if r.cause == "" {
 		r.cause = report
 	}
@@ -348,12 +344,22 @@ func (r *refusals) refused(ev auditEvent) {
 	r.cut()
 }
 
-// explain says what was refused and the marker that grants every verb the operator needs
-// on it and lacks. It returns the resource refused, or the path of a non-resource URL.
-func (r *refusals) explain(ev auditEvent) (what, fix string) {
-	if ev.ObjectRef == nil { // a non-resource URL, such as /metrics
+// refusedWhat names what a refusal refused: the resource (with its group and
+// subresource), or the path of a non-resource URL.
+func refusedWhat(ev auditEvent) string {
+	if ev.ObjectRef == nil {
 		path, _, _ := strings.Cut(ev.RequestURI, "?")
-		return path, fmt.Sprintf("User %q cannot %s path %q.\nGrant it with this marker among the controller's RBAC markers, then regenerate config/rbac/role.yaml:\n\t// +kubebuilder:rbac:urls=%s,verbs=%s",
+		return path
+	}
+	return ev.ObjectRef.APIGroup + "/" + ev.ObjectRef.Resource + "/" + ev.ObjectRef.Subresource
+}
+
+// explain says what was refused and the marker that grants every verb the operator needs
+// on it and lacks.
+func (r *refusals) explain(ev auditEvent) string {
+	if ev.ObjectRef == nil { // a non-resource URL, such as /metrics
+		path := refusedWhat(ev)
+		return fmt.Sprintf("User %q cannot %s path %q.\nGrant it with this marker among the controller's RBAC markers, then regenerate config/rbac/role.yaml:\n\t// +kubebuilder:rbac:urls=%s,verbs=%s",
 			r.user, ev.Verb, path, path, ev.Verb)
 	}
 	ref := ev.ObjectRef
@@ -377,13 +383,13 @@ func (r *refusals) explain(ev auditEvent) (what, fix string) {
 	case err != nil: // cannot ask: name them all, which fixes it all the same
 		missing = rbac.Sorted(needs...)
 	case len(missing) == 0:
-		return ref.APIGroup + "/" + resource, said + ".\nIts role grants every verb it needs on " + resource +
+		return said + ".\nIts role grants every verb it needs on " + resource +
 			": another rule refused it, such as blockOwnerDeletion in an owner reference, which needs update on the owner's finalizers (\"resources=<owner's plural>/finalizers,verbs=update\")"
 	}
 	if why != "" {
 		why = fmt.Sprintf(", of the verbs %s needs (%s)", why, strings.Join(rbac.Sorted(needs...), ", "))
 	}
-	return ref.APIGroup + "/" + resource, fmt.Sprintf("%s.\nIts role lacks %s on %s%s. Grant it all with this marker among the controller's RBAC markers, then regenerate config/rbac/role.yaml:\n\t%s",
+	return fmt.Sprintf("%s.\nIts role lacks %s on %s%s. Grant it all with this marker among the controller's RBAC markers, then regenerate config/rbac/role.yaml:\n\t%s",
 		said, strings.Join(missing, ", "), resource, why, rbac.Marker(ref.APIGroup, resource, missing))
 }
 
