@@ -40,8 +40,18 @@ type auditEvent struct {
 		APIGroup    string `json:"apiGroup"`
 	} `json:"objectRef"`
 	ResponseStatus *struct {
-		Code int `json:"code"`
+		Code    int    `json:"code"`
+		Message string `json:"message"`
 	} `json:"responseStatus"`
+	Annotations map[string]string `json:"annotations"` // the authorizer's decision among them
+}
+
+// message is the API server's message to the client.
+func (ev auditEvent) message() string {
+	if ev.ResponseStatus == nil || ev.ResponseStatus.Message == "" {
+		return "no message"
+	}
+	return ev.ResponseStatus.Message
 }
 
 // auditFlags configures the API server to write its audit log into dir, and returns the

@@ -371,6 +371,17 @@ func (r *refusals) explain(ev auditEvent) string {
 	if ref.Namespace != "" {
 		said += fmt.Sprintf(" in the namespace %q", ref.Namespace)
 	}
+	if ev.Annotations["authorization.k8s.io/decision"] == "allow" {
+		// Its role allows the request; an admission plugin refused it: Pod Security,
+		// or OwnerReferencesPermissionEnforcement refusing blockOwnerDeletion to an
+		// operator that may not update its owner's finalizers. No marker of the kind's
+		// can help; the API server's message says what can.
+		fix := ""
+		if strings.Contains(ev.message(), "blockOwnerDeletion") {
+			fix = r.finalizersFix(ref.APIGroup, ref.Resource)
+		}
+		return fmt.Sprintf("%s: its role allows it, but admission refused it: %s%s", said, ev.message(), fix)
+	}
 	needs, why := r.needs(ev.Verb, ref.APIGroup, ref.Resource, ref.Subresource)
 	if why == "" { // the verb refused, and its pair
 		needs = rbac.Sorted(needs...)
@@ -382,9 +393,8 @@ func (r *refusals) explain(ev auditEvent) string {
 	switch {
 	case err != nil: // cannot ask: name them all, which fixes it all the same
 		missing = rbac.Sorted(needs...)
-	case len(missing) == 0:
-		return said + ".\nIts role grants every verb it needs on " + resource +
-			": another rule refused it, such as blockOwnerDeletion in an owner reference, which needs update on the owner's finalizers (\"resources=<owner's plural>/finalizers,verbs=update\")"
+	case len(missing) == 0: // granted since
+		return fmt.Sprintf("%s: %s.\nIts role grants it now.", said, ev.message())
 	}
 	if why != "" {
 		why = fmt.Sprintf(", of the verbs %s needs (%s)", why, strings.Join(rbac.Sorted(needs...), ", "))
@@ -405,26 +415,56 @@ func (r *refusals) needs(verb, group, resource, subresource string) (verbs []str
 	if subresource != "" {
 		return verbs, ""
 	}
-	mapper := r.operator.ControlPlane.client.RESTMapper()
-	is := func(obj client.Object) bool {
-		gvk, err := apiutil.GVKForObject(obj, r.operator.Scheme)
-		if err != nil || gvk.Group != group {
-			return false
-		}
-		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-		return err == nil && m.Resource.Resource == resource
-	}
 	for _, d := range r.operator.Controllers {
 		for _, child := range d.Children() {
-			if is(child) {
+			if r.is(child, group, resource) {
 				return append(verbs, "get", "list", "watch", "create", "patch"), "a controller that owns them with ownership.Ensure"
 			}
 		}
-		if is(d.Object()) {
+		if r.is(d.Object(), group, resource) {
 			return append(verbs, "get", "list", "watch"), "a controller that reconciles them"
 		}
 	}
 	return verbs, ""
+}
+
+// is reports whether obj is of the resource of the API group.
+func (r *refusals) is(obj client.Object, group, resource string) bool {
+	g, res, ok := r.resourceOf(obj)
+	return ok && g == group && res == resource
+}
+
+// resourceOf returns the API group and resource of obj's kind.
+func (r *refusals) resourceOf(obj client.Object) (group, resource string, ok bool) {
+	gvk, err := apiutil.GVKForObject(obj, r.operator.Scheme)
+	if err != nil {
+		return "", "", false
+	}
+	m, err := r.operator.ControlPlane.client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return "", "", false
+	}
+	return gvk.Group, m.Resource.Resource, true
+}
+
+// finalizersFix names the marker that lets the operator set blockOwnerDeletion on a child
+// of the resource: update on the finalizers of the kinds that own it.
+func (r *refusals) finalizersFix(group, resource string) string {
+	var markers []string
+	for _, d := range r.operator.Controllers {
+		for _, child := range d.Children() {
+			if !r.is(child, group, resource) {
+				continue
+			}
+			if g, res, ok := r.resourceOf(d.Object()); ok {
+				markers = append(markers, "\t"+rbac.Marker(g, res+"/finalizers", []string{"update"}))
+			}
+		}
+	}
+	if len(markers) == 0 {
+		return ""
+	}
+	return "\nblockOwnerDeletion needs update on the owner's finalizers: grant it with this marker among the controller's RBAC markers, then regenerate config/rbac/role.yaml:\n" + strings.Join(markers, "\n")
 }
 
 // stopTest is the hook of the administrator's client: after a refusal, it stops the

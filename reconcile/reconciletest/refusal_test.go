@@ -45,6 +45,13 @@ func statefulSetOf(namespace, image string) *appsv1.StatefulSet {
 // statefulRole is the role of stateful, with the verbs on StatefulSets given.
 func statefulRole(t *testing.T, user string, verbs []string) string {
 	t.Helper()
+	return role(t, user, verbs, "update")
+}
+
+// role is the role of stateful, with the verbs given on StatefulSets and on the finalizers
+// of their owners, ConfigMaps.
+func role(t *testing.T, user string, verbs []string, finalizers string) string {
+	t.Helper()
 	role := fmt.Sprintf(`apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata:
@@ -55,14 +62,14 @@ rules:
   verbs: [get, list, watch]
 - apiGroups: [""]
   resources: [configmaps/finalizers]
-  verbs: [update]
+  verbs: [%s]
 - apiGroups: [events.k8s.io]
   resources: [events]
   verbs: [create, patch]
 - apiGroups: [apps]
   resources: [statefulsets]
   verbs: [%s]
-`, strings.Join(verbs, ", "))
+`, finalizers, strings.Join(verbs, ", "))
 	path := filepath.Join(t.TempDir(), user+".yaml")
 	if err := os.WriteFile(path, []byte(role), 0o644); err != nil {
 		t.Fatal(err)
@@ -73,8 +80,10 @@ rules:
 // A role that lacks verbs an Ensure of a StatefulSet needs, one or several at once, ends
 // the operator's test at the first refusal, whichever client the test waits on (here a
 // watch through a client of its own, as the templates' helpers watch), with one marker
-// that names exactly the verbs missing: one round of the role fixes it. How long the
-// refusal takes to end the test is logged, not asserted.
+// that names exactly the verbs missing: one round of the role fixes it. A refusal that no
+// verb of the kind would prevent (admission's, of blockOwnerDeletion to an operator that
+// may not update its owner's finalizers) ends it too, with the API server's message and
+// the marker of the owner's finalizers. How long the refusal takes to end the test is logged, not asserted.
 func TestARefusalEndsTheTestWithOneMarkerOfEveryMissingVerb(t *testing.T) {
 	cp := StartAPIServer(t)
 	all := []string{"get", "list", "watch", "create", "patch"}
@@ -88,6 +97,7 @@ func TestARefusalEndsTheTestWithOneMarkerOfEveryMissingVerb(t *testing.T) {
 		{name: "list and watch", missing: []string{"list", "watch"}},
 		{name: "get, create and patch", missing: []string{"get", "create", "patch"}},
 		{name: "every verb: no rule for the kind", missing: all},
+		{name: "none, but the owner's finalizers: admission refuses blockOwnerDeletion"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var granted []string
@@ -97,11 +107,14 @@ func TestARefusalEndsTheTestWithOneMarkerOfEveryMissingVerb(t *testing.T) {
 				}
 			}
 			user := fmt.Sprintf("stateful-%d", i)
-			role := statefulRole(t, user, granted)
-			if len(granted) == 0 {
-				role = statefulRole(t, user, []string{"deletecollection"}) // a rule, none of whose verbs Ensure needs
+			path := statefulRole(t, user, granted)
+			switch {
+			case len(tc.missing) == 0:
+				path = role(t, user, all, "get") // no update of the finalizers
+			case len(granted) == 0:
+				path = statefulRole(t, user, []string{"deletecollection"}) // a rule, none of whose verbs Ensure needs
 			}
-			op := &Operator{User: user, Role: role, Controllers: []rkreconcile.Declaration{stateful}, ControlPlane: cp}
+			op := &Operator{User: user, Role: path, Controllers: []rkreconcile.Declaration{stateful}, ControlPlane: cp}
 			if err := op.Start(t.Context()); err != nil {
 				t.Fatal(err)
 			}
@@ -155,6 +168,15 @@ func TestARefusalEndsTheTestWithOneMarkerOfEveryMissingVerb(t *testing.T) {
 				ended.Sub(start).Round(time.Millisecond), sinceRefusal.Round(time.Millisecond), report)
 			if !rec.stopped {
 				t.Errorf("the test went on; want it stopped")
+			}
+			if len(tc.missing) == 0 {
+				if want := "its role allows it, but admission refused it: "; !strings.Contains(report, want) || !strings.Contains(report, "blockOwnerDeletion") {
+					t.Errorf("the report does not say %q and the API server's message", want)
+				}
+				if want := `// +kubebuilder:rbac:groups="",resources=configmaps/finalizers,verbs=update`; !strings.Contains(report, want) {
+					t.Errorf("the report does not name the owner's finalizers with %q", want)
+				}
+				return
 			}
 			want := `// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=` + strings.Join(tc.missing, ";") + "\n"
 			if !strings.Contains(report+"\n", want) {
