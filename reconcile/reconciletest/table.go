@@ -549,7 +549,7 @@ func (l *requestLog) writes() []string {
 	defer l.mu.Unlock()
 	var w []string
 	for _, s := range l.sent {
-		if isWrite(s.verb) {
+		if isWrite(s.verb, s.resource) {
 			w = append(w, s.verb+" "+s.resource)
 		}
 	}
