@@ -2,6 +2,7 @@
 #
 #   make test      every test, lint and generated-file check (builds the control plane once)
 #   make demo      the three example operators on a local control plane
+#   make cluster   the local control plane alone, for an operator of your own
 #   make bench     operators built from the library against seed-style ones
 #   make help      all targets
 
@@ -66,6 +67,11 @@ test: lint verify-generated unit fuzz ## Everything CI checks.
 .PHONY: demo
 demo: controlplane ## Run the three example operators on a local control plane until they converge (ARGS=--keep-running to stay).
 	$(GO) run ./examples/demo $(ARGS)
+
+.PHONY: cluster
+cluster: controlplane ## Run the local control plane alone, with a restricted namespace, for an operator of your own, until interrupted (ARGS=-h for flags).
+	@$(GO) build -o bin/cluster ./hack/cluster
+	@bin/cluster $(ARGS)
 
 .PHONY: demo-sharding
 demo-sharding: controlplane ## Run the At operator as three shards, separate processes, on a local control plane: split, SIGKILL, 3 -> 5 -> 2 (FULL=1 for 1000 Ats; ARGS=-logs to watch).

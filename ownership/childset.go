@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -48,8 +50,15 @@ func (r SetResult[T]) Changed() bool {
 //
 // So when the set has converged EnsureSet sends no request at all, and shrinking it sends
 // one delete per child that goes. list is an empty list of the children's kind, such as
-// &appsv1.DeploymentList{}; EnsureSet fills it. It needs Ensure's permissions and delete.
+// &appsv1.DeploymentList{}; EnsureSet fills it. It needs Ensure's permissions and delete: a
+// refusal returns a *ForbiddenError naming those the role lacks.
 func EnsureSet[T client.Object](ctx context.Context, w Writer, owner client.Object, list client.ObjectList, labels map[string]string, desired []T, opts ...Option) (SetResult[T], error) {
+	result, err := ensureSet(ctx, w, owner, list, labels, desired, opts...)
+	return result, w.explainForbidden(ctx, err, owner, sample(list, owner, w), ensureSetVerbs)
+}
+
+// ensureSet is EnsureSet, whose refusals the caller explains.
+func ensureSet[T client.Object](ctx context.Context, w Writer, owner client.Object, list client.ObjectList, labels map[string]string, desired []T, opts ...Option) (SetResult[T], error) {
 	var result SetResult[T]
 	c := w.Client
 	if len(labels) == 0 {
@@ -63,9 +72,13 @@ func EnsureSet[T client.Object](ctx context.Context, w Writer, owner client.Obje
 		return result, err
 	}
 
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	var errs []error
 	for _, want := range wanted {
-		live, r, err := Ensure(ctx, w, owner, want, opts...)
+		live, r, err := ensure(ctx, w, owner, want, o)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -105,6 +118,22 @@ func EnsureSet[T client.Object](ctx context.Context, w Writer, owner client.Obje
 		}
 	}
 	return result, errors.Join(errs...)
+}
+
+// sample is an empty member of the set of list's kind, in owner's namespace, whose kind a
+// refusal names; nil if list's kind is unknown.
+func sample(list client.ObjectList, owner client.Object, w Writer) client.Object {
+	if w.Client == nil {
+		return nil
+	}
+	gvk, err := apiutil.GVKForObject(list, w.Client.Scheme())
+	if err != nil {
+		return nil
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk.GroupVersion().WithKind(strings.TrimSuffix(gvk.Kind, "List")))
+	u.SetNamespace(owner.GetNamespace())
+	return u
 }
 
 // sameKind refuses a list of another kind than the desired children, since pruning its

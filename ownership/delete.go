@@ -33,8 +33,14 @@ const Deleted Action = "Deleted"
 //     is success, Unchanged.
 //
 // obj itself is not modified. Delete needs the get, list and watch permissions of the cache
-// and delete on the kind.
+// and delete on the kind: a refusal returns a *ForbiddenError naming those the role lacks.
 func Delete(ctx context.Context, w Writer, owner, obj client.Object) (Result, error) {
+	result, err := deleteChild(ctx, w, owner, obj)
+	return result, w.explainForbidden(ctx, err, nil, obj, deleteVerbs)
+}
+
+// deleteChild is Delete, whose refusals the caller explains.
+func deleteChild(ctx context.Context, w Writer, owner, obj client.Object) (Result, error) {
 	if _, err := w.check(obj); err != nil {
 		return Result{}, err
 	}

@@ -9,6 +9,10 @@
 // whoever set it, and refuses to touch an object that it does not control. Server defaults never
 // cause an update, because only fields the desired object sets are compared.
 //
+// A request the API server refuses as forbidden comes back as a *ForbiddenError whose Marker
+// grants, in one kubebuilder RBAC marker, every verb the call needs on the kind and the
+// operator's role lacks.
+//
 // Controller references are checked by UID, and owners the API server would garbage-collect out
 // from under the operator (another namespace, a namespaced owner of a cluster-scoped object) are
 // refused with a typed error before anything is written.

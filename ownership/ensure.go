@@ -91,11 +91,25 @@ func CreateOnly() Option { return func(o *options) { o.createOnly = true } }
 // The live object is read through c, normally the manager's cached client: in steady state
 // Ensure makes no request at all, and creating an object takes one. desired itself is not
 // modified.
+//
+// A request the API server refuses as forbidden returns a *ForbiddenError, whose marker
+// grants every verb Ensure needs on the kind (get, list, watch, create and, unless
+// CreateOnly, patch) that the role lacks.
 func Ensure[T client.Object](ctx context.Context, w Writer, owner client.Object, desired T, opts ...Option) (T, Result, error) {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
+	live, result, err := ensure(ctx, w, owner, desired, o)
+	verbs := ensureVerbs
+	if o.createOnly {
+		verbs = createOnlyVerbs
+	}
+	return live, result, w.explainForbidden(ctx, err, owner, desired, verbs)
+}
+
+// ensure is Ensure, whose refusals the caller explains.
+func ensure[T client.Object](ctx context.Context, w Writer, owner client.Object, desired T, o options) (T, Result, error) {
 	var zero T
 	gvk, err := w.check(desired)
 	if err != nil {

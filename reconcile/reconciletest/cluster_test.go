@@ -13,6 +13,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -282,6 +283,10 @@ func TestCounterCountsRequestsExactly(t *testing.T) {
 			"list", "configmaps", 0, 1},
 		{"a delete is one delete", func(ctx context.Context) error { return c.Delete(ctx, settings) },
 			"delete", "configmaps", 1, 0},
+		{"a review is a question, not a write", func(ctx context.Context) error {
+			return c.Create(ctx, &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "get", Resource: "configmaps"}}})
+		}, "create", "selfsubjectaccessreviews", 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

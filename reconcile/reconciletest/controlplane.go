@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -45,8 +46,10 @@ type ControlPlane struct {
 	dir       string // everything on disk: etcd's data, certificates, kubeconfig, stages
 	watchdog  *watchdog
 	env       *envtest.Environment
-	processes []*process // the components started after the API server
-	client    client.Client
+	processes []*process    // the components started after the API server
+	client    client.Client // an administrator's, outside the tripwire
+	refusals  *refusalWatch // what the API server refused, read from its audit log
+	trips     tripwire      // in Config: cuts the requests of a test stopped for a refusal
 
 	stopOnce sync.Once
 	stopErr  error
@@ -126,12 +129,16 @@ func (cp *ControlPlane) startAPIServer(bin string, opts Options) error {
 	cp.env.ControlPlane.APIServer.Configure().Append("enable-admission-plugins", "OwnerReferencesPermissionEnforcement")
 	// envtest's range holds 254 Services; a benchmark of 10000 Memcacheds needs as many.
 	cp.env.ControlPlane.APIServer.Configure().Set("service-cluster-ip-range", "10.0.0.0/16")
+	auditLog, err := auditFlags(cp.dir, func(name, value string) { cp.env.ControlPlane.APIServer.Configure().Set(name, value) })
+	if err != nil {
+		return fmt.Errorf("reconciletest: %w", err)
+	}
 	for name, value := range opts.APIServerFlags {
 		cp.env.ControlPlane.APIServer.Configure().Set(name, value)
 	}
 
 	var cfg *rest.Config
-	err := cp.guardChildrenDuring(func() (err error) {
+	err = cp.guardChildrenDuring(func() (err error) {
 		cfg, err = cp.env.Start()
 		return err
 	})
@@ -145,6 +152,8 @@ func (cp *ControlPlane) startAPIServer(bin string, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("reconciletest: %w", err)
 	}
+	cp.Config = Intercept(cp.Config, cp.trips.hook)
+	cp.refusals = watchRefusals(auditLog)
 	return nil
 }
 
@@ -193,6 +202,9 @@ func (cp *ControlPlane) Stop() error {
 		errs := []error{stopProcesses(cp.processes)}
 		if cp.env != nil {
 			errs = append(errs, cp.env.Stop())
+		}
+		if cp.refusals != nil {
+			cp.refusals.close()
 		}
 		if cp.watchdog != nil {
 			errs = append(errs, cp.watchdog.release())
@@ -246,6 +258,20 @@ func (cp *ControlPlane) Client(t testing.TB, scheme *runtime.Scheme) client.Clie
 		t.Fatal(err)
 	}
 	return c
+}
+
+// KubeConfig returns a kubeconfig that authenticates as an administrator of the control
+// plane, for kubectl and for programs run beside it (an operator's go run ./cmd), whose
+// context works in namespace; empty means "default".
+func (cp *ControlPlane) KubeConfig(namespace string) ([]byte, error) {
+	cfg, err := clientcmd.Load(cp.env.KubeConfig)
+	if err != nil {
+		return nil, fmt.Errorf("reconciletest: %w", err)
+	}
+	for _, c := range cfg.Contexts {
+		c.Namespace = namespace
+	}
+	return clientcmd.Write(*cfg)
 }
 
 // APIServerPID returns the process id of the running kube-apiserver, for measurements

@@ -60,7 +60,7 @@ func (c *Counter) Count(verb, resource string) int {
 // Writes returns how many requests changed, or tried to change, state on the server:
 // creates, updates, patches and deletes.
 func (c *Counter) Writes() int {
-	return c.sum(func(r counted) bool { return isWrite(r.verb) })
+	return c.sum(func(r counted) bool { return isWrite(r.verb, r.resource) })
 }
 
 // Reads returns how many gets and lists of resources were sent. Watches are not reads:

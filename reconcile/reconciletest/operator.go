@@ -9,7 +9,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,10 +19,12 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/reconcilekit/reconcilekit/internal/rbac"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
@@ -173,8 +177,9 @@ type Env struct {
 
 	// Config is the operator's: it authenticates as Operator.User, bound to the
 	// operator's ClusterRole and to nothing else. A test may wrap it, with Faults say,
-	// before Run. From Run on, a request made with it that the API server refuses as
-	// Forbidden fails the test, naming the RBAC marker to add.
+	// before Run. From Run on, a request the API server refuses as Forbidden to
+	// Operator.User in the Env's namespace (or in none), made with this config or any
+	// other, stops the test, naming the RBAC marker to add (AllowRefusals opts out).
 	Config *rest.Config
 
 	// Requests counts every request of every manager that Run has started.
@@ -187,27 +192,50 @@ type Env struct {
 // Env returns a new Env for the test t. The operator must have been started.
 func (o *Operator) Env(t testing.TB) *Env {
 	t.Helper()
-	if o.ControlPlane == nil || o.role == "" {
+	cp := o.ControlPlane
+	if cp == nil || o.role == "" {
 		t.Fatalf("reconciletest: operator %s has not been started", o.User)
 	}
-	r := &refusals{t: t, user: o.User}
+	ns := cp.RestrictedNamespace(t)
+	config := cp.ConfigFor(t, o.User, o.role)
+	reviewer, err := client.New(config, client.Options{Mapper: cp.client.RESTMapper()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &refusals{t: t, user: o.User, operator: o, reviewer: reviewer}
 	t.Cleanup(r.end) // registered first, so it runs after the managers have stopped
-	// The refusals are watched innermost, next to the API server, so that what a test
-	// injects itself (Faults answering 403) is never taken for the server's answer.
-	// The administrator's client stops the test at its first request after a refusal:
-	// a test waits through that client (Eventually), which a refusal seen on another
-	// goroutine cannot interrupt otherwise.
-	admin, err := client.New(Intercept(o.ControlPlane.Config, r.stopTest), client.Options{Scheme: o.Scheme})
+	// The API server's audit log tells of every refusal, whichever client was refused;
+	// what a test injects itself (Faults answering 403) never reaches the server, and is
+	// never taken for its answer. A refusal stops the test at once: its requests of the
+	// namespace through ControlPlane.Config are cut (a helper's watch ends, its next
+	// request fails), and the administrator's client stops it at its next request, on
+	// the goroutine that can stop it.
+	var disarm func()
+	r.cut, disarm = cp.trips.arm(ns)
+	t.Cleanup(disarm)
+	t.Cleanup(cp.refusals.watch(o.User, ns, r.refused))
+	admin, err := client.New(Intercept(cp.Config, r.stopTest), client.Options{Scheme: o.Scheme})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &Env{
 		Client:    admin,
-		Namespace: o.ControlPlane.RestrictedNamespace(t),
-		Config:    Intercept(o.ControlPlane.ConfigFor(t, o.User, o.role), r.watch),
+		Namespace: ns,
+		Config:    config,
 		operator:  o,
 		refusals:  r,
 	}
+}
+
+// AllowRefusals is for a test that provokes a refusal on purpose: from now on the API
+// server's refusals of the operator neither fail the test nor stop it.
+func (e *Env) AllowRefusals() {
+	if e.refusals == nil {
+		return
+	}
+	e.refusals.mu.Lock()
+	defer e.refusals.mu.Unlock()
+	e.refusals.allowed = true
 }
 
 // Run starts the operator in the background until the test ends, as its cmd/main.go
@@ -216,10 +244,14 @@ func (o *Operator) Env(t testing.TB) *Env {
 // Each Run starts a new manager: stop the one returned to run the operator again, as a
 // restart would.
 //
-// From then on a request the API server refuses as Forbidden fails the test within
-// moments rather than when a cache's sync times out minutes later: the error names the
-// verb, the resource and the user, and the +kubebuilder:rbac marker that grants it. The
-// test stops at its next request through the Env's client or its next AwaitReconciles.
+// From then on a request the API server refuses as Forbidden ends the test within
+// moments rather than when a cache's sync times out minutes later, whichever client of
+// the operator's user made it: the error names the verb, the resource and the user, and
+// the one +kubebuilder:rbac marker that grants every verb the operator needs on the
+// resource and its role lacks (for a kind the controller owns, what ownership.Ensure
+// needs: get, list, watch, create, patch). The test stops at once: its watches and
+// requests of the Env's namespace through ControlPlane.Config end with an error, and its
+// next request through the Env's client, its next Eventually or AwaitReconciles, stops it.
 func (e *Env) Run(t testing.TB) *Manager {
 	t.Helper()
 	return e.run(t, "")
@@ -245,17 +277,21 @@ func (e *Env) run(t testing.TB, metricsAddr string) *Manager {
 	return m
 }
 
-// refusals watches the API server's answers to the operator, so that a missing RBAC rule
-// fails the test at once and says which rule, instead of leaving the operator's cache
+// refusals reports the API server's refusals of the operator, so that a missing RBAC rule
+// ends the test at once and says the whole fix, instead of leaving the operator's cache
 // unsynced until it times out with the cause only in the logs.
 type refusals struct {
-	t    testing.TB
-	user string
+	t        testing.TB
+	user     string
+	operator *Operator
+	reviewer client.Client // the operator's user's, to ask what its role lacks
+	cut      func()        // cuts the test's requests through ControlPlane.Config
 
 	mu       sync.Mutex
 	watching bool            // from Run on
+	allowed  bool            // AllowRefusals
 	ended    bool            // the test has ended: nothing more may be reported
-	reported map[string]bool // the rules already reported
+	reported map[string]bool // the resources already reported
 	cause    string          // the first refusal's report
 	stopped  bool            // the test has been stopped for it
 }
@@ -280,37 +316,155 @@ func (r *refusals) first() string {
 	return r.cause
 }
 
-// watch is the hook of the operator's config: it reports every kind of refusal once.
-func (r *refusals) watch(req *Request) (*http.Response, error) {
-	resp, err := req.Send()
-	if err != nil || resp.StatusCode != http.StatusForbidden {
-		return resp, err
-	}
-	// Said as the API server says it; its own message may come in an encoding other
-	// than JSON.
-	message := fmt.Sprintf("User %q cannot %s resource %q in API group %q", r.user, req.Verb, req.resource(), apiGroup(req))
-	if req.Namespace != "" {
-		message += fmt.Sprintf(" in the namespace %q", req.Namespace)
-	}
-	marker := rbacMarker(req)
-
+// refused is told of each refusal of the operator's user in the test's namespace: it
+// reports each resource once, and stops the test at the first.
+func (r *refusals) refused(ev auditEvent) {
+	what := refusedWhat(ev)
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.watching || r.ended || r.reported[marker] {
-		return resp, err
+	if !r.watching || r.allowed || r.ended || r.reported[what] {
+		r.mu.Unlock()
+		return
 	}
 	if r.reported == nil {
 		r.reported = map[string]bool{}
 	}
-	r.reported[marker] = true
-	report := fmt.Sprintf("reconciletest: the API server refused the operator a request, forbidden: %s.\n"+
-		"Grant it with this marker among the controller's RBAC markers, then regenerate config/rbac/role.yaml:\n\t%s",
-		message, marker)
+	r.reported[what] = true // a cache's retries of it are not asked about again
+	r.mu.Unlock()
+
+	report := "reconciletest: the API server refused the operator a request, forbidden: " + r.explain(ev)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ended {
+		return
+	}
 	if r.cause == "" {
 		r.cause = report
 	}
 	r.t.Errorf("%s", report)
-	return resp, err
+	r.cut()
+}
+
+// refusedWhat names what a refusal refused: the resource (with its group and
+// subresource), or the path of a non-resource URL.
+func refusedWhat(ev auditEvent) string {
+	if ev.ObjectRef == nil {
+		path, _, _ := strings.Cut(ev.RequestURI, "?")
+		return path
+	}
+	return ev.ObjectRef.APIGroup + "/" + ev.ObjectRef.Resource + "/" + ev.ObjectRef.Subresource
+}
+
+// explain says what was refused and the marker that grants every verb the operator needs
+// on it and lacks.
+func (r *refusals) explain(ev auditEvent) string {
+	if ev.ObjectRef == nil { // a non-resource URL, such as /metrics
+		path := refusedWhat(ev)
+		return fmt.Sprintf("User %q cannot %s path %q.\nGrant it with this marker among the controller's RBAC markers, then regenerate config/rbac/role.yaml:\n\t// +kubebuilder:rbac:urls=%s,verbs=%s",
+			r.user, ev.Verb, path, path, ev.Verb)
+	}
+	ref := ev.ObjectRef
+	resource := ref.Resource
+	if ref.Subresource != "" {
+		resource += "/" + ref.Subresource
+	}
+	said := fmt.Sprintf("User %q cannot %s resource %q in API group %q", r.user, ev.Verb, resource, ref.APIGroup)
+	if ref.Namespace != "" {
+		said += fmt.Sprintf(" in the namespace %q", ref.Namespace)
+	}
+	if ev.Annotations["authorization.k8s.io/decision"] == "allow" {
+		// Its role allows the request; an admission plugin refused it: Pod Security,
+		// or OwnerReferencesPermissionEnforcement refusing blockOwnerDeletion to an
+		// operator that may not update its owner's finalizers. No marker of the kind's
+		// can help; the API server's message says what can.
+		fix := ""
+		if strings.Contains(ev.message(), "blockOwnerDeletion") {
+			fix = r.finalizersFix(ref.APIGroup, ref.Resource)
+		}
+		return fmt.Sprintf("%s: its role allows it, but admission refused it: %s%s", said, ev.message(), fix)
+	}
+	needs, why := r.needs(ev.Verb, ref.APIGroup, ref.Resource, ref.Subresource)
+	if why == "" { // the verb refused, and its pair
+		needs = rbac.Sorted(needs...)
+	}
+	attrs := authorizationv1.ResourceAttributes{Namespace: ref.Namespace, Group: ref.APIGroup, Resource: ref.Resource, Subresource: ref.Subresource}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	missing, err := rbac.Missing(ctx, r.reviewer, attrs, needs)
+	switch {
+	case err != nil: // cannot ask: name them all, which fixes it all the same
+		missing = rbac.Sorted(needs...)
+	case len(missing) == 0: // granted since
+		return fmt.Sprintf("%s: %s.\nIts role grants it now.", said, ev.message())
+	}
+	if why != "" {
+		why = fmt.Sprintf(", of the verbs %s needs (%s)", why, strings.Join(rbac.Sorted(needs...), ", "))
+	}
+	return fmt.Sprintf("%s.\nIts role lacks %s on %s%s. Grant it all with this marker among the controller's RBAC markers, then regenerate config/rbac/role.yaml:\n\t%s",
+		said, strings.Join(missing, ", "), resource, why, rbac.Marker(ref.APIGroup, resource, missing))
+}
+
+// needs returns the verbs the operator needs on a resource it was refused verb on, and who
+// needs them when they are more than that verb: a cache lists and watches; a kind a
+// controller owns is written with ownership.Ensure, which also gets, creates and patches;
+// the kind a controller reconciles is read from its cache.
+func (r *refusals) needs(verb, group, resource, subresource string) (verbs []string, who string) {
+	verbs = []string{verb}
+	if verb == "list" || verb == "watch" {
+		verbs = append(verbs, "list", "watch")
+	}
+	if subresource != "" {
+		return verbs, ""
+	}
+	for _, d := range r.operator.Controllers {
+		for _, child := range d.Children() {
+			if r.is(child, group, resource) {
+				return append(verbs, "get", "list", "watch", "create", "patch"), "a controller that owns them with ownership.Ensure"
+			}
+		}
+		if r.is(d.Object(), group, resource) {
+			return append(verbs, "get", "list", "watch"), "a controller that reconciles them"
+		}
+	}
+	return verbs, ""
+}
+
+// is reports whether obj is of the resource of the API group.
+func (r *refusals) is(obj client.Object, group, resource string) bool {
+	g, res, ok := r.resourceOf(obj)
+	return ok && g == group && res == resource
+}
+
+// resourceOf returns the API group and resource of obj's kind.
+func (r *refusals) resourceOf(obj client.Object) (group, resource string, ok bool) {
+	gvk, err := apiutil.GVKForObject(obj, r.operator.Scheme)
+	if err != nil {
+		return "", "", false
+	}
+	m, err := r.operator.ControlPlane.client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return "", "", false
+	}
+	return gvk.Group, m.Resource.Resource, true
+}
+
+// finalizersFix names the marker that lets the operator set blockOwnerDeletion on a child
+// of the resource: update on the finalizers of the kinds that own it.
+func (r *refusals) finalizersFix(group, resource string) string {
+	var markers []string
+	for _, d := range r.operator.Controllers {
+		for _, child := range d.Children() {
+			if !r.is(child, group, resource) {
+				continue
+			}
+			if g, res, ok := r.resourceOf(d.Object()); ok {
+				markers = append(markers, "\t"+rbac.Marker(g, res+"/finalizers", []string{"update"}))
+			}
+		}
+	}
+	if len(markers) == 0 {
+		return ""
+	}
+	return "\nblockOwnerDeletion needs update on the owner's finalizers: grant it with this marker among the controller's RBAC markers, then regenerate config/rbac/role.yaml:\n" + strings.Join(markers, "\n")
 }
 
 // stopTest is the hook of the administrator's client: after a refusal, it stops the
@@ -325,29 +479,4 @@ func (r *refusals) stopTest(req *Request) (*http.Response, error) {
 		r.t.Fatalf("reconciletest: the test stops: the operator was refused a request (reported above)")
 	}
 	return req.Send()
-}
-
-// rbacMarker is the kubebuilder marker that grants the request. A refused list or watch
-// asks for both, which a cache needs: a list refused hides the watch refused after it.
-func rbacMarker(req *Request) string {
-	verbs := req.Verb
-	if req.Resource == "" {
-		return fmt.Sprintf("// +kubebuilder:rbac:urls=%s,verbs=%s", req.HTTP.URL.Path, verbs)
-	}
-	if verbs == "list" || verbs == "watch" {
-		verbs = "list;watch"
-	}
-	group := apiGroup(req)
-	if group == "" {
-		group = `""`
-	}
-	return fmt.Sprintf("// +kubebuilder:rbac:groups=%s,resources=%s,verbs=%s", group, req.resource(), verbs)
-}
-
-// apiGroup returns the API group of a request's resource: "" for the core group.
-func apiGroup(req *Request) string {
-	if segments := strings.Split(strings.Trim(req.HTTP.URL.Path, "/"), "/"); len(segments) > 1 && segments[0] == "apis" {
-		return segments[1]
-	}
-	return ""
 }

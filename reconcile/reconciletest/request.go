@@ -62,8 +62,9 @@ func Intercept(cfg *rest.Config, hook func(*Request) (*http.Response, error)) *r
 func (r *Request) Send() (*http.Response, error) { return r.next.RoundTrip(r.HTTP) }
 
 // IsWrite reports whether the request changes, or tries to change, state on the
-// server: a create, update, patch, delete or deletecollection.
-func (r *Request) IsWrite() bool { return isWrite(r.Verb) }
+// server: a create, update, patch, delete or deletecollection. The create of a review
+// (a SelfSubjectAccessReview, a TokenReview) stores nothing, and is no write.
+func (r *Request) IsWrite() bool { return isWrite(r.Verb, r.resource()) }
 
 // Fail returns the answer of an API server that fails the request with the HTTP status
 // code and the message: a Status with the reason the API server gives with that code,
@@ -176,13 +177,22 @@ func parseRequest(req *http.Request) *Request {
 	return r
 }
 
-// isWrite reports whether a verb changes state on the server.
-func isWrite(verb string) bool {
+// isWrite reports whether a request of verb on resource changes state on the server. A
+// review (may I? who is this?) is a create that stores nothing: a question, not a write.
+func isWrite(verb, resource string) bool {
 	switch verb {
-	case "create", "update", "patch", "delete", "deletecollection":
+	case "create":
+		return !reviews[resource]
+	case "update", "patch", "delete", "deletecollection":
 		return true
 	}
 	return false
+}
+
+// reviews are the resources of questions to the API server's authenticator and authorizer.
+var reviews = map[string]bool{
+	"selfsubjectaccessreviews": true, "selfsubjectrulesreviews": true, "subjectaccessreviews": true,
+	"localsubjectaccessreviews": true, "selfsubjectreviews": true, "tokenreviews": true,
 }
 
 // reasons are the Status reasons the API server gives with each code.

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,9 +47,97 @@ import (
 // equal to the ones a case expects. Read it; do not change it.
 var DefaultNow = time.Date(2030, time.January, 1, 12, 0, 0, 0, time.UTC)
 
-// CaseNamespace stands for the case's namespace, whose name is generated, in the text of
-// the events and of the error a case expects: "Deployment {namespace}/web exists".
+// CaseNamespace stands for the case's namespace, whose name is generated, wherever a case
+// names it: in any string of the objects it gives and wants ("web.{namespace}.svc", a
+// binding's subject), and in the text of the status, events and error it expects
+// ("Deployment {namespace}/web exists").
 const CaseNamespace = "{namespace}"
+
+// CaseConfigHash stands for ownership.ConfigHash(objs...) with the objects in the case's
+// namespace, in any string of the objects a case gives and wants: the hash covers each
+// object's namespace, which is generated, so a case cannot write the hash itself. A
+// workload that rolls on a change of its ConfigMap is expected as
+//
+//	want.Spec.Template.Annotations = map[string]string{
+//		ownership.ConfigHashAnnotation: reconciletest.CaseConfigHash(settings),
+//	}
+//
+// An object without a namespace, or with CaseNamespace, is put in the case's; a nil one
+// counts as absent, as for ConfigHash. Only the objects' content is hashed, so they need
+// not exist. In YAML, write the value this returns.
+func CaseConfigHash(objs ...client.Object) string {
+	entries := make([]map[string]any, len(objs))
+	for i, obj := range objs {
+		if obj == nil || reflect.ValueOf(obj).IsNil() {
+			continue // null: absent
+		}
+		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			panic(fmt.Sprintf("reconciletest: CaseConfigHash of a %T: %v", obj, err)) // a programming error, as for a bad literal
+		}
+		entries[i] = content
+	}
+	raw, _ := json.Marshal(entries) // of maps that came from JSON
+	return configHashOpen + base64.RawURLEncoding.EncodeToString(raw) + "}"
+}
+
+const configHashOpen = "{config-hash:"
+
+var configHashToken = regexp.MustCompile(`\{config-hash:([A-Za-z0-9_-]*)\}`)
+
+// inCase returns a copy of obj with every CaseNamespace and CaseConfigHash in it said for
+// the case's namespace ns.
+func inCase(obj client.Object, ns string) (client.Object, error) {
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Contains(raw, []byte(CaseNamespace)) && !bytes.Contains(raw, []byte(configHashOpen)) {
+		return obj, nil
+	}
+	raw = bytes.ReplaceAll(raw, []byte(CaseNamespace), []byte(ns))
+	var hashErr error
+	raw = configHashToken.ReplaceAllFunc(raw, func(token []byte) []byte {
+		h, err := configHashIn(string(configHashToken.FindSubmatch(token)[1]), ns)
+		if err != nil && hashErr == nil {
+			hashErr = err
+		}
+		return []byte(h)
+	})
+	if hashErr != nil {
+		return nil, hashErr
+	}
+	out := reflect.New(reflect.TypeOf(obj).Elem()).Interface().(client.Object)
+	if err := json.Unmarshal(raw, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// configHashIn is the hash a CaseConfigHash stands for in the namespace ns.
+func configHashIn(encoded, ns string) (string, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(encoded)
+	if err != nil {
+		return "", fmt.Errorf("a CaseConfigHash that CaseConfigHash did not write: %w", err)
+	}
+	var entries []map[string]any
+	if err := json.Unmarshal(raw, &entries); err != nil {
+		return "", fmt.Errorf("a CaseConfigHash that CaseConfigHash did not write: %w", err)
+	}
+	objs := make([]client.Object, len(entries))
+	for i, content := range entries {
+		if content == nil {
+			objs[i] = nil // absent
+			continue
+		}
+		u := &unstructured.Unstructured{Object: content}
+		if u.GetNamespace() == "" || u.GetNamespace() == CaseNamespace {
+			u.SetNamespace(ns)
+		}
+		objs[i] = u
+	}
+	return ownership.ConfigHash(objs...)
+}
 
 // ReconcilerTests is a table of reconciler tests. Each case creates the objects it
 // names in a namespace of its own on a real API server, builds the reconciler under
@@ -119,7 +209,10 @@ type Deps struct {
 // fails it.
 //
 // Objects are written without a namespace: every namespaced object is put in the
-// case's namespace, whatever its own says. An owner reference without a UID names an
+// case's namespace, whatever its own says. Where an object names the namespace
+// elsewhere (a Service's address in an environment variable, a binding's subject), it
+// says CaseNamespace; a config hash over objects of the case is CaseConfigHash. Both
+// are replaced in Given, GivenYAML, WantObjects and WantObjectsYAML. An owner reference without a UID names an
 // object of the case by API version, kind and name, and gets its UID, so that a child
 // can be owned by an object that does not exist yet when the table is written.
 // Cluster-scoped objects keep their names; a case that names one runs alone (not in
@@ -456,7 +549,7 @@ func (l *requestLog) writes() []string {
 	defer l.mu.Unlock()
 	var w []string
 	for _, s := range l.sent {
-		if isWrite(s.verb) {
+		if isWrite(s.verb, s.resource) {
 			w = append(w, s.verb+" "+s.resource)
 		}
 	}
@@ -492,8 +585,13 @@ func (h *harness) run(t testing.TB, tc ReconcilerTestCase, objs caseObjects) {
 	} else {
 		ns = h.cp.Namespace(t)
 	}
-	for _, obj := range objs.given {
-		h.create(t, ns, obj)
+	for i, obj := range objs.given {
+		said, err := inCase(obj, ns)
+		if err != nil {
+			t.Fatalf("reconciletest: %s: %v", obj.GetName(), err)
+		}
+		objs.given[i] = said
+		h.create(t, ns, said)
 	}
 	key := client.ObjectKeyFromObject(objs.given[0])
 
@@ -846,6 +944,12 @@ func (h *harness) checkObjects(c *checker, ns string, want []client.Object) {
 			c.t.Errorf("WantObjects: %v", err)
 			continue
 		}
+		said, err := inCase(w, ns)
+		if err != nil {
+			c.t.Errorf("WantObjects: %s %s: %v", gvk.Kind, w.GetName(), err)
+			continue
+		}
+		w = said
 		if !slices.Contains(kinds, gvk) {
 			kinds = append(kinds, gvk)
 			wanted[gvk] = map[string]bool{}

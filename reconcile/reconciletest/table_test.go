@@ -17,6 +17,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/reconcilekit/reconcilekit/ownership"
 )
 
 // configurer is the reconciler the table's own tests drive: it gives each Deployment a
@@ -73,6 +75,55 @@ func configMapOf(dep *appsv1.Deployment) *corev1.ConfigMap {
 	}
 	cm.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(dep, appsv1.SchemeGroupVersion.WithKind("Deployment"))}
 	return cm
+}
+
+// roller is a reconciler that gives each ConfigMap a Deployment of its name that reads it
+// by its namespaced name and rolls when it changes: its pod template carries the
+// ConfigMap's config hash, which covers the namespace.
+type roller struct{ c client.Client }
+
+func newRoller(d Deps) rtreconcile.Reconciler { return &roller{c: d.Client} }
+
+func (r *roller) Reconcile(ctx context.Context, req rtreconcile.Request) (rtreconcile.Result, error) {
+	cm := &corev1.ConfigMap{}
+	if err := r.c.Get(ctx, req.NamespacedName, cm); err != nil {
+		return rtreconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	hash, err := ownership.ConfigHash(cm)
+	if err != nil {
+		return rtreconcile.Result{}, err
+	}
+	want := rolled(cm.Namespace, hash)
+	want.Namespace = cm.Namespace
+	live := &appsv1.Deployment{}
+	switch err := r.c.Get(ctx, client.ObjectKeyFromObject(want), live); {
+	case apierrors.IsNotFound(err):
+		return rtreconcile.Result{}, r.c.Create(ctx, want)
+	case err != nil:
+		return rtreconcile.Result{}, err
+	case live.Spec.Template.Annotations[ownership.ConfigHashAnnotation] != hash:
+		live.Spec.Template = want.Spec.Template
+		return rtreconcile.Result{}, r.c.Update(ctx, live)
+	}
+	return rtreconcile.Result{}, nil
+}
+
+// rolled is the Deployment roller wants for the ConfigMap settings in namespace ns.
+func rolled(ns, configHash string) *appsv1.Deployment {
+	labels := map[string]string{"app": "settings"}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "settings"},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{ownership.ConfigHashAnnotation: configHash}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{
+					Name: "app", Image: "app:1",
+					Env: []corev1.EnvVar{{Name: "SETTINGS", Value: "settings." + ns}},
+				}}},
+			},
+		},
+	}
 }
 
 // web is the Deployment the cases reconcile, as a table writes it: no namespace.
@@ -296,6 +347,63 @@ metadata: {name: none-of-this-kind}
 			})
 		}
 		table.Run(t)
+	})
+
+	t.Run("a case names its namespace and config hashes in the objects it gives and wants", func(t *testing.T) {
+		table := ReconcilerTests{ControlPlane: cp, Reconciler: newRoller}
+		settings := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}, Data: map[string]string{"greeting": "hello"}}
+		table.Cases = []ReconcilerTestCase{{
+			Name:         "a Deployment gets the address and the hash of its settings",
+			Object:       settings,
+			WantRequests: []string{"create deployments"},
+			WantObjects:  []client.Object{settings, rolled(CaseNamespace, CaseConfigHash(settings))},
+		}, {
+			Name:        "a Deployment that has them already is left alone",
+			Object:      settings,
+			Given:       []client.Object{rolled(CaseNamespace, CaseConfigHash(settings))},
+			WantObjects: []client.Object{settings, rolled(CaseNamespace, CaseConfigHash(settings))},
+		}, {
+			Name:   "a Deployment whose hash is stale is updated, as YAML says",
+			Object: settings,
+			Given:  []client.Object{rolled(CaseNamespace, "stale")},
+			WantObjectsYAML: `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+data: {greeting: hello}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: settings}
+spec:
+  selector: {matchLabels: {app: settings}}
+  template:
+    metadata:
+      labels: {app: settings}
+      annotations: {` + ownership.ConfigHashAnnotation + `: "` + CaseConfigHash(settings) + `"}
+    spec:
+      containers:
+      - name: app
+        image: app:1
+        env: [{name: SETTINGS, value: "settings.{namespace}"}]
+`,
+			WantRequests: []string{"update deployments"},
+		}}
+		table.Run(t)
+
+		// And a wrong hash is a difference.
+		rec := &errorRecorder{TB: t}
+		other := settings.DeepCopy()
+		other.Data["greeting"] = "bye"
+		table.RunCase(rec, ReconcilerTestCase{
+			Name:         "wrong",
+			Object:       settings,
+			WantRequests: []string{"create deployments"},
+			WantObjects:  []client.Object{settings, rolled(CaseNamespace, CaseConfigHash(other))},
+		})
+		if msg := rec.message(); !strings.Contains(msg, "Deployment settings (-want +got)") || !strings.Contains(msg, ownership.ConfigHashAnnotation) {
+			t.Errorf("a case that wants the hash of other settings said:\n%s", msg)
+		}
 	})
 
 	t.Run("cluster-scoped objects are created, then deleted", func(t *testing.T) {

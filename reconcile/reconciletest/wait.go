@@ -2,6 +2,7 @@ package reconciletest
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -11,7 +12,8 @@ import (
 // Eventually polls cond until it returns nil, and fails the test with the last error it
 // returned if that takes more than two minutes. It polls often and waits long: a test
 // should be fast when the machine is idle and still pass when it is not. Call it from
-// the test's goroutine.
+// the test's goroutine. It stops at once when the test stops for a refusal of the
+// operator (Env.Run), even when cond reads with a client of its own.
 func Eventually(t testing.TB, cond func(ctx context.Context) error) {
 	t.Helper()
 	var last error
@@ -19,6 +21,9 @@ func Eventually(t testing.TB, cond func(ctx context.Context) error) {
 		err := cond(ctx)
 		if ctx.Err() == nil {
 			last = err // an attempt cut short by the deadline says nothing about cond
+		}
+		if errors.Is(err, errTestStopped) {
+			return false, err // the operator was refused a request: waiting is over
 		}
 		return err == nil, nil
 	})
