@@ -43,7 +43,7 @@ func TestCertificatesRotateInTwoSteps(t *testing.T) {
 		{name: "an expired certificate is replaced at once", prepare: func(*testing.T, *state) time.Time { return start.Add(61 * time.Minute) },
 			wantChanged: true, wantAuthorities: 2, wantNewCert: true, wantNewCA: true},
 		{name: "a certificate for other names is replaced at once, by the same authority",
-			prepare: func(_ *testing.T, st *state) time.Time { st.cert.IPAddresses = nil; return start.Add(time.Minute) },
+			prepare:     func(_ *testing.T, st *state) time.Time { st.cert.IPAddresses = nil; return start.Add(time.Minute) },
 			wantChanged: true, wantAuthorities: 1, wantNewCert: true},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,220 @@
+package reconciletest_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/reconcilekit/reconcilekit/internal/gadget"
+	"github.com/reconcilekit/reconcilekit/internal/gadget/v1alpha1"
+	"github.com/reconcilekit/reconcilekit/internal/gadget/v1beta1"
+	"github.com/reconcilekit/reconcilekit/reconcile"
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+	"github.com/reconcilekit/reconcilekit/requeue"
+	"github.com/reconcilekit/reconcilekit/webhook"
+)
+
+// warnings records the warnings the API server returns to a client.
+type warnings struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (w *warnings) HandleWarningHeaderWithContext(_ context.Context, _ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seen = append(w.seen, text)
+}
+
+func (w *warnings) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	seen := w.seen
+	w.seen = nil
+	return seen
+}
+
+// gadgetController declares the Gadget's controller with its three webhooks: mode
+// defaulted to "standard"; replicas at most 5, mode "legacy" warned of; v1alpha1
+// converted to and from the hub, v1beta1.
+func gadgetController() *reconcile.Controller[*v1beta1.Gadget] {
+	return reconcile.For(&v1beta1.Gadget{},
+		reconcile.LogicFunc[*v1beta1.Gadget](func(context.Context, *v1beta1.Gadget, reconcile.Scope) requeue.Outcome { return requeue.Done() }),
+		reconcile.WithFieldOwner("gadget-operator"),
+		reconcile.WithDefaulter(webhook.DefaulterFunc[*v1beta1.Gadget](func(_ context.Context, g *v1beta1.Gadget) error {
+			if g.Spec.Mode == "" {
+				g.Spec.Mode = "standard"
+			}
+			return nil
+		})),
+		reconcile.WithValidator(webhook.ValidatorFunc[*v1beta1.Gadget](func(_ context.Context, g, _ *v1beta1.Gadget) ([]string, error) {
+			var warn []string
+			if g.Spec.Mode == "legacy" {
+				warn = append(warn, "spec.mode legacy is deprecated: use standard")
+			}
+			if g.Spec.Replicas > 5 {
+				return warn, field.Invalid(field.NewPath("spec", "replicas"), g.Spec.Replicas, "at most 5")
+			}
+			return warn, nil
+		})),
+		reconcile.WithConversion(gadget.Spoke()),
+	)
+}
+
+// startGadgets starts an API server with the Gadget's CRD, and a manager serving the
+// Gadget's webhooks to it with certs; it returns a client that records warnings.
+func startGadgets(t *testing.T, certs *webhook.Certificates) (*reconciletest.ControlPlane, client.Client, *warnings, *reconciletest.Webhooks, string) {
+	t.Helper()
+	cp, err := reconciletest.Start(t.Context(), reconciletest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := cp.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, gadget.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admin := cp.Client(t, scheme)
+	crd := gadget.CRD()
+	if err := admin.Create(t.Context(), crd); err != nil {
+		t.Fatal(err)
+	}
+	reconciletest.Eventually(t, func(ctx context.Context) error {
+		if err := admin.Get(ctx, client.ObjectKeyFromObject(crd), crd); err != nil {
+			return err
+		}
+		for _, c := range crd.Status.Conditions {
+			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+				return nil
+			}
+		}
+		return errors.New("the Gadget CRD is not established yet")
+	})
+	ns := cp.Namespace(t)
+	spec := reconcile.Manager{Options: ctrl.Options{Scheme: scheme}, Controllers: []reconcile.Declaration{gadgetController()}, Certificates: certs}
+	hooks := cp.ServeWebhooks(t, &spec, ns)
+	reconciletest.StartManager(t, cp.Config, spec)
+	hooks.Await(t)
+
+	w := &warnings{}
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.WarningHandlerWithContext = w
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cp, c, w, hooks, ns
+}
+
+func TestWebhooksServedToTheAPIServer(t *testing.T) {
+	_, c, warned, _, ns := startGadgets(t, nil)
+	meta := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
+
+	t.Run("admission", func(t *testing.T) {
+		tests := []struct {
+			name        string
+			obj         client.Object
+			wantErr     string // in the error; "" for none
+			wantWarning string
+			wantMode    string
+		}{
+			{name: "a create the validator rejects names the field", obj: &v1beta1.Gadget{ObjectMeta: meta("too-many"), Spec: v1beta1.GadgetSpec{Replicas: 9}},
+				wantErr: `spec.replicas: Invalid value: 9: at most 5`},
+			{name: "a rejected create still returns its warnings", obj: &v1beta1.Gadget{ObjectMeta: meta("too-many-legacy"), Spec: v1beta1.GadgetSpec{Replicas: 9, Mode: "legacy"}},
+				wantErr: "spec.replicas", wantWarning: "spec.mode legacy is deprecated: use standard"},
+			{name: "a field left empty is defaulted", obj: &v1beta1.Gadget{ObjectMeta: meta("defaulted"), Spec: v1beta1.GadgetSpec{Replicas: 1}},
+				wantMode: "standard"},
+			{name: "a value given is not defaulted, and its warning reaches the client", obj: &v1beta1.Gadget{ObjectMeta: meta("legacy"), Spec: v1beta1.GadgetSpec{Replicas: 1, Mode: "legacy"}},
+				wantMode: "legacy", wantWarning: "spec.mode legacy is deprecated: use standard"},
+			{name: "a create in the spoke's version is defaulted and validated as the hub", obj: &v1alpha1.Gadget{ObjectMeta: meta("spoke-too-many"), Spec: v1alpha1.GadgetSpec{Size: 6}},
+				wantErr: "spec.replicas"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				warned.take()
+				err := c.Create(t.Context(), tt.obj)
+				switch {
+				case tt.wantErr == "" && err != nil:
+					t.Fatalf("create: %v", err)
+				case tt.wantErr != "" && (err == nil || !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tt.wantErr)):
+					t.Fatalf("create: %v; want 422 Invalid naming %q", err, tt.wantErr)
+				}
+				if got := strings.Join(warned.take(), "; "); got != tt.wantWarning {
+					t.Errorf("warnings %q, want %q", got, tt.wantWarning)
+				}
+				if tt.wantMode != "" {
+					got := &v1beta1.Gadget{}
+					if err := c.Get(t.Context(), client.ObjectKeyFromObject(tt.obj), got); err != nil {
+						t.Fatal(err)
+					}
+					if got.Spec.Mode != tt.wantMode {
+						t.Errorf("spec.mode %q, want %q", got.Spec.Mode, tt.wantMode)
+					}
+				}
+			})
+		}
+	})
+
+	t.Run("conversion", func(t *testing.T) {
+		stored := &v1beta1.Gadget{ObjectMeta: meta("stored"), Spec: v1beta1.GadgetSpec{Replicas: 2, Paused: true}}
+		if err := c.Create(t.Context(), stored); err != nil {
+			t.Fatal(err)
+		}
+		old := &v1alpha1.Gadget{}
+		if err := c.Get(t.Context(), client.ObjectKeyFromObject(stored), old); err != nil {
+			t.Fatalf("a v1alpha1 read of a v1beta1-stored object: %v", err)
+		}
+		if old.Spec.Size != 2 || old.Spec.Mode != "standard" {
+			t.Errorf("read as v1alpha1: spec %+v, want size 2 (v1beta1's replicas) and mode standard", old.Spec)
+		}
+		old.Spec.Size = 3
+		if err := c.Update(t.Context(), old); err != nil {
+			t.Fatalf("a v1alpha1 update: %v", err)
+		}
+		hub := &v1beta1.Gadget{}
+		if err := c.Get(t.Context(), client.ObjectKeyFromObject(stored), hub); err != nil {
+			t.Fatal(err)
+		}
+		if hub.Spec.Replicas != 3 || !hub.Spec.Paused {
+			t.Errorf("after a v1alpha1 update, v1beta1 spec %+v: want replicas 3 and paused kept, which v1alpha1 has no field for", hub.Spec)
+		}
+		if _, ok := hub.Annotations[webhook.KeptAnnotation]; ok {
+			t.Errorf("the hub stores annotation %s", webhook.KeptAnnotation)
+		}
+		created := &v1alpha1.Gadget{ObjectMeta: meta("created-old"), Spec: v1alpha1.GadgetSpec{Size: 4}}
+		if err := c.Create(t.Context(), created); err != nil {
+			t.Fatalf("a v1alpha1 create: %v", err)
+		}
+		if err := c.Get(t.Context(), client.ObjectKeyFromObject(created), hub); err != nil {
+			t.Fatal(err)
+		}
+		if hub.Spec.Replicas != 4 || hub.Spec.Paused {
+			t.Errorf("a v1alpha1 create read as v1beta1: spec %+v, want replicas 4, not paused", hub.Spec)
+		}
+		list := &v1alpha1.GadgetList{}
+		if err := c.List(t.Context(), list, client.InNamespace(ns)); err != nil {
+			t.Fatalf("a v1alpha1 list: %v", err)
+		}
+		if len(list.Items) != 4 {
+			t.Errorf("a v1alpha1 list has %d Gadgets, want 4", len(list.Items))
+		}
+	})
+}
