@@ -34,6 +34,8 @@ type Webhooks struct {
 	// conversion webhook is the manager's.
 	Mutating, Validating string
 	CRDs                 []string
+	// URL is where the API server calls the manager's webhook server.
+	URL string
 
 	cp      *ControlPlane
 	probed  [2]atomic.Bool // mutating, validating
@@ -67,7 +69,7 @@ func (cp *ControlPlane) ServeWebhooks(t testing.TB, spec *reconcile.Manager, nam
 	_ = l.Close() // the webhook server listens on it again, at once
 	base := "https://127.0.0.1:" + strconv.Itoa(port)
 
-	w := &Webhooks{cp: cp, Mutating: "reconciletest-" + namespace, Validating: "reconciletest-" + namespace}
+	w := &Webhooks{cp: cp, Mutating: "reconciletest-" + namespace, Validating: "reconciletest-" + namespace, URL: base}
 	srv := ctrlwebhook.NewServer(ctrlwebhook.Options{Host: "127.0.0.1", Port: port})
 	for i, path := range []string{"/reconciletest-probe-mutate", "/reconciletest-probe-validate"} {
 		srv.Register(path, &admission.Webhook{Handler: admission.HandlerFunc(func(context.Context, admission.Request) admission.Response {

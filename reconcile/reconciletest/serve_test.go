@@ -1,12 +1,19 @@
 package reconciletest_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -217,4 +224,142 @@ func TestWebhooksServedToTheAPIServer(t *testing.T) {
 			t.Errorf("a v1alpha1 list has %d Gadgets, want 4", len(list.Items))
 		}
 	})
+}
+
+func TestWebhookCertificateRotatesWhileRequestsFlow(t *testing.T) {
+	certs := &webhook.Certificates{Validity: 15 * time.Second, Refresh: 250 * time.Millisecond}
+	cp, c, _, hooks, ns := startGadgets(t, certs)
+	admin := cp.Client(t, c.Scheme())
+	stored := &v1beta1.Gadget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stored"}, Spec: v1beta1.GadgetSpec{Replicas: 1}}
+	if err := c.Create(t.Context(), stored); err != nil {
+		t.Fatal(err)
+	}
+	firstBundle, err := hooks.CABundle(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstServed := served(t, hooks.URL)
+
+	// Requests flow through every webhook while the certificate rotates: a dry-run create
+	// is defaulted and validated, a v1alpha1 read of the v1beta1-stored Gadget converted.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var requests int
+	var failures []error
+	for _, request := range []func(ctx context.Context) error{
+		func(ctx context.Context) error {
+			g := &v1beta1.Gadget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "flow-"}, Spec: v1beta1.GadgetSpec{Replicas: 1}}
+			if err := c.Create(ctx, g, client.DryRunAll); err != nil {
+				return err
+			}
+			if g.Spec.Mode != "standard" {
+				return fmt.Errorf("not defaulted: spec %+v", g.Spec)
+			}
+			return nil
+		},
+		func(ctx context.Context) error {
+			return c.Get(ctx, client.ObjectKeyFromObject(stored), &v1alpha1.Gadget{})
+		},
+	} {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				err := request(t.Context())
+				mu.Lock()
+				requests++
+				if err != nil {
+					failures = append(failures, err)
+				}
+				mu.Unlock()
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
+
+	// The rotation: a new authority joins the bundle, then the certificate it signs is
+	// served, and the bundle of every configuration and CRD is the Secret's.
+	timeout := time.After(time.Minute)
+	for {
+		bundle, err := hooks.CABundle(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := served(t, hooks.URL)
+		if !bytes.Equal(bundle, firstBundle) && !now.Equal(firstServed) && now.CheckSignatureFrom(firstAuthority(t, bundle)) == nil &&
+			injected(t, admin, hooks, bundle) {
+			break
+		}
+		select {
+		case <-timeout:
+			t.Fatalf("the certificate did not rotate within a minute (validity %v)", certs.Validity)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	time.Sleep(2 * time.Second) // and requests go on with the new one
+	close(stop)
+	wg.Wait()
+	if len(failures) > 0 {
+		t.Errorf("%d of %d requests failed across the rotation, the first: %v", len(failures), requests, failures[0])
+	}
+	t.Logf("%d requests through the webhooks across the rotation", requests)
+}
+
+// served returns the certificate the webhook server at url serves.
+func served(t *testing.T, url string) *x509.Certificate {
+	t.Helper()
+	conn, err := tls.Dial("tcp", strings.TrimPrefix(url, "https://"), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // only to read the certificate
+	if err != nil {
+		t.Fatalf("connecting to the webhook server: %v", err)
+	}
+	defer func() { _ = conn.Close() }()
+	return conn.ConnectionState().PeerCertificates[0]
+}
+
+// firstAuthority returns the newest authority of bundle.
+func firstAuthority(t *testing.T, bundle []byte) *x509.Certificate {
+	t.Helper()
+	block, _ := pem.Decode(bundle)
+	ca, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca
+}
+
+// injected reports whether every webhook of hooks' configurations and CRDs trusts bundle.
+func injected(t *testing.T, c client.Client, hooks *reconciletest.Webhooks, bundle []byte) bool {
+	t.Helper()
+	m := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	if err := c.Get(t.Context(), client.ObjectKey{Name: hooks.Mutating}, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(t.Context(), client.ObjectKey{Name: hooks.Validating}, v); err != nil {
+		t.Fatal(err)
+	}
+	var bundles [][]byte
+	for _, w := range m.Webhooks {
+		bundles = append(bundles, w.ClientConfig.CABundle)
+	}
+	for _, w := range v.Webhooks {
+		bundles = append(bundles, w.ClientConfig.CABundle)
+	}
+	for _, name := range hooks.CRDs {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := c.Get(t.Context(), client.ObjectKey{Name: name}, crd); err != nil {
+			t.Fatal(err)
+		}
+		bundles = append(bundles, crd.Spec.Conversion.Webhook.ClientConfig.CABundle)
+	}
+	for _, b := range bundles {
+		if !bytes.Equal(b, bundle) {
+			return false
+		}
+	}
+	return true
 }
