@@ -14,6 +14,8 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -84,6 +86,22 @@ func gadgetController() *reconcile.Controller[*v1beta1.Gadget] {
 // Gadget's webhooks to it with certs; it returns a client that records warnings.
 func startGadgets(t *testing.T, certs *webhook.Certificates) (*reconciletest.ControlPlane, client.Client, *warnings, *reconciletest.Webhooks, string) {
 	t.Helper()
+	cp, scheme := gadgetAPIServer(t)
+	ns := cp.Namespace(t)
+	hooks := serveGadgets(t, cp, scheme, ns, certs, cp.Config)
+	w := &warnings{}
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.WarningHandlerWithContext = w
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cp, c, w, hooks, ns
+}
+
+// gadgetAPIServer starts an API server with the Gadget's CRD established.
+func gadgetAPIServer(t *testing.T) (*reconciletest.ControlPlane, *runtime.Scheme) {
+	t.Helper()
 	cp, err := reconciletest.Start(t.Context(), reconciletest.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -115,20 +133,18 @@ func startGadgets(t *testing.T, certs *webhook.Certificates) (*reconciletest.Con
 		}
 		return errors.New("the Gadget CRD is not established yet")
 	})
-	ns := cp.Namespace(t)
+	return cp, scheme
+}
+
+// serveGadgets runs the Gadget's manager from cfg, serving its webhooks for namespace ns
+// with certs, and returns once the API server calls them.
+func serveGadgets(t *testing.T, cp *reconciletest.ControlPlane, scheme *runtime.Scheme, ns string, certs *webhook.Certificates, cfg *rest.Config) *reconciletest.Webhooks {
+	t.Helper()
 	spec := reconcile.Manager{Options: ctrl.Options{Scheme: scheme}, Controllers: []reconcile.Declaration{gadgetController()}, Certificates: certs}
 	hooks := cp.ServeWebhooks(t, &spec, ns)
-	reconciletest.StartManager(t, cp.Config, spec)
+	reconciletest.StartManager(t, cfg, spec)
 	hooks.Await(t)
-
-	w := &warnings{}
-	cfg := rest.CopyConfig(cp.Config)
-	cfg.WarningHandlerWithContext = w
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cp, c, w, hooks, ns
+	return hooks
 }
 
 func TestWebhooksServedToTheAPIServer(t *testing.T) {
@@ -362,4 +378,47 @@ func injected(t *testing.T, c client.Client, hooks *reconciletest.Webhooks, bund
 		}
 	}
 	return true
+}
+
+// The operator's role names the one Secret, the two webhook configurations and the CRD it
+// writes the certificate and the caBundle into (the resourceNames of the markers in
+// docs/webhooks.md), with the Secret shipped empty so that it needs no create: that is
+// all the certificates need.
+func TestWebhookCertificatesNeedOnlyTheirOwnObjects(t *testing.T) {
+	cp, scheme := gadgetAPIServer(t)
+	admin := cp.Client(t, scheme)
+	ns := cp.Namespace(t)
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gadget-webhook-certificates"}}
+	if err := admin.Create(t.Context(), secret); err != nil {
+		t.Fatal(err)
+	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "gadget-operator-" + ns}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "update"}, ResourceNames: []string{secret.Name}},
+		{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations"},
+			Verbs: []string{"get", "update"}, ResourceNames: []string{"reconciletest-" + ns}},
+		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "update"},
+			ResourceNames: []string{gadget.CRD().Name}},
+		// the controller's own
+		{APIGroups: []string{v1beta1.GroupVersion.Group}, Resources: []string{"gadgets"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{v1beta1.GroupVersion.Group}, Resources: []string{"gadgets/status"}, Verbs: []string{"update", "patch"}},
+		{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+	}}
+	if err := admin.Create(t.Context(), role); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.Delete(context.Background(), role) })
+	certs := &webhook.Certificates{Secret: client.ObjectKeyFromObject(secret)}
+	hooks := serveGadgets(t, cp, scheme, ns, certs, cp.ConfigFor(t, "gadget-operator", role.Name))
+
+	bundle, err := hooks.CABundle(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !injected(t, admin, hooks, bundle) {
+		t.Error("the caBundles are not the Secret's authorities")
+	}
+	g := &v1beta1.Gadget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "g"}, Spec: v1beta1.GadgetSpec{Replicas: 9}}
+	if err := admin.Create(t.Context(), g); !apierrors.IsInvalid(err) {
+		t.Errorf("a create the validator rejects: %v, want 422 Invalid", err)
+	}
 }
