@@ -65,7 +65,8 @@ type Endpoint struct {
 	Kind schema.GroupVersionKind
 }
 
-// Path returns where a webhook of type t for kind gvk is served.
+// Path returns where a webhook of type t for kind gvk is served. It panics on a Type not
+// declared here.
 func Path(t Type, gvk schema.GroupVersionKind) string {
 	name := strings.ReplaceAll(gvk.Group, ".", "-") + "-" + gvk.Version + "-" + strings.ToLower(gvk.Kind)
 	switch t {
