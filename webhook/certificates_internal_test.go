@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"crypto/x509"
 	"net"
 	"testing"
 	"time"
@@ -71,5 +72,29 @@ func TestCertificatesRotateInTwoSteps(t *testing.T) {
 				t.Errorf("the new certificate is not the newest authority's: %v", err)
 			}
 		})
+	}
+}
+
+// In a cluster the API server calls a webhook through its Service, by the name
+// <service>.<namespace>.svc, and verifies the certificate with the caBundle: the
+// certificate names the Service and the bundle's authority signed it, through a rotation.
+func TestCertificatesVerifyForTheServiceName(t *testing.T) {
+	c := &Certificates{DNSNames: []string{"gadget-webhook.gadget-system.svc"}, Validity: time.Hour, Refresh: time.Minute}
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var st state
+	for _, now := range []time.Time{start, start.Add(41 * time.Minute), start.Add(43 * time.Minute)} { // made, new authority, new certificate
+		if _, err := c.advance(&st, now); err != nil {
+			t.Fatal(err)
+		}
+		roots := x509.NewCertPool()
+		if !roots.AppendCertsFromPEM(st.bundle()) {
+			t.Fatal("the bundle holds no authority")
+		}
+		for _, name := range []string{"gadget-webhook.gadget-system.svc", "other.gadget-system.svc"} {
+			_, err := st.cert.Verify(x509.VerifyOptions{DNSName: name, Roots: roots, CurrentTime: now})
+			if want := name == c.DNSNames[0]; (err == nil) != want {
+				t.Errorf("at %v, verifying for %s: %v, want verified %v", now.Sub(start), name, err, want)
+			}
+		}
 	}
 }
