@@ -57,7 +57,9 @@ type Declaration interface {
 //   - the library's metrics, on controller-runtime's registry, unless NoMetrics;
 //   - the declared webhooks (WithDefaulter, WithValidator, WithConversion), on the
 //     manager's webhook server, at the paths Webhooks lists; a manager that declares none
-//     has no webhook server; and Certificates, if set, as the server's certificate.
+//     has no webhook server; a readiness check, "webhooks", that fails until the server
+//     answers TLS (with a certificate); and Certificates, if set, as the server's
+//     certificate.
 //
 // It refuses, naming the fix: no declaration, two of one kind, a kind the scheme does not
 // know, a kind the client may not cache (Options.Client.Cache.DisableFor), two restrictions
@@ -143,6 +145,11 @@ func (m Manager) New(cfg *rest.Config) (mgr manager.Manager, err error) {
 	}
 	if slices.ContainsFunc(hooks, func(s served) bool { return len(s.endpoints) > 0 }) {
 		if err := serveWebhooks(built.GetWebhookServer(), built.GetScheme(), hooks); err != nil {
+			return nil, err
+		}
+		// Ready once the server answers TLS, so with a certificate: a replica is not sent
+		// admissions it cannot answer.
+		if err := built.AddReadyzCheck("webhooks", built.GetWebhookServer().StartedChecker()); err != nil {
 			return nil, err
 		}
 	}
