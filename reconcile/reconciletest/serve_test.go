@@ -243,7 +243,7 @@ func TestWebhooksServedToTheAPIServer(t *testing.T) {
 }
 
 func TestWebhookCertificateRotatesWhileRequestsFlow(t *testing.T) {
-	certs := &webhook.Certificates{Validity: 15 * time.Second, Refresh: 250 * time.Millisecond}
+	certs := &webhook.Certificates{Validity: 21 * time.Second, Refresh: 250 * time.Millisecond} // rotated 14 s after it is made, served 3 s later
 	cp, c, _, hooks, ns := startGadgets(t, certs)
 	admin := cp.Client(t, c.Scheme())
 	stored := &v1beta1.Gadget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stored"}, Spec: v1beta1.GadgetSpec{Replicas: 1}}
@@ -298,7 +298,8 @@ func TestWebhookCertificateRotatesWhileRequestsFlow(t *testing.T) {
 	}
 
 	// The rotation: a new authority joins the bundle, then the certificate it signs is
-	// served, and the bundle of every configuration and CRD is the Secret's.
+	// served, and the bundle of every configuration and CRD is the Secret's, the old
+	// authority still in it.
 	timeout := time.After(time.Minute)
 	for {
 		bundle, err := hooks.CABundle(t.Context())
@@ -308,6 +309,9 @@ func TestWebhookCertificateRotatesWhileRequestsFlow(t *testing.T) {
 		now := served(t, hooks.URL)
 		if !bytes.Equal(bundle, firstBundle) && !now.Equal(firstServed) && now.CheckSignatureFrom(firstAuthority(t, bundle)) == nil &&
 			injected(t, admin, hooks, bundle) {
+			if !bytes.HasSuffix(bundle, firstBundle) {
+				t.Errorf("the old authority left the bundle with the rotation that replaced it")
+			}
 			break
 		}
 		select {
