@@ -202,7 +202,7 @@ func (c *Certificates) sync(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("writing Secret %s: %w", c.Secret, err)
 		}
-		ctrl.Log.WithName("webhook-certificates").Info("rotated", "secret", c.Secret, "authorities", len(st.authorities), "notAfter", st.cert.NotAfter)
+		ctrl.Log.WithName("webhook-certificates").Info("wrote the webhook certificate", "secret", c.Secret, "authorities", len(st.authorities), "notAfter", st.cert.NotAfter)
 	}
 	if err := c.inject(ctx, st.bundle()); err != nil {
 		return err
