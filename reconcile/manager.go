@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -17,6 +18,7 @@ import (
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/webhook"
 )
 
 // Declaration is a Controller of any kind, as a Manager takes it. Only Controller
@@ -34,6 +36,7 @@ type Declaration interface {
 	kinds() []client.Object
 	cacheRules() []cacheRule
 	optionals() []client.Object
+	webhooks(scheme *runtime.Scheme) (served, error)
 	setup(mgr manager.Manager, gate Gate, crds *crdGate, metrics bool) error
 }
 
@@ -52,7 +55,12 @@ type Declaration interface {
 //     Options.HealthProbeBindAddress by the library, which answers a failing check with
 //     503 Service Unavailable (controller-runtime's server answers 500); checks added with
 //     AddReadyzCheck and AddHealthzCheck before Start are served with them;
-//   - the library's metrics, on controller-runtime's registry, unless NoMetrics.
+//   - the library's metrics, on controller-runtime's registry, unless NoMetrics;
+//   - the declared webhooks (WithDefaulter, WithValidator, WithConversion), on the
+//     manager's webhook server, at the paths Webhooks lists; a manager that declares none
+//     has no webhook server; a readiness check, "webhooks", that fails until the server
+//     answers TLS (with a certificate); and Certificates, if set, as the server's
+//     certificate.
 //
 // It refuses, naming the fix: no declaration, two of one kind, a kind the scheme does not
 // know, a kind the client may not cache (Options.Client.Cache.DisableFor), two restrictions
@@ -78,6 +86,13 @@ type Manager struct {
 	// keep no conditions for reconcilekit_condition. controller-runtime's own metrics
 	// follow Options.Metrics.
 	NoMetrics bool
+
+	// Certificates, if set, makes and rotates the webhook server's certificate and puts
+	// its authority into the operator's webhook configurations and CRDs: the webhook server
+	// is then Options.WebhookServer, which must be nil or a webhook.DefaultServer, serving
+	// Certificates.GetCertificate. Nil: the server reads its certificate from its CertDir,
+	// as one cert-manager writes.
+	Certificates *webhook.Certificates
 }
 
 // New makes the manager, with every declared controller added, from cfg.
@@ -88,6 +103,15 @@ func (m Manager) New(cfg *rest.Config) (mgr manager.Manager, err error) {
 	}
 	if err := m.check(opts.Scheme, opts.Client.Cache); err != nil {
 		return nil, err
+	}
+	hooks, err := m.webhooks(opts.Scheme)
+	if err != nil {
+		return nil, err
+	}
+	if m.Certificates != nil {
+		if err := serveWith(&opts, m.Certificates); err != nil {
+			return nil, err
+		}
 	}
 	byObject, err := m.cacheByObject()
 	if err != nil {
@@ -126,6 +150,21 @@ func (m Manager) New(cfg *rest.Config) (mgr manager.Manager, err error) {
 			return nil, err
 		}
 		kinds = append(kinds, crds.gated(d.kinds())...)
+	}
+	if slices.ContainsFunc(hooks, func(s served) bool { return len(s.endpoints) > 0 }) {
+		if err := serveWebhooks(built.GetWebhookServer(), built.GetScheme(), hooks); err != nil {
+			return nil, err
+		}
+		// Ready once the server answers TLS, so with a certificate: a replica is not sent
+		// admissions it cannot answer.
+		if err := built.AddReadyzCheck("webhooks", built.GetWebhookServer().StartedChecker()); err != nil {
+			return nil, err
+		}
+	}
+	if m.Certificates != nil {
+		if err := m.Certificates.SetupWithManager(built); err != nil {
+			return nil, err
+		}
 	}
 	if err := built.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, err

@@ -125,6 +125,8 @@ type options struct {
 
 	expectationTimeout time.Duration
 	progressInterval   time.Duration
+
+	webhooks webhookOptions
 }
 
 // WithRecorder makes the shell record events with r instead of the manager's recorder for

@@ -20,7 +20,9 @@
 // ExpectNoWrites proves that reconciling a converged object writes nothing; a Clock
 // moves only when the test moves it; Env.RunServingMetrics and an Endpoint read the
 // operator's metrics over HTTP as Prometheus would; MutatingWebhook puts a real mutating
-// admission webhook, served by the test's process, in the API server's way.
+// admission webhook, served by the test's process, in the API server's way;
+// ServeWebhooks makes an operator's own declared webhooks (defaulting, validating,
+// conversion) serve the API server, with the certificate the operator makes itself.
 //
 // The binaries are built once per machine by `make controlplane` and found through
 // KUBEBUILDER_ASSETS or in the user cache directory. Every process started is stopped by

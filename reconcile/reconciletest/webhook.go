@@ -96,7 +96,6 @@ func (cp *ControlPlane) MutatingWebhook(t testing.TB, namespace string, resource
 		}
 	}
 	namespaced := ptr.To(admissionregistrationv1.NamespacedScope)
-	const probeLabel = "reconciletest.io/webhook-probe"
 	config := &admissionregistrationv1.MutatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: "reconciletest-" + namespace},
 		Webhooks: []admissionregistrationv1.MutatingWebhook{
