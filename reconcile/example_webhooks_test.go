@@ -43,7 +43,7 @@ func ExampleManager_Webhooks() {
 		reconcile.WithConversion(gadget.Spoke()),
 	)
 	spec := reconcile.Manager{
-		Options:     ctrl.Options{Scheme: withGadgets},
+		Options:     ctrl.Options{Scheme: withGadgetVersions},
 		Controllers: []reconcile.Declaration{controller},
 		Certificates: &webhook.Certificates{
 			Secret:                          types.NamespacedName{Namespace: "gadget-system", Name: "gadget-webhook-certificates"},

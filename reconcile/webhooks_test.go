@@ -24,8 +24,8 @@ import (
 	"github.com/reconcilekit/reconcilekit/webhook"
 )
 
-// withGadgets knows both versions of the Gadget, Widgets and client-go's kinds.
-var withGadgets = func() *runtime.Scheme {
+// withGadgetVersions knows both versions of the Gadget, Widgets and client-go's kinds.
+var withGadgetVersions = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
 		panic(err)
@@ -64,20 +64,20 @@ func TestAManagerRefusesWebhookMistakesNamingTheFix(t *testing.T) {
 		want: []string{"WithValidator takes a webhook.ValidatorFunc[*k8s.io/api/core/v1.Pod]", "make it a webhook.Validator[*reconcile_test.Widget]"},
 	}, {
 		name: "spokes of another hub than the reconciled kind",
-		spec: reconcile.Manager{Options: ctrl.Options{Scheme: withGadgets}, Controllers: []reconcile.Declaration{widgets(reconcile.WithConversion(gadget.Spoke()))}},
+		spec: reconcile.Manager{Options: ctrl.Options{Scheme: withGadgetVersions}, Controllers: []reconcile.Declaration{widgets(reconcile.WithConversion(gadget.Spoke()))}},
 		want: []string{"WithConversion takes spokes of the hub", "declare the controller For the hub"},
 	}, {
 		name: "a conversion without a spoke for every other version",
-		spec: reconcile.Manager{Options: ctrl.Options{Scheme: withGadgets}, Controllers: []reconcile.Declaration{gadgets(reconcile.WithConversion[*v1beta1.Gadget]())}},
+		spec: reconcile.Manager{Options: ctrl.Options{Scheme: withGadgetVersions}, Controllers: []reconcile.Declaration{gadgets(reconcile.WithConversion[*v1beta1.Gadget]())}},
 		want: []string{"v1alpha1", "give one spoke (conversion.NewSpokeConverter) for each version of Gadget", "other than the hub's, v1beta1"},
 	}, {
 		name: "certificates kept in no Secret",
-		spec: reconcile.Manager{Options: ctrl.Options{Scheme: withGadgets}, Controllers: []reconcile.Declaration{gadgets()},
+		spec: reconcile.Manager{Options: ctrl.Options{Scheme: withGadgetVersions}, Controllers: []reconcile.Declaration{gadgets()},
 			Certificates: &webhook.Certificates{DNSNames: []string{"gadgets.system.svc"}}},
 		want: []string{"Certificates.Secret names no Secret"},
 	}, {
 		name: "certificates for no name",
-		spec: reconcile.Manager{Options: ctrl.Options{Scheme: withGadgets}, Controllers: []reconcile.Declaration{gadgets()},
+		spec: reconcile.Manager{Options: ctrl.Options{Scheme: withGadgetVersions}, Controllers: []reconcile.Declaration{gadgets()},
 			Certificates: &webhook.Certificates{Secret: types.NamespacedName{Namespace: "system", Name: "certs"}}},
 		want: []string{"give the webhook Service's <service>.<namespace>.svc"},
 	}} {
@@ -129,7 +129,7 @@ func TestValidatorErrorsNameTheirFields(t *testing.T) {
 }
 
 func TestManagerWebhooksListsTheDeclaredWebhooksAtTheMarkersPaths(t *testing.T) {
-	spec := reconcile.Manager{Options: ctrl.Options{Scheme: withGadgets}, Controllers: []reconcile.Declaration{gadgets(
+	spec := reconcile.Manager{Options: ctrl.Options{Scheme: withGadgetVersions}, Controllers: []reconcile.Declaration{gadgets(
 		reconcile.WithDefaulter(webhook.DefaulterFunc[*v1beta1.Gadget](func(context.Context, *v1beta1.Gadget) error { return nil })),
 		reconcile.WithValidator(webhook.ValidatorFunc[*v1beta1.Gadget](func(context.Context, *v1beta1.Gadget, *v1beta1.Gadget) ([]string, error) { return nil, nil })),
 		reconcile.WithConversion(gadget.Spoke()),
