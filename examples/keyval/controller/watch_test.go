@@ -1,0 +1,136 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	storev1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
+)
+
+// watchFrom starts a watch of the test's namespace through a client of its own, ended with
+// the test, of list's kind, of the objects opts select.
+func (e *env) watchFrom(t *testing.T, ctx context.Context, list client.ObjectList, opts ...client.ListOption) watch.Interface {
+	t.Helper()
+	watcher, err := client.NewWithWatch(operator.ControlPlane.Config, client.Options{Scheme: operator.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := watcher.Watch(ctx, list, append([]client.ListOption{client.InNamespace(e.Namespace)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	return w
+}
+
+// follow watches the Keyval from before act until a version satisfies done, and returns
+// the versions it saw after act, the first of which may be the one before it.
+func (e *env) follow(t *testing.T, kv *storev1alpha1.Keyval, act func(), done func(*storev1alpha1.Keyval) bool) []*storev1alpha1.Keyval {
+	t.Helper()
+	w := e.watchFrom(t, t.Context(), &storev1alpha1.KeyvalList{}, client.MatchingFields{"metadata.name": kv.Name})
+	defer w.Stop()
+	act()
+	generation := kv.Generation // act's patch read the new one into kv
+
+	var versions []*storev1alpha1.Keyval
+	deadline := time.After(2 * time.Minute)
+	for {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatalf("the watch ended after %d versions", len(versions))
+			}
+			seen, ok := ev.Object.(*storev1alpha1.Keyval)
+			if !ok {
+				t.Fatalf("the watch said %s: %v", ev.Type, ev.Object)
+			}
+			versions = append(versions, seen)
+			if seen.Generation >= generation && done(seen) {
+				return versions
+			}
+		case <-deadline:
+			t.Fatalf("no version is done after 2 minutes, of %d", len(versions))
+		}
+	}
+}
+
+// watchPods watches the Keyval's pods until the test ends; the function it returns lists
+// every pod seen so far, by UID, with its name.
+func (e *env) watchPods(t *testing.T, kv *storev1alpha1.Keyval) func() map[types.UID]string {
+	t.Helper()
+	w := e.watchFrom(t, t.Context(), &corev1.PodList{}, client.MatchingLabels{"app.kubernetes.io/instance": kv.Name})
+	var mu sync.Mutex
+	seen := map[types.UID]string{}
+	go func() {
+		for ev := range w.ResultChan() {
+			if p, ok := ev.Object.(*corev1.Pod); ok {
+				mu.Lock()
+				seen[p.UID] = p.Name
+				mu.Unlock()
+			}
+		}
+	}()
+	return func() map[types.UID]string {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(seen)
+	}
+}
+
+// pokeWhileRolling watches the Keyval's StatefulSet and, whenever a version of it has
+// fewer ready or updated servers than it wants, annotates the Keyval, which makes the
+// operator reconcile it. It goes on until the function it returns is called (or the test
+// ends); that function returns how many times it poked.
+func (e *env) pokeWhileRolling(t *testing.T, kv *storev1alpha1.Keyval) (stop func() int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	w := e.watchFrom(t, ctx, &appsv1.StatefulSetList{}, client.MatchingFields{"metadata.name": kv.Name})
+	pokes, done := 0, make(chan error, 1)
+	go func() {
+		var failed error
+		defer func() { done <- failed }()
+		for ev := range w.ResultChan() {
+			sts, ok := ev.Object.(*appsv1.StatefulSet)
+			if !ok {
+				continue
+			}
+			if want := ptr.Deref(sts.Spec.Replicas, 1); sts.Status.ReadyReplicas >= want && sts.Status.UpdatedReplicas >= want {
+				continue
+			}
+			poke := fmt.Appendf(nil, `{"metadata":{"annotations":{"test/poke":%q}}}`, sts.ResourceVersion)
+			target := &storev1alpha1.Keyval{ObjectMeta: metav1.ObjectMeta{Namespace: kv.Namespace, Name: kv.Name}}
+			if err := e.Patch(ctx, target, client.RawPatch(types.MergePatchType, poke)); err != nil {
+				if ctx.Err() == nil && failed == nil {
+					failed = err
+				}
+				continue
+			}
+			pokes++
+		}
+	}()
+	var once sync.Once
+	stop = func() int {
+		once.Do(func() {
+			cancel()
+			w.Stop()
+			if err := <-done; err != nil {
+				t.Errorf("poking the Keyval: %v", err)
+			}
+		})
+		return pokes
+	}
+	t.Cleanup(func() { stop() })
+	return stop
+}
