@@ -72,7 +72,7 @@ demo-sharding: controlplane ## Run the At operator as three shards, separate pro
 	$(GO) test -count=1 -v -timeout 60m -run '^TestSharded' ./test/reliability -args $(if $(FULL),-full) $(ARGS)
 
 # Deploying an example to the cluster of the current kubeconfig (docs/deploy.md).
-# EXAMPLE is memcached, podset or at; IMG is the manager image the cluster pulls.
+# EXAMPLE is memcached, podset, at or keyval; IMG is the manager image the cluster pulls.
 EXAMPLE ?= memcached
 IMG ?= controller:latest
 # CONFIG is the example's config directory deploy applies: default, or sharded.
@@ -80,7 +80,7 @@ CONFIG ?= default
 
 .PHONY: manifests
 manifests: ## Print the manifests of example EXAMPLE with manager image IMG (CONFIG=sharded: three shards, docs/sharding.md).
-	@test -d examples/$(EXAMPLE)/config/default || { echo "EXAMPLE=$(EXAMPLE): want memcached, podset or at" >&2; exit 1; }
+	@test -d examples/$(EXAMPLE)/config/default || { echo "EXAMPLE=$(EXAMPLE): want memcached, podset, at or keyval" >&2; exit 1; }
 	@test -d examples/$(EXAMPLE)/config/$(CONFIG) || { echo "CONFIG=$(CONFIG): want default or sharded" >&2; exit 1; }
 	@kustomize=$$($(TOOL) -n kustomize) && mkdir -p bin && overlay=$$(mktemp -d "$(CURDIR)/bin/overlay.XXXXXX") && \
 		trap 'rm -rf "$$overlay"' EXIT && cd "$$overlay" && \
