@@ -72,7 +72,7 @@ const claimsRecheck = 2 * time.Second
 // deletes its volumes when it goes, if it says so.
 func New(opts ...reconcile.Option) *reconcile.Controller[*storev1alpha1.Keyval] {
 	ours, _ := labels.NewRequirement("app.kubernetes.io/managed-by", selection.Equals, []string{managedBy})
-	return reconcile.For(&storev1alpha1.Keyval{}, &keyval{}, append([]reconcile.Option{
+	return reconcile.For(&storev1alpha1.Keyval{}, &logic{}, append([]reconcile.Option{
 		reconcile.WithFieldOwner(managedBy),
 		reconcile.WithReconcileRequests(""),
 		reconcile.WithConcurrency(Concurrency),
@@ -84,10 +84,10 @@ func New(opts ...reconcile.Option) *reconcile.Controller[*storev1alpha1.Keyval] 
 	}, opts...)...)
 }
 
-// keyval is the Keyval controller's logic.
-type keyval struct{}
+// logic is the Keyval controller's logic.
+type logic struct{}
 
-func (r *keyval) Reconcile(ctx context.Context, kv *storev1alpha1.Keyval, s reconcile.Scope) requeue.Outcome {
+func (r *logic) Reconcile(ctx context.Context, kv *storev1alpha1.Keyval, s reconcile.Scope) requeue.Outcome {
 	config := ConfigMap(kv)
 	if _, _, err := ownership.Ensure(ctx, s.Writer, kv, config); err != nil {
 		return failed(kv, "ConfigMapNotOwned", err)
@@ -149,7 +149,7 @@ func podLabels(kv *storev1alpha1.Keyval) map[string]string {
 // so that the same spec always makes the same file, and the same config hash.
 func ConfigMap(kv *storev1alpha1.Keyval) *corev1.ConfigMap {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Written by the keyval operator from Keyval %s: edit spec.config instead.\n", kv.Name)
+	fmt.Fprintf(&b, "# Written by keyval-operator from Keyval %s: edit spec.config instead.\n", kv.Name)
 	fmt.Fprintf(&b, "port %d\ndir /data\nappendonly yes\n", Port)
 	for _, name := range slices.Sorted(func(yield func(string) bool) {
 		for name := range kv.Spec.Config {
@@ -177,14 +177,14 @@ func StatefulSet(kv *storev1alpha1.Keyval, config *corev1.ConfigMap) (*appsv1.St
 		Containers: []corev1.Container{{
 			Name:    "keyval",
 			Image:   Image,
-			Command: []string{"redis-server", "/etc/keyval/" + ConfigFile},
+			Command: []string{"redis-server", "/etc/redis/" + ConfigFile},
 			Ports:   []corev1.ContainerPort{{Name: "redis", ContainerPort: Port}},
 			// Ready once it accepts connections: the PodDisruptionBudget and the rolling
 			// update count on it.
 			ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("redis")}}},
 			VolumeMounts: []corev1.VolumeMount{
 				{Name: "data", MountPath: "/data"},
-				{Name: "config", MountPath: "/etc/keyval", ReadOnly: true},
+				{Name: "config", MountPath: "/etc/redis", ReadOnly: true},
 			},
 		}},
 		Volumes: []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{

@@ -11,7 +11,7 @@ import (
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
-// operator is the keyval operator on a cluster of simulated nodes, whose claims bind to
+// operator is keyval-operator on a cluster of simulated nodes, whose claims bind to
 // volumes of its default StorageClass, that the tests share, each in a namespace of its
 // own, with the role generated from its RBAC markers as its only permissions.
 var operator = &reconciletest.Operator{
