@@ -125,37 +125,92 @@ func TestAConfigChangeRollsEachServerExactlyOnce(t *testing.T) {
 	}
 }
 
-func TestAKeyvalStaysAvailableThroughARollingUpdateWhileAQuorumServes(t *testing.T) {
+func TestAKeyvalIsAvailableThroughARollingUpdateWhileAQuorumServes(t *testing.T) {
 	e := newEnv(t)
-	e.Run(t)
+	first := e.Run(t)
 	kv := e.create(t, "sessions", 3)
 	e.awaitConverged(t, kv)
 
-	// The StatefulSet replaces one server at a time, for a moment on simulated nodes.
-	// Whenever it has fewer ready than wanted, the operator is made to reconcile: the
-	// Keyval must be Available whenever the operator happens to look, since two of three
-	// serve.
-	stopPoking := e.pokeWhileRolling(t, kv)
+	// Pods are ready the moment they run on simulated nodes, so a quota holds the rolling
+	// update with a server down: the StatefulSet controller deletes sessions-2 to replace
+	// it and cannot create it again.
+	quota := &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "pods"},
+		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("2")}},
+	}
+	if err := e.Create(t.Context(), quota); err != nil {
+		t.Fatal(err)
+	}
+	e.awaitQuota(t, quota)
+
+	// Every version of the Keyval from the config change until it is not Available: while
+	// one server is down it stays Available; once a second one is down as well, a majority
+	// no longer serves, which it says at once.
+	start := time.Now()
 	versions := e.follow(t, kv, func() {
 		e.patch(t, kv, func(kv *storev1alpha1.Keyval) { kv.Spec.Config["maxmemory"] = "128mb" })
-	}, converged)
-	pokes := stopPoking()
+		reconciletest.Eventually(t, func(ctx context.Context) error {
+			sts := e.statefulSet(t, kv)
+			if sts.Status.ObservedGeneration != sts.Generation || sts.Status.Replicas != 2 || sts.Status.ReadyReplicas != 2 {
+				return fmt.Errorf("the StatefulSet has %d replicas, %d ready, generation %d observed %d; want a server down",
+					sts.Status.Replicas, sts.Status.ReadyReplicas, sts.Generation, sts.Status.ObservedGeneration)
+			}
+			return nil
+		})
+		t.Logf("one server down after %v", time.Since(start).Round(time.Millisecond))
+		// A ready count alone changing is progress, which the shell writes within its
+		// progress interval (reconcile.WithProgressInterval), 30 s: a restarted operator,
+		// which has written nothing yet, writes what it reads at once.
+		first.Stop()
+		e.Run(t)
+		reconciletest.Eventually(t, func(ctx context.Context) error {
+			if err := e.Get(ctx, client.ObjectKeyFromObject(kv), kv); err != nil {
+				return err
+			}
+			if kv.Status.ReadyReplicas != 2 {
+				return fmt.Errorf("the Keyval reports %d ready", kv.Status.ReadyReplicas)
+			}
+			return nil
+		})
+		before := quota.DeepCopy()
+		quota.Spec.Hard[corev1.ResourcePods] = resource.MustParse("1")
+		if err := e.Patch(t.Context(), quota, client.MergeFrom(before)); err != nil {
+			t.Fatal(err)
+		}
+		e.awaitQuota(t, quota)
+		if err := e.Delete(t.Context(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "sessions-1"}}); err != nil {
+			t.Fatal(err)
+		}
+	}, func(v *storev1alpha1.Keyval) bool { return conditions.IsFalse(v, conditions.Available) })
 
-	reconciling := false
-	for _, v := range versions {
+	var serving *storev1alpha1.Keyval // with a server down
+	for _, v := range versions[:len(versions)-1] {
 		if !conditions.IsTrue(v, conditions.Available) {
-			t.Errorf("a version during the rollout (generation %d, %d of %d ready) is not Available: %+v",
-				v.Generation, v.Status.ReadyReplicas, v.Spec.Replicas, conditions.Find(v, conditions.Available))
+			t.Errorf("a version with a majority serving (generation %d, %d ready) is not Available: %+v",
+				v.Generation, v.Status.ReadyReplicas, conditions.Find(v, conditions.Available))
 		}
-		if c := conditions.Find(v, conditions.Reconciling); c != nil && c.Status == metav1.ConditionTrue {
-			reconciling = true
-			t.Logf("Reconciling: %s", c.Message)
+		if v.Status.ReadyReplicas == 2 && conditions.IsTrue(v, conditions.Reconciling) {
+			serving = v
 		}
 	}
-	if !reconciling {
-		t.Errorf("no version of the %d during the rollout is Reconciling", len(versions))
+	if serving == nil {
+		t.Fatalf("no version of the %d during the rolling update reports 2 servers ready, Reconciling", len(versions))
 	}
-	t.Logf("the operator was made to reconcile %d times while servers were being replaced", pokes)
+	t.Logf("one server down: Available: %s; Reconciling: %s",
+		conditions.Find(serving, conditions.Available).Message, conditions.Find(serving, conditions.Reconciling).Message)
+	unavailable := versions[len(versions)-1]
+	if c := conditions.Find(unavailable, conditions.Available); unavailable.Status.ReadyReplicas != 1 || c.Reason != "MinimumReplicasUnavailable" {
+		t.Errorf("not Available with %d of 3 ready: %+v; want it once one alone is", unavailable.Status.ReadyReplicas, c)
+	}
+	t.Logf("two servers down after %v, %d versions: %s", time.Since(start).Round(time.Millisecond), len(versions),
+		conditions.Find(unavailable, conditions.Available).Message)
+
+	// The quota gone, the rolling update completes.
+	if err := e.Delete(t.Context(), quota); err != nil {
+		t.Fatal(err)
+	}
+	e.awaitConverged(t, kv)
+	t.Logf("converged after %v", time.Since(start).Round(time.Millisecond))
 }
 
 func TestAStorageChangeIsReportedNotFought(t *testing.T) {
@@ -349,6 +404,22 @@ func (e *env) awaitConverged(t *testing.T, kv *storev1alpha1.Keyval) {
 		}
 		if !converged(kv) || kv.Status.ReadyReplicas != kv.Spec.Replicas {
 			return fmt.Errorf("not converged: %d of %d ready, %+v", kv.Status.ReadyReplicas, kv.Spec.Replicas, kv.Status.Conditions)
+		}
+		return nil
+	})
+}
+
+// awaitQuota waits until the quota controller has counted what quota limits, so that
+// the API server holds new pods to its current spec.
+func (e *env) awaitQuota(t *testing.T, quota *corev1.ResourceQuota) {
+	t.Helper()
+	reconciletest.Eventually(t, func(ctx context.Context) error {
+		live := &corev1.ResourceQuota{}
+		if err := e.Get(ctx, client.ObjectKeyFromObject(quota), live); err != nil {
+			return err
+		}
+		if hard, want := live.Status.Hard[corev1.ResourcePods], quota.Spec.Hard[corev1.ResourcePods]; hard.Cmp(want) != 0 {
+			return fmt.Errorf("the quota's status says %s pods; want %s", hard.String(), want.String())
 		}
 		return nil
 	})

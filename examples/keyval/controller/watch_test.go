@@ -1,19 +1,14 @@
 package controller_test
 
 import (
-	"context"
-	"fmt"
 	"maps"
 	"sync"
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	storev1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
@@ -21,13 +16,13 @@ import (
 
 // watchFrom starts a watch of the test's namespace through a client of its own, ended with
 // the test, of list's kind, of the objects opts select.
-func (e *env) watchFrom(t *testing.T, ctx context.Context, list client.ObjectList, opts ...client.ListOption) watch.Interface {
+func (e *env) watchFrom(t *testing.T, list client.ObjectList, opts ...client.ListOption) watch.Interface {
 	t.Helper()
 	watcher, err := client.NewWithWatch(operator.ControlPlane.Config, client.Options{Scheme: operator.Scheme})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := watcher.Watch(ctx, list, append([]client.ListOption{client.InNamespace(e.Namespace)}, opts...)...)
+	w, err := watcher.Watch(t.Context(), list, append([]client.ListOption{client.InNamespace(e.Namespace)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +34,7 @@ func (e *env) watchFrom(t *testing.T, ctx context.Context, list client.ObjectLis
 // the versions it saw after act, the first of which may be the one before it.
 func (e *env) follow(t *testing.T, kv *storev1alpha1.Keyval, act func(), done func(*storev1alpha1.Keyval) bool) []*storev1alpha1.Keyval {
 	t.Helper()
-	w := e.watchFrom(t, t.Context(), &storev1alpha1.KeyvalList{}, client.MatchingFields{"metadata.name": kv.Name})
+	w := e.watchFrom(t, &storev1alpha1.KeyvalList{}, client.MatchingFields{"metadata.name": kv.Name})
 	defer w.Stop()
 	act()
 	generation := kv.Generation // act's patch read the new one into kv
@@ -70,7 +65,7 @@ func (e *env) follow(t *testing.T, kv *storev1alpha1.Keyval, act func(), done fu
 // every pod seen so far, by UID, with its name.
 func (e *env) watchPods(t *testing.T, kv *storev1alpha1.Keyval) func() map[types.UID]string {
 	t.Helper()
-	w := e.watchFrom(t, t.Context(), &corev1.PodList{}, client.MatchingLabels{"app.kubernetes.io/instance": kv.Name})
+	w := e.watchFrom(t, &corev1.PodList{}, client.MatchingLabels{"app.kubernetes.io/instance": kv.Name})
 	var mu sync.Mutex
 	seen := map[types.UID]string{}
 	go func() {
@@ -87,50 +82,4 @@ func (e *env) watchPods(t *testing.T, kv *storev1alpha1.Keyval) func() map[types
 		defer mu.Unlock()
 		return maps.Clone(seen)
 	}
-}
-
-// pokeWhileRolling watches the Keyval's StatefulSet and, whenever a version of it has
-// fewer ready or updated servers than it wants, annotates the Keyval, which makes the
-// operator reconcile it. It goes on until the function it returns is called (or the test
-// ends); that function returns how many times it poked.
-func (e *env) pokeWhileRolling(t *testing.T, kv *storev1alpha1.Keyval) (stop func() int) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	w := e.watchFrom(t, ctx, &appsv1.StatefulSetList{}, client.MatchingFields{"metadata.name": kv.Name})
-	pokes, done := 0, make(chan error, 1)
-	go func() {
-		var failed error
-		defer func() { done <- failed }()
-		for ev := range w.ResultChan() {
-			sts, ok := ev.Object.(*appsv1.StatefulSet)
-			if !ok {
-				continue
-			}
-			if want := ptr.Deref(sts.Spec.Replicas, 1); sts.Status.ReadyReplicas >= want && sts.Status.UpdatedReplicas >= want {
-				continue
-			}
-			poke := fmt.Appendf(nil, `{"metadata":{"annotations":{"test/poke":%q}}}`, sts.ResourceVersion)
-			target := &storev1alpha1.Keyval{ObjectMeta: metav1.ObjectMeta{Namespace: kv.Namespace, Name: kv.Name}}
-			if err := e.Patch(ctx, target, client.RawPatch(types.MergePatchType, poke)); err != nil {
-				if ctx.Err() == nil && failed == nil {
-					failed = err
-				}
-				continue
-			}
-			pokes++
-		}
-	}()
-	var once sync.Once
-	stop = func() int {
-		once.Do(func() {
-			cancel()
-			w.Stop()
-			if err := <-done; err != nil {
-				t.Errorf("poking the Keyval: %v", err)
-			}
-		})
-		return pokes
-	}
-	t.Cleanup(func() { stop() })
-	return stop
 }
