@@ -9,6 +9,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -87,6 +88,8 @@ func New(opts ...reconcile.Option) *reconcile.Controller[*storev1alpha1.Keyval] 
 // logic is the Keyval controller's logic.
 type logic struct{}
 
+// Reconcile ensures the Keyval's children, its ConfigMap first, whose hash its StatefulSet
+// carries, and reports the StatefulSet's readiness and scale in its status.
 func (r *logic) Reconcile(ctx context.Context, kv *storev1alpha1.Keyval, s reconcile.Scope) requeue.Outcome {
 	config := ConfigMap(kv)
 	if _, _, err := ownership.Ensure(ctx, s.Writer, kv, config); err != nil {
@@ -151,13 +154,7 @@ func ConfigMap(kv *storev1alpha1.Keyval) *corev1.ConfigMap {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Written by keyval-operator from Keyval %s: edit spec.config instead.\n", kv.Name)
 	fmt.Fprintf(&b, "port %d\ndir /data\nappendonly yes\n", Port)
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for name := range kv.Spec.Config {
-			if !yield(name) {
-				return
-			}
-		}
-	}) {
+	for _, name := range slices.Sorted(maps.Keys(kv.Spec.Config)) {
 		fmt.Fprintf(&b, "%s %s\n", name, kv.Spec.Config[name])
 	}
 	return &corev1.ConfigMap{
