@@ -298,17 +298,21 @@ func TestDeletingAKeyvalKeepsOrDeletesItsVolumesAsItsSpecSays(t *testing.T) {
 	for _, tt := range []struct {
 		whenDeleted storev1alpha1.ClaimRetention
 		claimsLeft  int
+		// sameData is whether a Keyval created again under the name finds the claims,
+		// and the data, of the one deleted.
+		sameData bool
 	}{
-		{storev1alpha1.Retain, 2},
-		{storev1alpha1.Delete, 0},
+		{storev1alpha1.Retain, 2, true},
+		{storev1alpha1.Delete, 0, false},
 	} {
 		t.Run(string(tt.whenDeleted), func(t *testing.T) {
 			e := newEnv(t)
 			e.Run(t)
 			kv := e.create(t, "sessions", 2, func(kv *storev1alpha1.Keyval) { kv.Spec.Storage.WhenDeleted = tt.whenDeleted })
 			e.awaitConverged(t, kv)
-			if len(e.claims(t, kv)) != 2 {
-				t.Fatalf("before the deletion, claims %v; want 2", names(e.claims(t, kv)))
+			claims := e.claims(t, kv)
+			if len(claims) != 2 {
+				t.Fatalf("before the deletion, claims %v; want 2", names(claims))
 			}
 
 			start := time.Now()
@@ -326,6 +330,14 @@ func TestDeletingAKeyvalKeepsOrDeletesItsVolumesAsItsSpecSays(t *testing.T) {
 				t.Errorf("once the Keyval is gone, claims %v are left; want %d", names(claims), tt.claimsLeft)
 			}
 			t.Logf("the Keyval was gone %v after its deletion", time.Since(start).Round(time.Millisecond))
+
+			again := e.create(t, "sessions", 2)
+			e.awaitConverged(t, again)
+			for i, c := range e.claims(t, again) {
+				if same := c.UID == claims[i].UID; same != tt.sameData || c.Status.Phase != corev1.ClaimBound {
+					t.Errorf("created again, claim %s is %s, the one before: %t; want the one before: %t", c.Name, c.Status.Phase, same, tt.sameData)
+				}
+			}
 		})
 	}
 }
