@@ -1,7 +1,7 @@
 # reconcilekit: every command a contributor or CI needs.
 #
 #   make test      every test, lint and generated-file check (builds the control plane once)
-#   make demo      the three example operators on a local control plane
+#   make demo      the four example operators on a local control plane
 #   make bench     operators built from the library against seed-style ones
 #   make help      all targets
 
@@ -64,7 +64,7 @@ FUZZ_BRIEF ?= 20000x
 test: lint verify-generated unit fuzz ## Everything CI checks.
 
 .PHONY: demo
-demo: controlplane ## Run the three example operators on a local control plane until they converge (ARGS=--keep-running to stay).
+demo: controlplane ## Run the four example operators on a local control plane until they converge (ARGS=--keep-running to stay).
 	$(GO) run ./examples/demo $(ARGS)
 
 .PHONY: demo-sharding

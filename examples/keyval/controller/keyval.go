@@ -75,6 +75,7 @@ func New(opts ...reconcile.Option) *reconcile.Controller[*storev1alpha1.Keyval] 
 	ours, _ := labels.NewRequirement("app.kubernetes.io/managed-by", selection.Equals, []string{managedBy})
 	return reconcile.For(&storev1alpha1.Keyval{}, &logic{}, append([]reconcile.Option{
 		reconcile.WithFieldOwner(managedBy),
+		reconcile.WithSuspend(func(kv *storev1alpha1.Keyval) bool { return kv.Spec.Suspend }),
 		reconcile.WithReconcileRequests(""),
 		reconcile.WithConcurrency(Concurrency),
 		reconcile.WithChildren(&appsv1.StatefulSet{}, &corev1.Service{}, &policyv1.PodDisruptionBudget{}, &corev1.ConfigMap{}),

@@ -24,6 +24,7 @@ import (
 	storev1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/examples/keyval/controller"
 	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
@@ -211,6 +212,34 @@ func TestAKeyvalIsAvailableThroughARollingUpdateWhileAQuorumServes(t *testing.T)
 	}
 	e.awaitConverged(t, kv)
 	t.Logf("converged after %v", time.Since(start).Round(time.Millisecond))
+}
+
+func TestASuspendedKeyvalIsLeftAsItIsUntilItResumes(t *testing.T) {
+	e := newEnv(t)
+	e.Run(t)
+	kv := e.create(t, "sessions", 2)
+	e.awaitConverged(t, kv)
+	hash := e.statefulSet(t, kv).Spec.Template.Annotations[ownership.ConfigHashAnnotation]
+
+	e.patch(t, kv, func(kv *storev1alpha1.Keyval) { kv.Spec.Suspend, kv.Spec.Config["maxmemory"] = true, "128mb" })
+	reconciletest.Eventually(t, func(ctx context.Context) error {
+		if err := e.Get(ctx, client.ObjectKeyFromObject(kv), kv); err != nil {
+			return err
+		}
+		if !conditions.IsTrue(kv, reconcile.Paused) {
+			return fmt.Errorf("not Paused: %+v", kv.Status.Conditions)
+		}
+		return nil
+	})
+	if got := e.statefulSet(t, kv).Spec.Template.Annotations[ownership.ConfigHashAnnotation]; got != hash {
+		t.Errorf("suspended, the servers were rolled to config %s", got)
+	}
+
+	e.patch(t, kv, func(kv *storev1alpha1.Keyval) { kv.Spec.Suspend = false })
+	e.awaitConverged(t, kv)
+	if got := e.statefulSet(t, kv).Spec.Template.Annotations[ownership.ConfigHashAnnotation]; got == hash {
+		t.Errorf("resumed, the servers kept config %s", got)
+	}
 }
 
 func TestAStorageChangeIsReportedNotFought(t *testing.T) {

@@ -28,6 +28,12 @@ type KeyvalSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Storage KeyvalStorage `json:"storage,omitempty"`
+
+	// Suspend stops reconciling the Keyval while true: its StatefulSet,
+	// Services, PodDisruptionBudget and ConfigMap are left as they are, and
+	// the Paused condition says so. Set it to false to resume.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
 }
 
 // KeyvalStorage is the volume each server of a Keyval keeps its data on.
