@@ -1,11 +1,11 @@
 package controller
 
 // The permissions the Keyval controller needs, and no more; controller-gen turns them into
-// config/rbac/role.yaml. The finalizers rule lets the controller set blockOwnerDeletion on
-// the objects it owns where the OwnerReferencesPermissionEnforcement admission plugin is
-// enabled, and update the Keyval's own finalizers. Its children are deleted by the garbage
-// collector with it, except what the cleanup of a Keyval whose volumes go with it deletes:
-// the StatefulSet, then the claims, which it lists uncached.
+// config/rbac/role.yaml. patch on keyvals adds and removes the Finalizer. The finalizers
+// rule lets the controller set blockOwnerDeletion on the objects it owns where the
+// OwnerReferencesPermissionEnforcement admission plugin is enabled. Its children are
+// deleted by the garbage collector with it, except what the cleanup of a Keyval whose
+// volumes go with it deletes: the StatefulSet, then the claims, which it lists uncached.
 
 // +kubebuilder:rbac:groups=store.example.com,resources=keyvals,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=store.example.com,resources=keyvals/status,verbs=patch
