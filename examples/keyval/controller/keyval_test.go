@@ -91,30 +91,20 @@ func TestAConfigChangeRollsEachServerExactlyOnce(t *testing.T) {
 	kv := e.create(t, "sessions", 3)
 	e.awaitConverged(t, kv)
 	sts := e.statefulSet(t, kv)
-	before := sts.Spec.Template.Annotations[ownership.ConfigHashAnnotation]
+	generation, hash := sts.Generation, sts.Spec.Template.Annotations[ownership.ConfigHashAnnotation]
 	old := map[types.UID]bool{}
 	for _, p := range e.pods(t, kv) {
 		old[p.UID] = true
 	}
 
-	created := e.watchPods(t, kv)
+	made := e.watchPods(t, kv)
 	e.patch(t, kv, func(kv *storev1alpha1.Keyval) { kv.Spec.Config["maxmemory"] = "128mb" })
 	e.awaitConverged(t, kv)
 
+	// One change of the pod template, the config hash: one rollout, one new revision.
 	sts = e.statefulSet(t, kv)
-	if after := sts.Spec.Template.Annotations[ownership.ConfigHashAnnotation]; after == before {
-		t.Fatalf("the config hash stayed %s", after)
-	}
-	// Once converged, every server runs the new template: it was replaced, and only once.
-	replaced := map[string]int{}
-	for uid, name := range created() {
-		if !old[uid] {
-			replaced[name]++
-		}
-	}
-	want := map[string]int{"sessions-0": 1, "sessions-1": 1, "sessions-2": 1}
-	if fmt.Sprint(replaced) != fmt.Sprint(want) {
-		t.Errorf("pods created per server during the rollout: %v; want each once, %v", replaced, want)
+	if got := sts.Spec.Template.Annotations[ownership.ConfigHashAnnotation]; got == hash || sts.Generation != generation+1 {
+		t.Errorf("the StatefulSet is at generation %d with config hash %s, from %d with %s; want one change", sts.Generation, got, generation, hash)
 	}
 	var revisions appsv1.ControllerRevisionList
 	if err := e.List(t.Context(), &revisions, client.InNamespace(e.Namespace)); err != nil {
@@ -123,6 +113,31 @@ func TestAConfigChangeRollsEachServerExactlyOnce(t *testing.T) {
 	if len(revisions.Items) != 2 || sts.Status.CurrentRevision != sts.Status.UpdateRevision {
 		t.Errorf("%d revisions of the StatefulSet, current %s, update %s; want 2, the update's current",
 			len(revisions.Items), sts.Status.CurrentRevision, sts.Status.UpdateRevision)
+	}
+	// Each server was replaced by one of the new revision, once. The StatefulSet controller
+	// may make a pod of the old revision again in between, when its own status is behind
+	// (kube-controller-manager's business, not the operator's): those are counted apart.
+	replaced, again := map[string]int{}, map[string]int{}
+	for uid, p := range made() {
+		switch {
+		case old[uid]:
+		case p.revision == sts.Status.UpdateRevision:
+			replaced[p.name]++
+		default:
+			again[p.name]++
+		}
+	}
+	want := map[string]int{"sessions-0": 1, "sessions-1": 1, "sessions-2": 1}
+	if fmt.Sprint(replaced) != fmt.Sprint(want) {
+		t.Errorf("pods of the new revision made per server during the rollout: %v; want each once, %v", replaced, want)
+	}
+	if len(again) > 0 {
+		t.Logf("pods of the old revision the StatefulSet controller made again during the rollout: %v", again)
+	}
+	for _, p := range e.pods(t, kv) {
+		if p.Labels[appsv1.ControllerRevisionHashLabelKey] != sts.Status.UpdateRevision {
+			t.Errorf("pod %s is of revision %s; want %s", p.Name, p.Labels[appsv1.ControllerRevisionHashLabelKey], sts.Status.UpdateRevision)
+		}
 	}
 }
 

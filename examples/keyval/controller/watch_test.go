@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
@@ -62,24 +63,27 @@ func (e *env) follow(t *testing.T, kv *storev1alpha1.Keyval, act func(), done fu
 }
 
 // watchPods watches the Keyval's pods until the test ends; the function it returns lists
-// every pod seen so far, by UID, with its name.
-func (e *env) watchPods(t *testing.T, kv *storev1alpha1.Keyval) func() map[types.UID]string {
+// every pod seen so far, by UID: its name and the StatefulSet revision it was made from.
+func (e *env) watchPods(t *testing.T, kv *storev1alpha1.Keyval) func() map[types.UID]podMade {
 	t.Helper()
 	w := e.watchFrom(t, &corev1.PodList{}, client.MatchingLabels{"app.kubernetes.io/instance": kv.Name})
 	var mu sync.Mutex
-	seen := map[types.UID]string{}
+	seen := map[types.UID]podMade{}
 	go func() {
 		for ev := range w.ResultChan() {
 			if p, ok := ev.Object.(*corev1.Pod); ok {
 				mu.Lock()
-				seen[p.UID] = p.Name
+				seen[p.UID] = podMade{name: p.Name, revision: p.Labels[appsv1.ControllerRevisionHashLabelKey]}
 				mu.Unlock()
 			}
 		}
 	}()
-	return func() map[types.UID]string {
+	return func() map[types.UID]podMade {
 		mu.Lock()
 		defer mu.Unlock()
 		return maps.Clone(seen)
 	}
 }
+
+// podMade is a pod as watchPods saw it: its name and the revision it was made from.
+type podMade struct{ name, revision string }
