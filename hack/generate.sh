@@ -7,7 +7,7 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 
-for example in memcached podset at; do
+for example in memcached podset at keyval; do
 	dir=examples/$example
 	go tool -modfile=hack/tools/go.mod controller-gen \
 		object \

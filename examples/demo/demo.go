@@ -20,6 +20,8 @@ import (
 
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
 	at "github.com/reconcilekit/reconcilekit/examples/at/controller"
+	storev1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
+	keyval "github.com/reconcilekit/reconcilekit/examples/keyval/controller"
 	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
 	memcached "github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
@@ -40,6 +42,7 @@ var operators = []operator{
 	{"memcached", cachev1alpha1.AddToScheme, memcached.New()},
 	{"podset", appsv1alpha1.AddToScheme, podset.New()},
 	{"at", cnatv1alpha1.AddToScheme, at.New()},
+	{"keyval", storev1alpha1.AddToScheme, keyval.New()},
 }
 
 // options configure a run of the demo.
@@ -108,7 +111,7 @@ func run(ctx context.Context, opts options) (err error) {
 	case err != nil:
 		return err
 	}
-	fmt.Fprintf(opts.out, "All three converged %v after the samples were applied, %v after the start.\n",
+	fmt.Fprintf(opts.out, "All four converged %v after the samples were applied, %v after the start.\n",
 		since(applied), since(start))
 	if !opts.keepRunning {
 		return nil

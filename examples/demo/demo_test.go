@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
+	storev1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
 	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 )
@@ -33,6 +34,10 @@ func TestDescribeSaysWhetherAnOperatorConverged(t *testing.T) {
 	available := func(status metav1.ConditionStatus) []metav1.Condition {
 		return []metav1.Condition{{Type: "Available", Status: status}}
 	}
+	ready := func(status metav1.ConditionStatus) []metav1.Condition {
+		return []metav1.Condition{{Type: "Ready", Status: status}}
+	}
+	keyvalMeta := metav1.ObjectMeta{Namespace: "default", Name: "sample", Generation: 2}
 	tests := []struct {
 		name      string
 		obj       client.Object
@@ -56,6 +61,12 @@ func TestDescribeSaysWhetherAnOperatorConverged(t *testing.T) {
 			Status: cnatv1alpha1.AtStatus{Phase: cnatv1alpha1.PhaseDone}}, true},
 		{"an At that is running", &cnatv1alpha1.At{ObjectMeta: meta,
 			Status: cnatv1alpha1.AtStatus{Phase: cnatv1alpha1.PhaseRunning}}, false},
+		{"a Keyval Ready for its generation", &storev1alpha1.Keyval{ObjectMeta: keyvalMeta,
+			Status: storev1alpha1.KeyvalStatus{ObservedGeneration: 2, Conditions: ready(metav1.ConditionTrue)}}, true},
+		{"a Keyval Ready for an older generation", &storev1alpha1.Keyval{ObjectMeta: keyvalMeta,
+			Status: storev1alpha1.KeyvalStatus{ObservedGeneration: 1, Conditions: ready(metav1.ConditionTrue)}}, false},
+		{"a Keyval that is not Ready", &storev1alpha1.Keyval{ObjectMeta: keyvalMeta,
+			Status: storev1alpha1.KeyvalStatus{ObservedGeneration: 2, Conditions: ready(metav1.ConditionFalse)}}, false},
 	}
 	scheme, err := newScheme()
 	if err != nil {

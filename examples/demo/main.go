@@ -1,8 +1,8 @@
-// The demo runs the three example operators, Memcached, PodSet and At, on a local
+// The demo runs the four example operators, Memcached, PodSet, At and Keyval, on a local
 // control plane and shows them converge: the whole project in one command.
 //
 // It starts etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok, whose
-// simulated nodes run every pod, installs the examples' CRDs, runs the three operators in
+// simulated nodes run every pod, installs the examples' CRDs, runs the four operators in
 // this one process, applies their samples (the At scheduled five seconds ahead) and prints
 // a status table until Memcached is Available, PodSet lists its ready pods and At is
 // DONE. It exits 0 then, and 1 if they have not converged within --timeout. Every

@@ -16,6 +16,7 @@ import (
 	"github.com/reconcilekit/reconcilekit/conditions"
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
 	at "github.com/reconcilekit/reconcilekit/examples/at/controller"
+	storev1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
 	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/requeue"
@@ -128,7 +129,8 @@ func status(ctx context.Context, c client.Client, samples []client.Object) (tabl
 }
 
 // describe says what obj's status says, and whether its operator has converged: a
-// Memcached Available, a PodSet listing as many ready pods as it asks for, an At DONE.
+// Memcached Available, a PodSet listing as many ready pods as it asks for, an At DONE, a
+// Keyval Ready for its generation (its servers ready, so their claims bound).
 func describe(ctx context.Context, c client.Reader, obj client.Object) (row, error) {
 	switch o := obj.(type) {
 	case *cachev1alpha1.Memcached:
@@ -155,6 +157,16 @@ func describe(ctx context.Context, c client.Reader, obj client.Object) (row, err
 			status += fmt.Sprintf(" %s=%s (%s)", cond.Type, cond.Status, cond.Reason)
 		}
 		return row{"At", o.Name, status, o.Status.PodName, o.Status.Phase == cnatv1alpha1.PhaseDone}, nil
+	case *storev1alpha1.Keyval:
+		var pods corev1.PodList
+		err := c.List(ctx, &pods, client.InNamespace(o.Namespace), client.MatchingLabels{
+			"app.kubernetes.io/name": "keyval", "app.kubernetes.io/instance": o.Name})
+		var names []string
+		for _, p := range pods.Items {
+			names = append(names, p.Name)
+		}
+		return row{"Keyval", o.Name, summary(o.Status.Conditions), strings.Join(names, ", "),
+			o.Status.ObservedGeneration == o.Generation && meta.IsStatusConditionTrue(o.Status.Conditions, conditions.Ready)}, err
 	}
 	return row{}, fmt.Errorf("the demo cannot describe a %T", obj)
 }

@@ -23,7 +23,7 @@ import (
 
 func main() {
 	var o options
-	flag.StringVar(&o.from, "from", "", "the example to copy: memcached, podset or at")
+	flag.StringVar(&o.from, "from", "", "the example to copy: memcached, podset, at or keyval")
 	flag.StringVar(&o.module, "module", "", "the new operator's Go module path, such as github.com/acme/redis-operator")
 	flag.StringVar(&o.group, "group", "", "the API group of its kind, such as cache.acme.io")
 	flag.StringVar(&o.kind, "kind", "", "its kind, such as Redis")

@@ -426,7 +426,9 @@ func (r *renamer) match(s string, i int, before byte, prose bool) (string, strin
 	}
 	for _, f := range forms {
 		old := f[0]
-		if !strings.HasPrefix(s[i:], old) || isAlnum(before) {
+		// At i == 0, before ends the line or text before s: a kind that opens a wrapped
+		// line of a YAML description (after "and the") is a word of its own.
+		if !strings.HasPrefix(s[i:], old) || i > 0 && isAlnum(before) {
 			continue
 		}
 		after := byte(0)

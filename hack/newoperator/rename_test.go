@@ -47,6 +47,15 @@ func TestRenameChangesTheKindAndKeepsEnglish(t *testing.T) {
 	}
 }
 
+func TestRenameChangesTheKindOpeningAWrappedLineOfYAML(t *testing.T) {
+	r := &renamer{oldKind: newWord("Keyval", "keyvals"), newKind: newWord("Ledger", "ledgers")}
+	in := "description: |-\n  Delete deletes them, and the\n  Keyval is gone only once they are.\n"
+	want := "description: |-\n  Delete deletes them, and the\n  Ledger is gone only once they are.\n"
+	if got := r.yaml(in); got != want {
+		t.Errorf("yaml(%q) = %q, want %q", in, got, want)
+	}
+}
+
 // In an identifier, the kind is renamed as its first camel-case word of its own.
 func TestCamelRenamesTheKindOnceInAnIdentifier(t *testing.T) {
 	r := &renamer{oldKind: newWord("At", "ats"), newKind: newWord("Redis", "redises")}

@@ -29,6 +29,7 @@ func TestExampleWorksAsTheTemplateOfANewOperator(t *testing.T) {
 		"memcached": {"cache.acme.io", "Redis"}, // the guide's; plural redises, where controller-gen would guess redis
 		"podset":    {"apps.acme.io", "Fleet"},
 		"at":        {"chores.acme.io", "Errand"}, // an Errand: the article changes
+		"keyval":    {"vault.acme.io", "Ledger"},
 	}
 	for _, ex := range examples(t, root) {
 		t.Run(ex.name, func(t *testing.T) {

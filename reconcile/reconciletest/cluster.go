@@ -16,6 +16,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -91,6 +92,9 @@ func (cp *ControlPlane) startCluster(ctx context.Context, bin string, opts Optio
 			"--concurrent-gc-syncs=50",
 			"--concurrent-namespace-syncs=10",
 			"--concurrent-job-syncs=50",
+			// Claims of the default StorageClass (storageClass) get a volume of a
+			// directory under /tmp, so that a StatefulSet's claims bind.
+			"--enable-hostpath-provisioner",
 			// The serviceaccount-token and root-ca-cert-publisher controllers need the
 			// keys of the API server.
 			"--service-account-private-key-file=" + filepath.Join(cp.env.ControlPlane.APIServer.CertDir, "sa-signer.key"),
@@ -122,6 +126,9 @@ func (cp *ControlPlane) startCluster(ctx context.Context, bin string, opts Optio
 		cp.processes = append(cp.processes, p)
 	}
 
+	if err := cp.client.Create(ctx, storageClass()); err != nil {
+		return fmt.Errorf("reconciletest: creating the default StorageClass: %w", err)
+	}
 	for i := range opts.Nodes {
 		if err := cp.client.Create(ctx, node(fmt.Sprintf("kwok-node-%d", i))); err != nil {
 			return fmt.Errorf("reconciletest: creating a node: %w", err)
@@ -193,6 +200,22 @@ func node(name string) *corev1.Node {
 			},
 		},
 		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
+	}
+}
+
+// StorageClassName is the name of a cluster's default StorageClass: a claim of it, or of no
+// class, binds at once to a new volume, a directory under /tmp that the controller manager
+// creates (its hostpath provisioner, made for tests) and removes with the claim.
+const StorageClassName = "hostpath"
+
+// storageClass returns the cluster's default StorageClass.
+func storageClass() *storagev1.StorageClass {
+	return &storagev1.StorageClass{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        StorageClassName,
+			Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"},
+		},
+		Provisioner: "kubernetes.io/host-path",
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
@@ -227,6 +228,35 @@ func TestClusterEndsPodsThatRunOnce(t *testing.T) {
 				t.Errorf("container state %+v, want exit code %d and message %q", pod.Status.ContainerStatuses[0].State, tt.exitCode, tt.message)
 			}
 		})
+	}
+}
+
+func TestClusterBindsAClaimOfTheDefaultStorageClass(t *testing.T) {
+	cp := cluster(t)
+	c := cp.Client(t, nil)
+	ns := cp.Namespace(t)
+	// No class named: the default one is given to it, as a StatefulSet's claims are.
+	claim := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "data"},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}
+	if err := c.Create(t.Context(), claim); err != nil {
+		t.Fatal(err)
+	}
+	Eventually(t, func(ctx context.Context) error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(claim), claim); err != nil {
+			return err
+		}
+		if claim.Status.Phase != corev1.ClaimBound {
+			return fmt.Errorf("the claim is %s", claim.Status.Phase)
+		}
+		return nil
+	})
+	if class := ptr.Deref(claim.Spec.StorageClassName, ""); class != StorageClassName || claim.Spec.VolumeName == "" {
+		t.Errorf("the claim is bound to volume %q of class %q; want a volume of class %s", claim.Spec.VolumeName, class, StorageClassName)
 	}
 }
 

@@ -5,7 +5,8 @@
 // defaulting, admission, RBAC, garbage collection. reconciletest starts the real thing.
 // StartAPIServer runs etcd and kube-apiserver through controller-runtime's envtest;
 // StartCluster adds kube-controller-manager, kube-scheduler and kwok simulating nodes, so
-// that Deployments roll out, pods are scheduled, run and complete, and the garbage
+// that Deployments roll out, pods are scheduled, run and complete, a claim of the default
+// StorageClass binds to a volume (a StatefulSet's claims too), and the garbage
 // collector deletes what an owner leaves behind. Programs, and a TestMain that shares
 // one control plane among tests, use Start and Stop.
 //

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	atv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
+	keyvalv1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
 	memcachedv1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
 	podsetv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
@@ -35,7 +36,7 @@ var (
 var (
 	// cp is the cluster every scenario shares, each in namespaces of its own.
 	cp *reconciletest.ControlPlane
-	// scheme knows the types of Kubernetes and of the three operators.
+	// scheme knows the types of Kubernetes and of the operators.
 	scheme = runtime.NewScheme()
 	// codecs decode them, JSON or protobuf.
 	codecs = serializer.NewCodecFactory(scheme)
@@ -71,6 +72,7 @@ func run(m *testing.M) int {
 	klog.SetLogger(logger) // client-go's own logs, such as the event broadcasters'
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme, memcachedv1alpha1.AddToScheme, podsetv1alpha1.AddToScheme, atv1alpha1.AddToScheme,
+		keyvalv1alpha1.AddToScheme,
 	} {
 		if err := add(scheme); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -80,7 +82,7 @@ func run(m *testing.M) int {
 
 	ctx := context.Background()
 	var crds []string
-	for _, op := range operators {
+	for _, op := range append(operators, keyvalOperator) {
 		crds = append(crds, filepath.Join("..", "..", "examples", op.name, "config", "crd", "bases"))
 	}
 	var err error
@@ -93,7 +95,7 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, err)
 		}
 	}()
-	for _, op := range operators {
+	for _, op := range append(operators, keyvalOperator) {
 		if err := op.install(ctx); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1

@@ -22,6 +22,8 @@ import (
 	"github.com/reconcilekit/reconcilekit/conditions"
 	atv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
 	at "github.com/reconcilekit/reconcilekit/examples/at/controller"
+	keyvalv1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
+	keyval "github.com/reconcilekit/reconcilekit/examples/keyval/controller"
 	memcachedv1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
 	memcached "github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	podsetv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
@@ -113,6 +115,35 @@ var (
 
 	// operators are the three, in the order the scenarios go through them.
 	operators = []*operator{memcachedOperator, podsetOperator, atOperator}
+
+	// keyvalOperator, the stateful one, has scenarios of its own: its servers keep volumes,
+	// and a deleted Keyval waits for its finalizer.
+	keyvalOperator = &operator{
+		name:       "keyval",
+		controller: keyval.New(),
+		child:      "statefulsets",
+		object: func(ns, name string, i int) client.Object {
+			// Every other one takes its volumes with it when deleted.
+			when := keyvalv1alpha1.Retain
+			if i%2 == 1 {
+				when = keyvalv1alpha1.Delete
+			}
+			return &keyvalv1alpha1.Keyval{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+				Spec: keyvalv1alpha1.KeyvalSpec{Replicas: 1 + int32(i%3),
+					Config: map[string]string{"maxmemory": "64mb"}, Storage: keyvalv1alpha1.KeyvalStorage{WhenDeleted: when}},
+			}
+		},
+		empty: func() client.Object { return &keyvalv1alpha1.Keyval{} },
+		resize: func(obj client.Object) {
+			kv := obj.(*keyvalv1alpha1.Keyval)
+			kv.Spec.Replicas = kv.Spec.Replicas%3 + 1
+			// A new configuration rolls the servers too.
+			kv.Spec.Config = map[string]string{"maxmemory": fmt.Sprintf("%dmb", 64*kv.Spec.Replicas)}
+		},
+		unconverged: keyvalsUnconverged,
+		regressed:   availabilityRegressed,
+	}
 )
 
 func newAt(ns, name string, when time.Time) *atv1alpha1.At {
@@ -267,6 +298,37 @@ func deploymentUnconverged(owner interface {
 		return fmt.Sprintf("Deployment has %d of %d replicas available", dep.Status.AvailableReplicas, size)
 	}
 	return ""
+}
+
+// keyvalsUnconverged says which Keyvals of ns are not Ready for their generation with
+// every server ready, each with a bound claim.
+func keyvalsUnconverged(ctx context.Context, c client.Client, ns string) ([]string, error) {
+	var list keyvalv1alpha1.KeyvalList
+	if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	var claims corev1.PersistentVolumeClaimList
+	if err := c.List(ctx, &claims, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	bound := map[string]int{}
+	for _, claim := range claims.Items {
+		if claim.Status.Phase == corev1.ClaimBound {
+			bound[claim.Labels["app.kubernetes.io/instance"]]++
+		}
+	}
+	var pending []string
+	for _, kv := range list.Items {
+		switch {
+		case kv.Status.ObservedGeneration != kv.Generation:
+			pending = append(pending, fmt.Sprintf("%s: status describes generation %d of %d", kv.Name, kv.Status.ObservedGeneration, kv.Generation))
+		case !conditions.IsTrue(&kv, conditions.Ready) || kv.Status.ReadyReplicas != kv.Spec.Replicas:
+			pending = append(pending, fmt.Sprintf("%s: %d of %d ready, %v", kv.Name, kv.Status.ReadyReplicas, kv.Spec.Replicas, conditions.Find(&kv, conditions.Ready)))
+		case bound[kv.Name] < int(kv.Spec.Replicas):
+			pending = append(pending, fmt.Sprintf("%s: %d claims bound for %d servers", kv.Name, bound[kv.Name], kv.Spec.Replicas))
+		}
+	}
+	return pending, nil
 }
 
 func atsUnconverged(ctx context.Context, c client.Client, ns string) ([]string, error) {

@@ -1,0 +1,31 @@
+package controller_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	storev1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
+	"github.com/reconcilekit/reconcilekit/examples/keyval/controller"
+	"github.com/reconcilekit/reconcilekit/reconcile"
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+)
+
+// operator is keyval-operator on a cluster of simulated nodes, whose claims bind to
+// volumes of its default StorageClass, that the tests share, each in a namespace of its
+// own, with the role generated from its RBAC markers as its only permissions.
+var operator = &reconciletest.Operator{
+	User:           "keyval-operator",
+	AddToScheme:    storev1alpha1.AddToScheme,
+	CRDDirectories: []string{filepath.Join("..", "config", "crd", "bases")},
+	Role:           filepath.Join("..", "config", "rbac", "role.yaml"),
+	Nodes:          2,
+	Controllers:    []reconcile.Declaration{controller.New()},
+}
+
+func TestMain(m *testing.M) { os.Exit(operator.Main(m)) }
+
+// env is a test's corner of the cluster, with what the tests of this operator add to it.
+type env struct{ *reconciletest.Env }
+
+func newEnv(t *testing.T) *env { return &env{operator.Env(t)} }
