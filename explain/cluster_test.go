@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -15,6 +16,8 @@ import (
 
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
 	at "github.com/reconcilekit/reconcilekit/examples/at/controller"
+	storev1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
+	keyval "github.com/reconcilekit/reconcilekit/examples/keyval/controller"
 	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
 	memcached "github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
@@ -30,11 +33,20 @@ var (
 	memcachedOperator = example("memcached", cachev1alpha1.AddToScheme, memcached.New())
 	podSetOperator    = example("podset", appsv1alpha1.AddToScheme, podset.New())
 	atOperator        = example("at", cnatv1alpha1.AddToScheme, at.New())
+	// The Keyval's cleanup may take seconds here, not its five minutes: the test waits
+	// for the deadline to pass.
+	keyvalOperator = example("keyval", storev1alpha1.AddToScheme, keyval.New(reconcile.WithCleanupDeadline(cleanupDeadline)))
 
 	started  sync.Once
 	cluster  *reconciletest.ControlPlane
 	startErr error
 )
+
+// cleanupDeadline is how long a deleted Keyval's cleanup may fail before it is reported.
+const cleanupDeadline = 15 * time.Second
+
+// operators are the example operators the tests run.
+var operators = []*reconciletest.Operator{memcachedOperator, podSetOperator, atOperator, keyvalOperator}
 
 func example(dir string, addToScheme func(*runtime.Scheme) error, controller reconcile.Declaration) *reconciletest.Operator {
 	root := filepath.Join("..", "examples", dir, "config")
@@ -52,7 +64,7 @@ func TestMain(m *testing.M) {
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
 	code := m.Run()
 	if cluster != nil {
-		for _, o := range []*reconciletest.Operator{memcachedOperator, podSetOperator, atOperator} {
+		for _, o := range operators {
 			if err := o.Stop(); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				code = 1
@@ -75,7 +87,7 @@ func env(t *testing.T, operator *reconciletest.Operator) *reconciletest.Env {
 		if cluster, startErr = reconciletest.Start(ctx, reconciletest.Options{Nodes: 1}); startErr != nil {
 			return
 		}
-		for _, o := range []*reconciletest.Operator{memcachedOperator, podSetOperator, atOperator} {
+		for _, o := range operators {
 			o.ControlPlane = cluster
 			if startErr = o.Start(ctx); startErr != nil {
 				return

@@ -3,6 +3,7 @@ package explain
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,11 +27,13 @@ type Verdict struct {
 	// (ImagePullBackOff, CrashLoopBackOff, Error), Unschedulable, Pending, NotReady;
 	// Paused, Stalled or Reconciling from the object's own conditions; Progressing for an
 	// object in progress that has no Reconciling condition of its own (a Deployment, a
-	// ReplicaSet); Terminating; Current.
+	// ReplicaSet); Terminating for an object being deleted; Current.
 	State string `json:"state"`
 
 	// Detail says more: the image a pod cannot pull, an exit code, the reason and message
-	// of the condition that explains State, or kstatus' message.
+	// of the condition that explains State, the finalizers that hold an object being
+	// deleted (and its Stalled condition: why its cleanup does not end), or kstatus'
+	// message.
 	Detail string `json:"detail,omitempty"`
 
 	// HoldsBack is whether the object keeps its owner from being done: it is not Current,
@@ -111,6 +114,17 @@ func VerdictOf(u *unstructured.Unstructured) Verdict {
 	switch res.Status {
 	case kstatus.CurrentStatus:
 		v.State = "Current"
+	case kstatus.TerminatingStatus:
+		v.State, v.Detail = "Terminating", res.Message
+		if held := u.GetFinalizers(); len(held) > 0 {
+			v.Detail = heldBy(held)
+			// Its operator's cleanup is what removes a finalizer; when that cleanup cannot
+			// end, a Stalled condition says why, and what a person can do about it (a
+			// reconcilekit shell's CleanupOverdue names the skip-cleanup annotation).
+			if c, ok := condition("Stalled"); ok {
+				v.Detail += "; " + explained(c)
+			}
+		}
 	case kstatus.FailedStatus:
 		v.State = "Stalled"
 		if c, ok := condition("Stalled"); ok {
@@ -128,6 +142,15 @@ func VerdictOf(u *unstructured.Unstructured) Verdict {
 		v.State, v.Detail = res.Status.String(), res.Message
 	}
 	return v
+}
+
+// heldBy names the finalizers of an object being deleted: until each is removed, by
+// whoever put it there, the object stays.
+func heldBy(finalizers []string) string {
+	if len(finalizers) == 1 {
+		return "held by finalizer " + finalizers[0]
+	}
+	return "held by finalizers " + strings.Join(finalizers, ", ")
 }
 
 // computed is kstatus' own account of a verdict it computed for a built-in kind: the

@@ -93,6 +93,18 @@ func TestVerdictOf(t *testing.T) {
 		object: `{apiVersion: cache.example.com/v1alpha1, kind: Memcached, metadata: {name: web, deletionTimestamp: "2026-01-01T00:00:00Z"}, status: {conditions: [{type: Paused, status: "True", reason: PausedByAnnotation}]}}`,
 		want:   explain.Verdict{Status: "Terminating", State: "Terminating", Detail: "Resource scheduled for deletion", HoldsBack: true},
 	}, {
+		name:   "an object being deleted names the finalizers that hold it",
+		object: `{apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: data-0, deletionTimestamp: "2026-01-01T00:00:00Z", finalizers: [kubernetes.io/pvc-protection, backup.example.com/snapshot]}}`,
+		want:   explain.Verdict{Status: "Terminating", State: "Terminating", Detail: "held by finalizers kubernetes.io/pvc-protection, backup.example.com/snapshot", HoldsBack: true},
+	}, {
+		name: "an object whose cleanup is overdue names its finalizer and why, from its Stalled condition",
+		object: `{apiVersion: store.example.com/v1alpha1, kind: Keyval, metadata: {name: kv, generation: 1, deletionTimestamp: "2026-01-01T00:00:00Z", finalizers: [store.example.com/volumes]},
+			status: {observedGeneration: 1, conditions: [
+			{type: Ready, status: "False", reason: CleanupOverdue, message: "refused: annotate reconcilekit.io/skip-cleanup=true"},
+			{type: Stalled, status: "True", reason: CleanupOverdue, message: "refused: annotate reconcilekit.io/skip-cleanup=true"}]}}`,
+		want: explain.Verdict{Status: "Terminating", State: "Terminating",
+			Detail: "held by finalizer store.example.com/volumes; CleanupOverdue: refused: annotate reconcilekit.io/skip-cleanup=true", HoldsBack: true},
+	}, {
 		name:   "a ConfigMap, which kstatus always calls Current, is Current",
 		object: `{apiVersion: v1, kind: ConfigMap, metadata: {name: args}}`,
 		want:   explain.Verdict{Status: "Current", State: "Current"},
