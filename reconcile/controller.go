@@ -175,6 +175,18 @@ func (c *Controller[T]) kinds() []client.Object {
 // optionals returns the kinds the controller declares optional (WithOptional).
 func (c *Controller[T]) optionals() []client.Object { return c.options().optional }
 
+// Optional returns an empty object of each kind declared optional (WithOptional): kinds
+// whose CRD may be absent, which whatever else watches the controller's kinds, such as a
+// shard's assigner, must wait for too.
+func (c *Controller[T]) Optional() []client.Object {
+	o := c.options()
+	out := make([]client.Object, 0, len(o.optional))
+	for _, kind := range o.optional {
+		out = append(out, newLike(kind))
+	}
+	return out
+}
+
 // setup adds the controller to mgr, its shell behind gate, its optional kinds behind crds.
 func (c *Controller[T]) setup(mgr manager.Manager, gate Gate, crds *crdGate, metrics bool) error {
 	s, err := c.shell(mgr.GetClient(), mgr.GetAPIReader())

@@ -28,6 +28,8 @@ type Declaration interface {
 	Object() client.Object
 	// Children returns an empty object of each kind the controller owns.
 	Children() []client.Object
+	// Optional returns an empty object of each kind whose CRD may be absent (WithOptional).
+	Optional() []client.Object
 	// Reconciler returns the controller's shell without a manager, reading and writing
 	// through c, with opts added to the declaration's.
 	Reconciler(c client.Client, opts ...Option) rtreconcile.Reconciler

@@ -80,8 +80,9 @@ type assigner struct {
 	live   map[string]bool
 	acting bool
 
-	waiting  waiting      // the objects without a live shard, while acting
-	released atomic.Int64 // children let go because their owner was not this shard's
+	waiting  waiting                                 // the objects without a live shard, while acting
+	strays   workqueue.TypedDelayingInterface[stray] // children to look at, see releaseStrays
+	released atomic.Int64                            // children let go because their owner was not this shard's
 
 	readMu sync.Mutex       // guards read and readAt
 	read   sets.Set[string] // the live shards as confirmGone last read them from the API server
@@ -179,6 +180,12 @@ func (a *assigner) Start(ctx context.Context) error {
 	defer report.Stop()
 	again := time.NewTicker(resweep)
 	defer again.Stop()
+	var crds <-chan time.Time // while a child kind is optional
+	if a.shard.kinds.hasOptional() {
+		t := time.NewTicker(crdRecheck)
+		defer t.Stop()
+		crds = t.C
+	}
 	var pending sweep
 	poke(nil)
 	for {
@@ -188,6 +195,14 @@ func (a *assigner) Start(ctx context.Context) error {
 		case <-report.C:
 			a.reportWaiting(ctx)
 			continue
+		case <-crds:
+			if !a.followKinds(ctx) {
+				continue
+			}
+			// The session's cache holds the kinds served when it began: the next one
+			// holds those served now.
+			s.end()
+			s = nil
 		case <-again.C:
 			if a.isActing() {
 				pending.all = true // see resweep
@@ -216,6 +231,34 @@ func (a *assigner) Start(ctx context.Context) error {
 	}
 }
 
+// followKinds asks which optional child kinds are served now, watches the strays of
+// those that came, and reports whether any came or went.
+func (a *assigner) followKinds(ctx context.Context) bool {
+	logger := log.FromContext(ctx)
+	came, went, err := a.shard.kinds.refresh(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			logger.Error(err, "Asking whether the optional child kinds are served failed; retrying")
+		}
+		return false
+	}
+	for _, i := range came {
+		logger.Info("A child kind's CRD is established: its children are assigned from now on", "kind", a.children[i].Kind)
+		// Bounded: a CRD removed meanwhile would leave the informer unsynced for ever.
+		watchCtx, cancel := context.WithTimeout(ctx, time.Minute)
+		err := a.watchStrays(watchCtx, i)
+		cancel()
+		if err != nil {
+			logger.Error(err, "Watching the children of a kind whose CRD came failed; retrying", "kind", a.children[i].Kind)
+			a.shard.kinds.forget(i) // came again at the next refresh
+		}
+	}
+	for _, i := range went {
+		logger.Info("A child kind's CRD is gone: its children are no longer assigned", "kind", a.children[i].Kind)
+	}
+	return len(came) > 0 || len(went) > 0
+}
+
 // session is what a shard runs while it assigns: a cache of the metadata of the objects
 // and children that have no shard, and a queue of objects to look at, with its workers.
 // It counts the objects its cache holds and the most it has held.
@@ -225,6 +268,7 @@ type session struct {
 	stop       context.CancelFunc
 	workers    sync.WaitGroup
 	held, peak atomic.Int64
+	served     []bool // by index of Shard.children, the kinds its cache holds: those served when it began
 }
 
 // count adds n to the objects s holds.
@@ -293,8 +337,12 @@ func (a *assigner) begin(ctx context.Context) (*session, error) {
 	byObject := map[client.Object]cache.ByObject{
 		owners: {Label: a.selector(reflect.TypeOf(a.shard.object), *none)},
 	}
+	served := a.shard.kinds.snapshot()
 	var children []*metav1.PartialObjectMetadata
 	for i, gvk := range a.children {
+		if !served[i] {
+			continue // its cache would never sync; a session begins again when it is served
+		}
 		meta := metadataOf(gvk)
 		children = append(children, meta)
 		byObject[meta] = cache.ByObject{Label: a.selector(reflect.TypeOf(a.shard.children[i]), *none)}
@@ -309,7 +357,7 @@ func (a *assigner) begin(ctx context.Context) (*session, error) {
 		return nil, err
 	}
 	ctx, stop := context.WithCancel(ctx)
-	s := &session{Cache: c, stop: stop, queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+	s := &session{Cache: c, stop: stop, served: served, queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
 		workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "sharding-" + a.shard.opts.Ring})}
 	counted := func(each, gone func(client.Object)) toolscache.ResourceEventHandler {
@@ -554,6 +602,9 @@ func (a *assigner) sweep(ctx context.Context, s *session, sw sweep) error {
 			return err
 		}
 		for i, gvk := range a.children {
+			if !s.served[i] {
+				continue
+			}
 			err := a.list(ctx, gvk, a.selector(reflect.TypeOf(a.shard.children[i]), *from), func(c *metav1.PartialObjectMetadata) {
 				switch ref := metav1.GetControllerOf(c); {
 				case ref == nil || ref.Kind != a.objectGVK.Kind:
@@ -743,6 +794,9 @@ func (a *assigner) childrenOn(ctx context.Context, owner client.Object, shard st
 	}
 	var found []metav1.PartialObjectMetadata
 	for i, gvk := range a.children {
+		if !a.shard.kinds.isServed(i) {
+			continue
+		}
 		var list metav1.PartialObjectMetadataList
 		list.SetGroupVersionKind(listOf(gvk))
 		selector := a.selector(reflect.TypeOf(a.shard.children[i]), *on)
@@ -763,7 +817,10 @@ func (a *assigner) childrenOn(ctx context.Context, owner client.Object, shard st
 // shard, which the cache of s holds.
 func (a *assigner) labelChildren(ctx context.Context, s *session, owner client.Object, shard string, labelled []metav1.PartialObjectMetadata) error {
 	children := slices.Clone(labelled)
-	for _, gvk := range a.children {
+	for i, gvk := range a.children {
+		if !s.served[i] {
+			continue
+		}
 		var list metav1.PartialObjectMetadataList
 		list.SetGroupVersionKind(listOf(gvk))
 		if err := s.List(ctx, &list, client.InNamespace(owner.GetNamespace()), client.MatchingFields{controllerIndex: string(owner.GetUID())}); err != nil {
@@ -899,20 +956,12 @@ func (a *assigner) releaseStrays(ctx context.Context) (*sync.WaitGroup, error) {
 		<-ctx.Done()
 		queue.ShutDown()
 	})
-	for i, kind := range a.shard.children {
-		enqueue := func(obj any) {
-			if o, ok := unwrap(obj); ok {
-				if ref := metav1.GetControllerOf(o); ref != nil && ref.Kind == a.objectGVK.Kind {
-					queue.Add(stray{kind: i, NamespacedName: client.ObjectKeyFromObject(o)})
-				}
-			}
+	a.strays = queue
+	for i := range a.shard.children {
+		if !a.shard.kinds.isServed(i) {
+			continue // watched once it is (see Start)
 		}
-		// The manager's own informer of the kind, typed as the operator's controllers
-		// have it: a metadata-only request would start a second informer.
-		err := watch(ctx, a.mgr.GetCache(), kind, toolscache.ResourceEventHandlerFuncs{
-			AddFunc: enqueue, UpdateFunc: func(_, o any) { enqueue(o) },
-		})
-		if err != nil {
+		if err := a.watchStrays(ctx, i); err != nil {
 			queue.ShutDown()
 			return nil, err
 		}
@@ -941,11 +990,31 @@ func (a *assigner) releaseStrays(ctx context.Context) (*sync.WaitGroup, error) {
 	return &running, nil
 }
 
+// watchStrays hands each child of kind i that this shard's cache receives to the queue
+// of releaseStrays.
+func (a *assigner) watchStrays(ctx context.Context, i int) error {
+	enqueue := func(obj any) {
+		if o, ok := unwrap(obj); ok {
+			if ref := metav1.GetControllerOf(o); ref != nil && ref.Kind == a.objectGVK.Kind {
+				a.strays.Add(stray{kind: i, NamespacedName: client.ObjectKeyFromObject(o)})
+			}
+		}
+	}
+	// The manager's own informer of the kind, typed as the operator's controllers have
+	// it: a metadata-only request would start a second informer.
+	return watch(ctx, a.mgr.GetCache(), a.shard.children[i], toolscache.ResourceEventHandlerFuncs{
+		AddFunc: enqueue, UpdateFunc: func(_, o any) { enqueue(o) },
+	})
+}
+
 // checkStray looks at the owner of the child key names in this shard's cache, and lets
 // the child go when the owner is another shard's, or none's. It reports whether to look
 // again later: the owner is not in the cache (yet) or is draining. suspect says it has
 // looked before: an owner still missing from the cache is then read from the API server.
 func (a *assigner) checkStray(ctx context.Context, key stray, suspect bool) (bool, error) {
+	if !a.shard.kinds.isServed(key.kind) {
+		return false, nil // its CRD went, and its objects with it
+	}
 	c := a.mgr.GetCache()
 	child := reflect.New(reflect.TypeOf(a.shard.children[key.kind]).Elem()).Interface().(client.Object)
 	if err := c.Get(ctx, key.NamespacedName, child); err != nil {

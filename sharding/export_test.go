@@ -9,3 +9,11 @@ func SetResweep(d time.Duration) (restore func()) {
 	resweep = d
 	return func() { resweep = old }
 }
+
+// SetCRDRecheck sets how often the assigner asks whether the CRD of an optional child kind
+// came or went, and returns what restores it.
+func SetCRDRecheck(d time.Duration) (restore func()) {
+	old := crdRecheck
+	crdRecheck = d
+	return func() { crdRecheck = old }
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"k8s.io/client-go/discovery"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -67,6 +68,7 @@ type Shard struct {
 	objectType                                reflect.Type
 	shardLabel, drainLabel                    string
 	defaultNamespaces                         map[string]cache.Config
+	kinds                                     *childKinds // which children are served, once Run has the manager
 }
 
 // New returns the shard opts describe, or an error naming what is missing.
@@ -176,6 +178,9 @@ func (s *Shard) Run(ctx context.Context, mgr manager.Manager) error {
 		return errors.New("sharding: the shard Leases need a namespace: set Options.Namespace or the manager's LeaderElectionNamespace")
 	}
 	s.client = mgr.GetClient()
+	if err := s.followKinds(ctx, mgr); err != nil {
+		return err
+	}
 	if err := mgr.Add(newAssigner(s, mgr)); err != nil {
 		return err
 	}
@@ -235,6 +240,25 @@ func (s *Shard) Run(ctx context.Context, mgr manager.Manager) error {
 		err = fmt.Errorf("sharding: shard %s lost its Lease", s.opts.Name)
 	}
 	return err
+}
+
+// followKinds finds which child kinds the API server serves now; the assigner then
+// follows the optional ones (see childKinds).
+func (s *Shard) followKinds(ctx context.Context, mgr manager.Manager) error {
+	kinds, err := newChildKinds(s.children, s.opts.Controller.Optional(), mgr.GetScheme())
+	if err != nil {
+		return err
+	}
+	if kinds.discover, err = discovery.NewDiscoveryClientForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient()); err != nil {
+		return fmt.Errorf("sharding: %w", err)
+	}
+	if kinds.hasOptional() {
+		if _, _, err := kinds.refresh(ctx); err != nil {
+			return err
+		}
+	}
+	s.kinds = kinds
+	return nil
 }
 
 // keepableLock is a Lease lock that can be told to keep the Lease, rather than release
@@ -314,7 +338,10 @@ func (s *Shard) releaseChildren(ctx context.Context, owner client.Object) error 
 	if err != nil {
 		return err
 	}
-	for _, kind := range s.children {
+	for i, kind := range s.children {
+		if !s.kinds.isServed(i) {
+			continue // none exists; and a read of the kind would wait for its CRD for ever
+		}
 		gvk, err := apiutil.GVKForObject(kind, s.client.Scheme())
 		if err != nil {
 			return err

@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -122,7 +121,7 @@ func startLeased(t *testing.T, cfg *rest.Config, ns, shard string, decl reconcil
 		t.Fatal(err)
 	}
 	m := reconcile.Manager{Controllers: []reconcile.Declaration{decl}, Options: ctrl.Options{
-		Scheme:                  clientgoscheme.Scheme,
+		Scheme:                  scheme,
 		Metrics:                 metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress:  "0",
 		Controller:              config.Controller{SkipNameValidation: new(true)},
