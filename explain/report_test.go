@@ -61,6 +61,12 @@ func TestReportText(t *testing.T) {
 			"  Warning DeploymentNotOwned on Memcached web: taken",
 		},
 	}, {
+		name: "a child being deleted leads the chain of an owner being deleted",
+		tree: node("Keyval", "sessions", "Terminating", true,
+			node("StatefulSet", "sessions", "Terminating", true, node("Pod", "sessions-0", "Current", false)),
+			node("Service", "sessions", "Current", false)),
+		want: []string{"StatefulSet sessions: Terminating -> Keyval sessions: Terminating"},
+	}, {
 		name: "a chain passes through an object that is Current to one under it that holds back",
 		tree: node("At", "report", "Stalled", true, node("Job", "report", "Current", false, node("Pod", "report-1", "Error", true))),
 		want: []string{"Pod report-1: Error -> Job report: Current -> At report: Stalled"},

@@ -57,8 +57,8 @@ import (
 //     the kind taken as namespaced until its CRD says (a cluster-scoped optional kind whose
 //     cache is restricted must be installed when the operator starts).
 //
-// Package sharding does not follow optional kinds yet: a shard's assigner watches every
-// child kind of the declaration, so an optional child kind must be installed for it.
+// A shard (package sharding) follows the optional child kinds too, through Optional: its
+// assigner watches a kind only while the API server serves it.
 //
 // The operator needs list and watch on customresourcedefinitions (apiextensions.k8s.io). A kind served by the API server itself (its group has no dot,
 // such as ConfigMap or Deployment.apps), the reconciled kind itself, and a kind the
