@@ -200,7 +200,11 @@ func (a *assigner) Start(ctx context.Context) error {
 				continue
 			}
 			// The session's cache holds the kinds served when it began: the next one
-			// holds those served now.
+			// holds those served now, and a sweep looks again at what the last one's
+			// queue held, as when a spent session is replaced.
+			if s != nil {
+				pending.all = true
+			}
 			s.end()
 			s = nil
 		case <-again.C:

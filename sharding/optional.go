@@ -57,8 +57,12 @@ func newChildKinds(children, optional []client.Object, scheme *runtime.Scheme) (
 	return k, nil
 }
 
-// isServed reports whether the API server serves the child kind of index i.
+// isServed reports whether the API server serves the child kind of index i; every kind
+// is taken as served before Shard.Run has looked.
 func (k *childKinds) isServed(i int) bool {
+	if k == nil {
+		return true
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.served[i]
