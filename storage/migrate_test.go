@@ -16,6 +16,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -415,4 +416,14 @@ func (s *oldGadgets) storedVersions(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	return crd.Status.StoredVersions
+}
+
+// A CRD that does not exist is an error the API server's NotFound recognises, and no
+// migration left incomplete: nothing was started.
+func TestMigrateOfAMissingCRDIsNotFoundNotIncomplete(t *testing.T) {
+	cp := reconciletest.StartAPIServer(t)
+	_, err := storage.Migrate(t.Context(), cp.Config, "nothings.example.com")
+	if !apierrors.IsNotFound(err) || storage.IsIncomplete(err) {
+		t.Errorf("Migrate of a missing CRD: %v; want NotFound, not incomplete", err)
+	}
 }
