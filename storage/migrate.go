@@ -296,7 +296,7 @@ func (m *migration) clean(ctx context.Context, obj *metav1.PartialObjectMetadata
 			Manager: first.Manager, Operation: first.Operation,
 			APIVersion: schema.GroupVersion{Group: m.group, Version: m.storage}.String(),
 			Time:       &metav1.Time{Time: time.Now().Truncate(time.Second)},
-			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:name":{}}}`)},
+			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:name":{}}}`),
 		}}
 	}
 	// managedFields can be set only through the object itself, not a subresource.
