@@ -18,6 +18,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -146,6 +147,9 @@ func TestMigrateStoresEveryObjectInTheStorageVersion(t *testing.T) {
 				t.Errorf("the Gadgets changed (-before +after):\n%s", diff)
 			}
 			for name, g := range got {
+				if len(g.managed) == 0 {
+					t.Errorf("%s has no managedFields left: its next server-side apply would own every field", name)
+				}
 				for _, e := range g.managed {
 					if tc.unserve && e.APIVersion == v1alpha1.GroupVersion.String() {
 						t.Errorf("%s keeps a managedFields entry of v1alpha1, which is no longer served: %+v", name, e)
@@ -171,6 +175,18 @@ func TestMigrateStoresEveryObjectInTheStorageVersion(t *testing.T) {
 					t.Errorf("a second run: %+v, %v; want every object, none rewritten or cleaned", again, err)
 				}
 			})
+			if tc.unserve {
+				// What managedFields of a version no longer served break
+				// (kubernetes/kubernetes#111937).
+				applied := &unstructured.Unstructured{Object: map[string]any{
+					"apiVersion": v1beta1.GroupVersion.String(), "kind": "Gadget",
+					"metadata": map[string]any{"namespace": s.ns, "name": "g-0001"},
+					"spec":     map[string]any{"mode": "applied"},
+				}}
+				if err := s.c.Apply(t.Context(), client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner("gadget-cli"), client.ForceOwnership); err != nil {
+					t.Errorf("a server-side apply after the migration: %v", err)
+				}
+			}
 		})
 	}
 }
