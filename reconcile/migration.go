@@ -22,7 +22,9 @@ import (
 // after 1 s, doubling up to 5 min, until it succeeds or the manager stops; as it is
 // idempotent, each run finishes what the one before left.
 //
-// The operator's role needs what storage.Migrate names.
+// It writes through the manager's config, at the pace its QPS and Burst allow
+// (ctrl.GetConfig's are unlimited, leaving the pace to the API server's priority and
+// fairness). The operator's role needs what storage.Migrate names.
 func WithStorageMigration(opts ...storage.Option) Option {
 	return func(o *options) { o.migration = &opts }
 }

@@ -96,8 +96,9 @@ const conflictRetries = 5
 // storage version: a write that a server still on the old one handles stores the old
 // version again.
 //
-// cfg's user needs: get and update of the CRD's status (customresourcedefinitions/status),
-// get of the CRD; list, get and patch of the kind and patch of its status subresource.
+// cfg's user needs: get of the CRD and update of its status
+// (customresourcedefinitions/status); list, get and patch of the kind, and patch of its
+// status subresource. The requests go at the pace cfg's QPS and Burst allow.
 func Migrate(ctx context.Context, cfg *rest.Config, crd string, opts ...Option) (Result, error) {
 	o := options{workers: 4, pageSize: 500}
 	for _, opt := range opts {
