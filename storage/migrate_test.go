@@ -53,13 +53,14 @@ func TestMigrateStoresEveryObjectInTheStorageVersion(t *testing.T) {
 		// unserve stops serving v1alpha1 when v1beta1 becomes the storage version.
 		unserve bool
 		// declared has a manager migrate as it starts (reconcile.WithStorageMigration)
-		// instead of a call.
-		declared bool
+		// instead of a call, its first failFirst rewrites answered 503.
+		declared  bool
+		failFirst int
 	}{
 		{name: "objects stored in the old version are rewritten in the new one"},
 		{name: "a migration interrupted midway is finished by running it again", interruptAfter: objects * 2 / 5},
 		{name: "managedFields of a version no longer served are removed", unserve: true},
-		{name: "a manager migrates its kind as it starts when its declaration says so", declared: true},
+		{name: "a manager migrates its kind as it starts when its declaration says so, again after a failure", declared: true, failFirst: 50},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := startOldGadgets(t)
@@ -110,13 +111,25 @@ func TestMigrateStoresEveryObjectInTheStorageVersion(t *testing.T) {
 				spec := reconcile.Manager{Options: ctrl.Options{Scheme: s.c.Scheme()}, Controllers: []reconcile.Declaration{reconcile.For(&v1beta1.Gadget{},
 					reconcile.LogicFunc[*v1beta1.Gadget](func(context.Context, *v1beta1.Gadget, reconcile.Scope) requeue.Outcome { return requeue.Done() }),
 					reconcile.WithFieldOwner("gadget-operator"), reconcile.WithStorageMigration())}}
-				reconciletest.StartManager(t, cfg, spec)
+				var failed atomic.Int64
+				failing := reconciletest.Intercept(cfg, func(r *reconciletest.Request) (*http.Response, error) {
+					if r.Verb == "patch" && failed.Add(1) <= int64(tc.failFirst) {
+						return r.Fail(http.StatusServiceUnavailable, "the API server is overloaded"), nil
+					}
+					return r.Send()
+				})
+				reconciletest.StartManager(t, failing, spec)
 				reconciletest.Eventually(t, func(context.Context) error {
 					if got := s.storedVersions(t); !slices.Equal(got, []string{"v1beta1"}) {
 						return fmt.Errorf("storedVersions %v", got)
 					}
 					return nil
 				})
+				// The first run, its first rewrites failed, leaves storedVersions; only a second
+				// run, which rewrites every object again, can trim it.
+				if n := failed.Load(); n < 2*objects {
+					t.Errorf("%d rewrites sent, want two runs' (%d at least): a failed migration is run again", n, 2*objects)
+				}
 				res = storage.Result{Objects: wantRewritten, Rewritten: wantRewritten, StoredVersions: s.storedVersions(t)} // for the checks below
 				t.Logf("the manager migrated %d objects within %v of its start", wantRewritten, time.Since(start).Round(time.Millisecond))
 			} else {
