@@ -68,9 +68,9 @@ const conflictRetries = 5
 //     object's resourceVersion, so that the API server reads the object, converts it, and
 //     stores it again in the storage version. It goes through the status subresource when
 //     the version has one, so that the kind's admission webhooks, which usually do not
-//     intercept status, neither change nor refuse a write that must change nothing, and
-//     the object's generation is kept. A conflict (someone wrote the object since it was
-//     read) is retried quietly on a fresh read; an object deleted meanwhile is skipped.
+//     intercept status, neither change nor refuse a write that must change nothing. A
+//     conflict (someone wrote the object since it was read) is retried quietly on a fresh
+//     read; an object deleted meanwhile is skipped.
 //   - Every managedFields entry whose apiVersion is a version the CRD no longer serves is
 //     removed, by a JSON patch of the object's managedFields with its resourceVersion as
 //     precondition (which also rewrites it, so no second write is needed). An object left
