@@ -258,6 +258,9 @@ func (c *Controller[T]) setup(mgr manager.Manager, gate Gate, crds *crdGate, met
 	if gated != nil {
 		return fmt.Errorf("reconcile: the %s controller: %w", c.kind(), gated)
 	}
+	if err := c.addMigration(mgr); err != nil {
+		return err
+	}
 	return b.Complete(s)
 }
 

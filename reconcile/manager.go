@@ -63,6 +63,8 @@ type Declaration interface {
 //     has no webhook server; a readiness check, "webhooks", that fails until the server
 //     answers TLS (with a certificate); and Certificates, if set, as the server's
 //     certificate.
+//   - the storage migration of each kind declared WithStorageMigration, run on the
+//     leader as the manager starts.
 //
 // It refuses, naming the fix: no declaration, two of one kind, a kind the scheme does not
 // know, a kind the client may not cache (Options.Client.Cache.DisableFor), two restrictions

@@ -24,6 +24,7 @@ import (
 	"github.com/reconcilekit/reconcilekit/internal/fight"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/requeue"
+	"github.com/reconcilekit/reconcilekit/storage"
 )
 
 // conflictDelay is how long a quiet requeue waits: about as long as the cache takes to see
@@ -126,7 +127,8 @@ type options struct {
 	expectationTimeout time.Duration
 	progressInterval   time.Duration
 
-	webhooks webhookOptions
+	webhooks  webhookOptions
+	migration *[]storage.Option // WithStorageMigration; nil: none
 }
 
 // WithRecorder makes the shell record events with r instead of the manager's recorder for

@@ -23,7 +23,8 @@
 // operator's metrics over HTTP as Prometheus would; MutatingWebhook puts a real mutating
 // admission webhook, served by the test's process, in the API server's way;
 // ServeWebhooks makes an operator's own declared webhooks (defaulting, validating,
-// conversion) serve the API server, with the certificate the operator makes itself.
+// conversion) serve the API server, with the certificate the operator makes itself;
+// Stored reads what etcd holds, each object in the version it was stored in.
 //
 // The binaries are built once per machine by `make controlplane` and found through
 // KUBEBUILDER_ASSETS or in the user cache directory. Every process started is stopped by

@@ -65,6 +65,33 @@ func (cp *ControlPlane) RewriteStored(ctx context.Context, key string, rewrite f
 	return cp.etcd(ctx, "/v3/kv/put", map[string]any{"key": []byte(key), "value": value}, nil)
 }
 
+// Stored returns every object etcd holds under the key prefix, as etcd stores it, by
+// key: "/registry/<group>/<resource>/<namespace>/" holds a namespace's custom resources,
+// which the API server stores as JSON, each in the version that was the storage version
+// when it was last written ("apiVersion"). What a storage migration is proven by.
+func (cp *ControlPlane) Stored(ctx context.Context, prefix string) (map[string]map[string]any, error) {
+	end := []byte(prefix)
+	end[len(end)-1]++ // every key that begins with prefix
+	var got struct {
+		Kvs []struct {
+			Key   []byte `json:"key"`
+			Value []byte `json:"value"`
+		} `json:"kvs"`
+	}
+	if err := cp.etcd(ctx, "/v3/kv/range", map[string]any{"key": []byte(prefix), "range_end": end}, &got); err != nil {
+		return nil, err
+	}
+	stored := make(map[string]map[string]any, len(got.Kvs))
+	for _, kv := range got.Kvs {
+		var obj map[string]any
+		if err := json.Unmarshal(kv.Value, &obj); err != nil {
+			return nil, fmt.Errorf("reconciletest: the object at %s is not JSON: %w", kv.Key, err)
+		}
+		stored[string(kv.Key)] = obj
+	}
+	return stored, nil
+}
+
 // etcd posts request to a path of etcd's JSON gateway and decodes the answer into reply,
 // which may be nil.
 func (cp *ControlPlane) etcd(ctx context.Context, path string, request, reply any) error {
