@@ -26,6 +26,7 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/internal/rbac"
 	"github.com/reconcilekit/reconcilekit/reconcile"
+	"github.com/reconcilekit/reconcilekit/webhook"
 )
 
 // Operator is an operator under test, described by what its project holds: its API
@@ -89,7 +90,8 @@ type Operator struct {
 	Scheme *runtime.Scheme
 
 	ownsControlPlane bool
-	role             string // the name of the ClusterRole Start created
+	role             string     // the name of the ClusterRole Start created
+	conversion       sync.Mutex // held by the Env whose manager converts the CRDs
 }
 
 // Start prepares a control plane for the operator's tests: starts it unless
@@ -187,6 +189,9 @@ type Env struct {
 
 	operator *Operator
 	refusals *refusals
+
+	webhooks   *Webhooks // served to the manager of the last Run; nil if none
+	converting bool      // the Env holds the operator's conversion
 }
 
 // Env returns a new Env for the test t. The operator must have been started.
@@ -263,18 +268,54 @@ func (e *Env) run(t testing.TB, metricsAddr string) *Manager {
 	if e.refusals != nil { // nil in an Env a test built itself
 		e.refusals.start()
 	}
-	m := StartManager(t, e.Requests.Wrap(e.Config), reconcile.Manager{
+	spec := reconcile.Manager{
 		Options: manager.Options{
 			Scheme:  e.operator.Scheme,
 			Cache:   cache.Options{DefaultNamespaces: map[string]cache.Config{e.Namespace: {}}},
 			Metrics: metricsserver.Options{BindAddress: metricsAddr},
 		},
 		Controllers: e.operator.Controllers,
-	})
+	}
+	hooks := e.serveWebhooks(t, &spec)
+	m := StartManager(t, e.Requests.Wrap(e.Config), spec)
 	if e.refusals != nil {
 		m.refused = e.refusals.first
 	}
+	if hooks != nil {
+		hooks.Await(t)
+	}
 	return m
+}
+
+// serveWebhooks has the manager spec describes serve the webhooks the operator declares
+// (ControlPlane.ServeWebhooks) for the Env's namespace, and returns them; nil, at no cost,
+// for an operator that declares none. The configurations are named after the namespace,
+// and select its objects alone, so that the Envs of one operator run at once; a second
+// Run of the Env takes them over from the first. A CRD has one conversion webhook: the
+// Envs of an operator that declares a conversion take turns, each holding it from its
+// first Run until its test ends.
+func (e *Env) serveWebhooks(t testing.TB, spec *reconcile.Manager) *Webhooks {
+	t.Helper()
+	endpoints, err := spec.Webhooks()
+	if err != nil || len(endpoints) == 0 {
+		return nil // StartManager reports the error
+	}
+	converts := false
+	for _, ep := range endpoints {
+		converts = converts || ep.Type == webhook.Converting
+	}
+	if converts && !e.converting {
+		e.operator.conversion.Lock()
+		e.converting = true
+		t.Cleanup(e.operator.conversion.Unlock)
+	}
+	if e.webhooks != nil { // the manager of the previous Run served them
+		if err := e.webhooks.remove(t.Context()); err != nil {
+			t.Fatalf("reconciletest: %v", err)
+		}
+	}
+	e.webhooks = e.operator.ControlPlane.ServeWebhooks(t, spec, e.Namespace)
+	return e.webhooks
 }
 
 // refusals reports the API server's refusals of the operator, so that a missing RBAC rule

@@ -156,6 +156,20 @@ func (cp *ControlPlane) ServeWebhooks(t testing.TB, spec *reconcile.Manager, nam
 	return w
 }
 
+// remove deletes the webhook configurations, so that another manager's may take their
+// names.
+func (w *Webhooks) remove(ctx context.Context) error {
+	for _, obj := range []client.Object{
+		&admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: w.Mutating}},
+		&admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: w.Validating}},
+	} {
+		if err := client.IgnoreNotFound(w.cp.client.Delete(ctx, obj)); err != nil {
+			return fmt.Errorf("removing the webhooks of the previous manager: %w", err)
+		}
+	}
+	return nil
+}
+
 // probeLabel marks the ConfigMaps whose dry-run creation tells that the API server calls
 // a test's webhooks.
 const probeLabel = "reconciletest.io/webhook-probe"
