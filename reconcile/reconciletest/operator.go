@@ -92,6 +92,8 @@ type Operator struct {
 	ownsControlPlane bool
 	role             string     // the name of the ClusterRole Start created
 	conversion       sync.Mutex // held by the Env whose manager converts the CRDs
+	mu               sync.Mutex // guards converter
+	converter        string     // the test whose Env holds conversion
 }
 
 // Start prepares a control plane for the operator's tests: starts it unless
@@ -257,6 +259,19 @@ func (e *Env) AllowRefusals() {
 // needs: get, list, watch, create, patch). The test stops at once: its watches and
 // requests of the Env's namespace through ControlPlane.Config end with an error, and its
 // next request through the Env's client, its next Eventually or AwaitReconciles, stops it.
+//
+// If the operator's declarations have webhooks (reconcile.WithDefaulter, WithValidator,
+// WithConversion), Run serves them as ControlPlane.ServeWebhooks does, with no call of the
+// test's: a MutatingWebhookConfiguration and a ValidatingWebhookConfiguration named
+// "reconciletest-" followed by the Env's namespace, whose webhooks select that namespace
+// alone, and the conversion of each converted kind's CRD, all calling the manager Run
+// starts, with certificates it makes itself (kept in the Secret webhook-certificates of the
+// namespace); Run returns once the API server calls them. The operator's role must allow
+// what its certificates need (docs/webhooks.md). Envs of one operator run their webhooks at
+// once, each for its namespace; but a CRD has one conversion webhook, so the Envs of an
+// operator that declares a conversion take turns, from their first Run to the end of their
+// test. Everything is taken away when the test ends. An operator that declares no webhook
+// gets none of this.
 func (e *Env) Run(t testing.TB) *Manager {
 	t.Helper()
 	return e.run(t, "")
@@ -305,9 +320,24 @@ func (e *Env) serveWebhooks(t testing.TB, spec *reconcile.Manager) *Webhooks {
 		converts = converts || ep.Type == webhook.Converting
 	}
 	if converts && !e.converting {
-		e.operator.conversion.Lock()
+		o := e.operator
+		o.mu.Lock()
+		holder := o.converter
+		o.mu.Unlock()
+		if holder == t.Name() {
+			t.Fatalf("reconciletest: another Env of %s converts its CRDs in this test: a CRD has one conversion webhook, so the Envs of an operator that declares a conversion run one test at a time; run the second in a test of its own", o.User)
+		}
+		o.conversion.Lock()
+		o.mu.Lock()
+		o.converter = t.Name()
+		o.mu.Unlock()
 		e.converting = true
-		t.Cleanup(e.operator.conversion.Unlock)
+		t.Cleanup(func() {
+			o.mu.Lock()
+			o.converter = ""
+			o.mu.Unlock()
+			o.conversion.Unlock()
+		})
 	}
 	if e.webhooks != nil { // the manager of the previous Run served them
 		if err := e.webhooks.remove(t.Context()); err != nil {
