@@ -34,18 +34,18 @@ func TestWidgetTable(t *testing.T) {
 	}
 	table.Cases = []reconciletest.ReconcilerTestCase{{
 		Name:         "a new Widget gets a StatefulSet with a volume for each server",
-		Object:       widget(3),
+		Object:       object(3),
 		WantRequests: []string{"create statefulsets", "patch widgets/status"},
 		WantObjects:  []client.Object{ownedStatefulSet(3)},
 		WantStatus:   rollingOut(3),
 	}, {
 		Name:             "a converged Widget writes nothing",
-		Object:           widget(3),
+		Object:           object(3),
 		ReconciledBefore: 1,
 		WantObjects:      []client.Object{ownedStatefulSet(3)},
 	}, {
 		Name:         "a StatefulSet of its name that nobody owns is left alone, and the Widget says why",
-		Object:       widget(3),
+		Object:       object(3),
 		Given:        []client.Object{someoneElsesStatefulSet()},
 		WantRequests: []string{"patch widgets/status"},
 		WantObjects:  []client.Object{someoneElsesStatefulSet()},
@@ -99,8 +99,8 @@ func TestWidgetBecomesReadyWithAServerAndAVolumeForEachReplica(t *testing.T) {
 // What the Widget says when a StatefulSet of its name is not its own.
 const notOwned = "StatefulSet " + reconciletest.CaseNamespace + "/first exists and has no controller; it is left alone: delete it or rename this Widget"
 
-// widget is the Widget the cases reconcile, named first.
-func widget(replicas int32) *starterv1alpha1.Widget {
+// object is the Widget the cases reconcile, named first.
+func object(replicas int32) *starterv1alpha1.Widget {
 	return &starterv1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "first"},
 		Spec: starterv1alpha1.WidgetSpec{Replicas: replicas}}
 }
@@ -127,7 +127,7 @@ func rollingOut(replicas int32) starterv1alpha1.WidgetStatus {
 
 // ownedStatefulSet is the StatefulSet the Widget first wants, controlled by it.
 func ownedStatefulSet(replicas int32) *appsv1.StatefulSet {
-	s := controller.StatefulSet(widget(replicas))
+	s := controller.StatefulSet(object(replicas))
 	s.OwnerReferences = []metav1.OwnerReference{{APIVersion: starterv1alpha1.GroupVersion.String(), Kind: "Widget", Name: "first",
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}
 	return s
