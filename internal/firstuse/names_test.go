@@ -20,16 +20,21 @@ type template struct {
 	englishKind bool
 }
 
-// leftovers returns each place, as "file:line: text (the name)", where the copy in dir
-// names something of the template it was made from: its module path, its API group (also
-// as the API package's import name and in a sample's file name), the examples' category,
+// leftovers returns each place, as "file:line: text (the name)", where the copy in dir,
+// of API group group, names something of the template it was made from: its module path,
+// its API group (also as the API package's import name and in a sample's file name, unless
+// the new group starts with the same label), the examples' category,
 // and its kind in any spelling (Keyval, keyval, keyvals, KEYVAL, keyval-operator,
 // KeyvalSpec, podSet), as a word of its own or of an identifier; but for the lower-case
 // kind alone where it names what the operator runs, and for a kind that is an English
 // word.
-func leftovers(dir string, from template) ([]string, error) {
-	first, _, _ := strings.Cut(from.group, ".")
-	names := []string{from.module, from.group, first + "v1alpha1", first + "_v1alpha1", "reconcilekit-examples"}
+func leftovers(dir string, from template, group string) ([]string, error) {
+	names := []string{from.module, from.group, "reconcilekit-examples"}
+	// The import name and the sample's file name come from the group's first label, which
+	// the new group may share (cache.example.com, cache.acme.io).
+	if first, _, _ := strings.Cut(from.group, "."); !strings.HasPrefix(group, first+".") {
+		names = append(names, first+"v1alpha1", first+"_v1alpha1")
+	}
 	var hits []string
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {

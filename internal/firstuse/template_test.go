@@ -51,7 +51,7 @@ func TestTemplateWorksAsTheStartOfANewOperator(t *testing.T) {
 			if out := run(t, dir, nil, "gofmt", "-l", "."); out != "" {
 				t.Errorf("gofmt would change the copy's files:\n%s", out)
 			}
-			hits, err := leftovers(dir, tmpl.template)
+			hits, err := leftovers(dir, tmpl.template, rename.group)
 			if err != nil {
 				t.Fatal(err)
 			}
