@@ -155,8 +155,7 @@ Next:
 
 The tests need the control-plane binaries: run 'make controlplane' once in the
 reconcilekit checkout, or point KUBEBUILDER_ASSETS at them. After changing the types
-or the RBAC markers, regenerate:
-  go tool -modfile=hack/tools/go.mod controller-gen object crd rbac:roleName=manager-role paths=./... \
-    output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+or the RBAC markers, regenerate with 'make generate'; 'make help' lists the other tasks
+of the copy's Makefile.
 `, o.dir, o.module, o.kind, o.group, from, o.plural, lower)
 }

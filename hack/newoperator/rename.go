@@ -127,6 +127,9 @@ func create(o options) error {
 	if err := tools(o, out); err != nil {
 		return err
 	}
+	if _, ok := out["Makefile"]; !ok {
+		out["Makefile"] = []byte(makefile)
+	}
 	if err := goMod(o, out); err != nil {
 		return err
 	}
@@ -696,6 +699,36 @@ const toolsReadme = "# hack/tools\n\n" +
 	"```\n\n" +
 	"To change a version, run `go get -tool <module>@<version>` and then `go mod tidy`\n" +
 	"inside this directory.\n"
+
+// makefile is the copy's Makefile: the commands that docs/getting-started.md runs in a
+// new operator, under the names the library's own Makefile gives them. The templates have
+// none of their own, since the library's Makefile serves them.
+const makefile = `# The operator's tasks; run them in this directory. make help lists them.
+GO ?= go
+TOOLS = $(GO) tool -modfile=hack/tools/go.mod
+
+.PHONY: help
+help: ## Show the targets.
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+.PHONY: generate
+generate: ## Regenerate the deepcopy functions, the CRD and the role from the markers.
+	$(TOOLS) controller-gen object crd rbac:roleName=manager-role paths=./... \
+		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+
+.PHONY: test
+test: ## Vet and run the tests (they need the control-plane binaries: KUBEBUILDER_ASSETS).
+	$(GO) vet ./...
+	$(GO) test ./...
+
+.PHONY: install
+install: ## Install the CRD in the cluster that KUBECONFIG points at.
+	$(TOOLS) kustomize build config/crd | kubectl apply --server-side -f -
+
+.PHONY: run
+run: ## Run the manager here, against that cluster.
+	$(GO) run ./cmd
+`
 
 // goMod writes the new module's go.mod, which requires reconcilekit: a release, or a
 // checkout through a replace directive; and a go.sum to start from, this checkout's.
