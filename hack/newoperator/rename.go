@@ -21,16 +21,19 @@ import (
 //     also in the API package's import name (cachev1alpha1), the sample's file name and
 //     PROJECT, and its domain in PROJECT.
 //   - The kind, as a word: in Go, the identifiers the template declares (Memcached,
-//     MemcachedSpec, TestMemcachedScales, podSet...) and the lower-case ones (the logic's
-//     type, variables: memcached, podSet, podSets); in names (string literals and YAML values without a space: labels,
-//     container and port names, the event recorder, the field owner, the user of the
+//     MemcachedSpec, TestMemcachedScales, podSet...), also where a comment names them,
+//     and the lower-case ones (the logic's type, variables: memcached, podSet, podSets);
+//     in names (string literals and YAML values without a space: labels, container and
+//     port names, the event recorder, the field owner, the user of the
 //     tests, the leader election ID, AwaitReconciles' controller name, RBAC resources,
 //     kustomize's namespace and prefix); in file names; and in prose (comments, messages)
-//     as a capitalized word, with its article (a Redis, an At).
+//     as a capitalized word, with its article (a Redis, an At), as its plural (patch on
+//     keyvals), and in lower case where it is neither English nor what the operator runs
+//     (the keyval servers).
 //
 // What it drops: the template's short name and its category (see resourceMarker).
 //
-// What it keeps: the lower-case kind as a word of prose, which may be English ("at"), or
+// What it keeps: the lower-case kind as a word of prose where it is English ("at") or
 // the name of what the operator runs ("memcached pods"); a capitalized kind that opens a
 // sentence in the middle of a comment ("... is not. At most 64 characters."); and what
 // the operator runs, the image and the command, which are the new operator's to change.
@@ -429,6 +432,8 @@ func (r *renamer) resourceMarker(args string) string {
 	for _, arg := range strings.Split(args, ",") {
 		key, value, _ := strings.Cut(arg, "=")
 		switch key {
+		case "":
+			continue
 		case "shortName":
 			continue
 		case "categories":
