@@ -32,13 +32,13 @@ test-kubectl: controlplane kubectl ## Run `kubectl reconcilekit explain` through
 	$(GO) test -tags kubectl -count=1 -run '^TestKubectlRunsThePlugin$$' ./cmd/kubectl-reconcilekit
 
 .PHONY: generate
-generate: ## Regenerate deepcopy functions, CRDs and RBAC of the examples.
+generate: ## Regenerate deepcopy functions, CRDs and RBAC of the examples and of newoperator's minimal template.
 	hack/generate.sh
 
 .PHONY: verify-generated
 verify-generated: generate ## Fail when generated files differ from what is committed.
-	@git diff --exit-code -- examples || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
-	@test -z "$$(git status --porcelain -- examples)" || { git status --porcelain -- examples; echo "untracked generated files: run 'make generate' and commit"; exit 1; }
+	@git diff --exit-code -- examples hack/newoperator/minimal || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- examples hack/newoperator/minimal)" || { git status --porcelain -- examples hack/newoperator/minimal; echo "untracked generated files: run 'make generate' and commit"; exit 1; }
 
 .PHONY: lint
 lint: ## gofmt, go vet and staticcheck.

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates what the example operators derive from their markers: the
+# Regenerates what the example operators, and the minimal template of
+# hack/newoperator, derive from their markers: the
 # deepcopy functions of each API, its CustomResourceDefinition, and the
 # manager's ClusterRole. The output is committed, so that CI can tell when it
 # is stale by running this script and looking for a diff.
@@ -7,8 +8,7 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 
-for example in memcached podset at keyval; do
-	dir=examples/$example
+for dir in examples/memcached examples/podset examples/at examples/keyval hack/newoperator/minimal; do
 	go tool -modfile=hack/tools/go.mod controller-gen \
 		object \
 		crd \

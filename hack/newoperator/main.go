@@ -1,10 +1,11 @@
-// Newoperator starts an operator of your own from one of reconcilekit's example
-// operators: it copies examples/<from> to a new directory and renames, everywhere they
-// appear, the module, the API group and the kind, so that the copy builds, passes its
-// tests and regenerates to itself as it is, gofmt-clean. Run it from the root of a
-// reconcilekit checkout:
+// Newoperator starts an operator of your own: it copies a template to a new directory
+// and renames, everywhere they appear, the module, the API group and the kind, so that the
+// copy builds, passes its tests and regenerates to itself as it is, gofmt-clean, and names
+// nothing of its template. The templates are the minimal one, hack/newoperator/minimal (a
+// StatefulSet with a volume for each server, and one test of each kind), and the example
+// operators of examples/. Run it from the root of a reconcilekit checkout:
 //
-//	go run ./hack/newoperator -from memcached -module github.com/acme/redis-operator \
+//	go run ./hack/newoperator -from minimal -module github.com/acme/redis-operator \
 //		-group cache.acme.io -kind Redis
 //
 // What a rename changes, and what it keeps, is in rename.go.
@@ -23,7 +24,7 @@ import (
 
 func main() {
 	var o options
-	flag.StringVar(&o.from, "from", "", "the example to copy: memcached, podset, at or keyval")
+	flag.StringVar(&o.from, "from", "", "the template to copy: minimal (a StatefulSet, one test of each kind), or the example keyval, memcached, podset or at")
 	flag.StringVar(&o.module, "module", "", "the new operator's Go module path, such as github.com/acme/redis-operator")
 	flag.StringVar(&o.group, "group", "", "the API group of its kind, such as cache.acme.io")
 	flag.StringVar(&o.kind, "kind", "", "its kind, such as Redis")
@@ -31,8 +32,9 @@ func main() {
 	flag.StringVar(&o.dir, "dir", "", "the directory to create (default: the last element of -module)")
 	flag.StringVar(&o.library, "library", "", "the reconcilekit the new module requires: a version such as v0.3.0, or a checkout's directory to require through a replace directive (default: this checkout)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "Usage: go run ./hack/newoperator -from EXAMPLE -module PATH -group GROUP -kind KIND [-dir DIR]\n\n"+
-			"Copies examples/EXAMPLE of this reconcilekit checkout to DIR, renaming its module, API group and kind.\n\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "Usage: go run ./hack/newoperator -from TEMPLATE -module PATH -group GROUP -kind KIND [-dir DIR]\n\n"+
+			"Copies hack/newoperator/minimal (-from minimal) or examples/TEMPLATE of this reconcilekit checkout to DIR,\n"+
+			"renaming its module, API group and kind.\n\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -73,8 +75,8 @@ func (o *options) complete() error {
 	if o.from == "" || o.module == "" || o.group == "" || o.kind == "" {
 		return errors.New("-from, -module, -group and -kind are required (-h says more)")
 	}
-	if _, err := os.Stat(filepath.Join(o.root, "examples", o.from, "PROJECT")); err != nil {
-		return fmt.Errorf("-from %s: no such example here; run this from the root of a reconcilekit checkout: %w", o.from, err)
+	if _, err := os.Stat(filepath.Join(o.source(), "PROJECT")); err != nil {
+		return fmt.Errorf("-from %s: no such template here; run this from the root of a reconcilekit checkout: %w", o.from, err)
 	}
 	if !kindPattern.MatchString(o.kind) {
 		return fmt.Errorf("-kind %q: want a Go type name that starts with a capital letter, such as Redis", o.kind)
@@ -100,6 +102,18 @@ func (o *options) complete() error {
 	return nil
 }
 
+// minimal is the name of the minimal template, which is no example and lives beside
+// this program.
+const minimal = "minimal"
+
+// source is the directory of the template to copy.
+func (o options) source() string {
+	if o.from == minimal {
+		return filepath.Join(o.root, "hack", "newoperator", minimal)
+	}
+	return filepath.Join(o.root, "examples", o.from)
+}
+
 // plural is the resource name of a kind whose lower-case form is lower, by the common
 // English rules: -es after s, x, z, ch and sh; -ies for a y after a consonant; -s
 // otherwise. controller-gen's own guess (flect.Pluralize) knows many irregular words
@@ -120,14 +134,19 @@ func plural(lower string) string {
 // nextSteps is what the program prints once the copy exists.
 func (o options) nextSteps() string {
 	lower := strings.ToLower(o.kind)
-	return fmt.Sprintf(`Created %[1]s: module %[2]s, kind %[3]s of group %[4]s, from examples/%[5]s.
+	from := "examples/" + o.from
+	if o.from == minimal {
+		from = "the minimal template"
+	}
+	return fmt.Sprintf(`Created %[1]s: module %[2]s, kind %[3]s of group %[4]s, from %[5]s.
 
 The resource is %[6]s (singular %[7]s): path=%[6]s in the +kubebuilder:resource
 marker of api/v1alpha1/%[7]s_types.go says so to controller-gen, and the RBAC markers
 in controller/rbac.go grant resources=%[6]s. Change both together, if at all.
 
 Kept from the template: what the operator runs (the image and the command in
-controller/%[7]s.go) and the kind's short name in the +kubebuilder:resource marker.
+controller/%[7]s.go). Not kept: its short name and category; add shortName= and
+categories= of your own to the +kubebuilder:resource marker if you want them.
 
 Next:
   cd %[1]s
@@ -136,8 +155,7 @@ Next:
 
 The tests need the control-plane binaries: run 'make controlplane' once in the
 reconcilekit checkout, or point KUBEBUILDER_ASSETS at them. After changing the types
-or the RBAC markers, regenerate:
-  go tool -modfile=hack/tools/go.mod controller-gen object crd rbac:roleName=manager-role paths=./... \
-    output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
-`, o.dir, o.module, o.kind, o.group, o.from, o.plural, lower)
+or the RBAC markers, regenerate with 'make generate'; 'make help' lists the other tasks
+of the copy's Makefile.
+`, o.dir, o.module, o.kind, o.group, from, o.plural, lower)
 }

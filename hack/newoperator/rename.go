@@ -21,14 +21,19 @@ import (
 //     also in the API package's import name (cachev1alpha1), the sample's file name and
 //     PROJECT, and its domain in PROJECT.
 //   - The kind, as a word: in Go, the identifiers the template declares (Memcached,
-//     MemcachedSpec, TestMemcachedScales...) and the lower-case one (the logic's type,
-//     variables); in names (string literals and YAML values without a space: labels,
-//     container and port names, the event recorder, the field owner, the user of the
+//     MemcachedSpec, TestMemcachedScales, podSet...), also where a comment names them,
+//     and the lower-case ones (the logic's type, variables: memcached, podSet, podSets);
+//     in names (string literals and YAML values without a space: labels, container and
+//     port names, the event recorder, the field owner, the user of the
 //     tests, the leader election ID, AwaitReconciles' controller name, RBAC resources,
 //     kustomize's namespace and prefix); in file names; and in prose (comments, messages)
-//     as a capitalized word, with its article (a Redis, an At).
+//     as a capitalized word, with its article (a Redis, an At), as its plural (patch on
+//     keyvals), and in lower case where it is neither English nor what the operator runs
+//     (the keyval servers).
 //
-// What it keeps: the lower-case kind as a word of prose, which may be English ("at"), or
+// What it drops: the template's short name and its category (see resourceMarker).
+//
+// What it keeps: the lower-case kind as a word of prose where it is English ("at") or
 // the name of what the operator runs ("memcached pods"); a capitalized kind that opens a
 // sentence in the middle of a comment ("... is not. At most 64 characters."); and what
 // the operator runs, the image and the command, which are the new operator's to change.
@@ -40,7 +45,13 @@ type renamer struct {
 	oldFirst, newFirst   string // the groups' first labels: cache, cache
 	oldKind, newKind     word
 	idents               map[string]string // Go identifiers the template declares, renamed
+	// keepLower keeps the lower-case kind where it is a word of prose: it names what the
+	// operator runs (memcached), or it is English (at).
+	keepLower bool
 }
+
+// english are the kinds of the templates that are English words in lower case.
+var english = map[string]bool{"at": true}
 
 // A word is a kind in each of its forms.
 type word struct{ kind, lower, plural, pluralKind string } // Memcached, memcached, memcacheds, Memcacheds
@@ -67,7 +78,7 @@ const (
 // create copies the example to o.dir, renamed, with a go.mod of its own and the build
 // tools of hack/tools.
 func create(o options) error {
-	src := filepath.Join(o.root, "examples", o.from)
+	src := o.source()
 	if _, err := os.Stat(o.dir); err == nil {
 		return fmt.Errorf("%s exists already", o.dir)
 	}
@@ -119,6 +130,9 @@ func create(o options) error {
 	if err := tools(o, out); err != nil {
 		return err
 	}
+	if _, ok := out["Makefile"]; !ok {
+		out["Makefile"] = []byte(makefile)
+	}
 	if err := goMod(o, out); err != nil {
 		return err
 	}
@@ -150,9 +164,13 @@ func field(project []byte, key string) string {
 // itself, and the API package's import name. It refuses a kind whose lower-case form
 // would clash with a package the template imports.
 func (r *renamer) declared(files map[string][]byte) error {
+	r.keepLower = english[r.oldKind.lower]
 	r.idents = map[string]string{
 		r.oldKind.lower:         r.newKind.lower,
 		r.oldFirst + "v1alpha1": identifier(r.newFirst) + "v1alpha1",
+		// A kind of two words names its variables in lower camel case (podSet, podSets).
+		lowerFirst(r.oldKind.kind):       lowerFirst(r.newKind.kind),
+		lowerFirst(r.oldKind.pluralKind): lowerFirst(r.newKind.pluralKind),
 	}
 	imports := map[string]bool{}
 	fset := token.NewFileSet()
@@ -171,6 +189,13 @@ func (r *renamer) declared(files map[string][]byte) error {
 				name = imp.Name.Name
 			}
 			imports[name] = true
+		}
+		keep := map[ast.Node]bool{}
+		keepRuns(f, keep)
+		for n := range keep {
+			if lit, ok := n.(*ast.BasicLit); ok && r.textAfter(strings.ToLower(lit.Value), false, 0) != strings.ToLower(lit.Value) {
+				r.keepLower = true // the kind is a word of what the operator runs
+			}
 		}
 		for _, decl := range f.Decls {
 			switch decl := decl.(type) {
@@ -196,12 +221,20 @@ func (r *renamer) declared(files map[string][]byte) error {
 	return nil
 }
 
-// declare adds a declared name to the identifiers to rename if the kind is a word of it.
+// declare adds a declared name to the identifiers to rename if the kind is a word of it,
+// also as the first word of an unexported name (podSetLabels).
 func (r *renamer) declare(name string) {
 	if renamed := r.camel(name); renamed != name {
 		r.idents[name] = renamed
+	} else if upper := strings.ToUpper(name[:1]) + name[1:]; upper != name && strings.HasPrefix(upper, r.oldKind.kind) {
+		if renamed := r.camel(upper); renamed != upper {
+			r.idents[name] = lowerFirst(renamed)
+		}
 	}
 }
+
+// lowerFirst is s with its first letter in lower case: PodSet, podSet.
+func lowerFirst(s string) string { return strings.ToLower(s[:1]) + s[1:] }
 
 // identifier makes a group's first label a Go identifier: cnat-v2 becomes cnatv2.
 func identifier(label string) string { return strings.ReplaceAll(label, "-", "") }
@@ -226,6 +259,8 @@ func (r *renamer) file(rel string, data []byte) ([]byte, error) {
 			return nil, err
 		}
 		return format.Source([]byte(r.restore(out))) // sorts the imports of each group too
+	case strings.HasPrefix(rel, "config/crd/bases/"):
+		s = crdNames(s)
 	case rel == "PROJECT":
 		s = strings.ReplaceAll(s, "group: "+r.oldFirst+"\n", "group: "+r.newFirst+"\n")
 		s = strings.ReplaceAll(s, "domain: "+strings.TrimPrefix(r.oldGroup, r.oldFirst+".")+"\n",
@@ -264,27 +299,11 @@ func (r *renamer) goFile(rel, src string) (string, error) {
 	for _, imp := range f.Imports {
 		keep[imp.Path] = true
 	}
+	keepRuns(f, keep)
 	ast.Inspect(f, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.SelectorExpr:
+		if n, ok := n.(*ast.SelectorExpr); ok {
 			if x, ok := n.X.(*ast.Ident); ok && foreign[x.Name] {
 				keep[n.Sel] = true
-			}
-		case *ast.KeyValueExpr: // Image: ..., Command: []string{...}, Args: ...
-			if k, ok := n.Key.(*ast.Ident); ok && runs(k.Name) {
-				keepAll(n.Value, keep)
-			}
-		case *ast.ValueSpec: // const Image = "memcached:1.4.36-alpine"
-			for i, name := range n.Names {
-				if runs(name.Name) && i < len(n.Values) {
-					keepAll(n.Values[i], keep)
-				}
-			}
-		case *ast.AssignStmt: // c.Image = "memcached:latest"
-			for i, lhs := range n.Lhs {
-				if sel, ok := lhs.(*ast.SelectorExpr); ok && runs(sel.Sel.Name) && i < len(n.Rhs) {
-					keepAll(n.Rhs[i], keep)
-				}
 			}
 		}
 		return true
@@ -318,6 +337,31 @@ func (r *renamer) goFile(rel, src string) (string, error) {
 	return buf.String(), nil
 }
 
+// keepRuns adds to keep the strings of f that say what the operator runs.
+func keepRuns(f *ast.File, keep map[ast.Node]bool) {
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.KeyValueExpr: // Image: ..., Command: []string{...}, Args: ...
+			if k, ok := n.Key.(*ast.Ident); ok && runs(k.Name) {
+				keepAll(n.Value, keep)
+			}
+		case *ast.ValueSpec: // const Image = "memcached:1.4.36-alpine"
+			for i, name := range n.Names {
+				if runs(name.Name) && i < len(n.Values) {
+					keepAll(n.Values[i], keep)
+				}
+			}
+		case *ast.AssignStmt: // c.Image = "memcached:latest"
+			for i, lhs := range n.Lhs {
+				if sel, ok := lhs.(*ast.SelectorExpr); ok && runs(sel.Sel.Name) && i < len(n.Rhs) {
+					keepAll(n.Rhs[i], keep)
+				}
+			}
+		}
+		return true
+	})
+}
+
 // runs reports whether a field or constant names what the operator runs.
 func runs(name string) bool { return name == "Image" || name == "Command" || name == "Args" }
 
@@ -338,17 +382,109 @@ func keepAll(n ast.Node, keep map[ast.Node]bool) {
 func (r *renamer) comment(text string, prev byte) string {
 	body := strings.TrimPrefix(text, "//")
 	if !strings.HasPrefix(strings.TrimSpace(body), "+") {
-		return "//" + r.prose(body, prev)
+		return "//" + r.prose(r.commentIdents(body), prev)
 	}
 	parts := strings.Split(body, `"`)
 	for i := range parts {
 		parts[i] = r.text(parts[i], i%2 == 1) // inside quotes: prose
 	}
 	body = strings.Join(parts, `"`)
-	if rest, ok := strings.CutPrefix(body, " +kubebuilder:resource:"); ok && !strings.Contains(rest, "path=") {
-		body = " +kubebuilder:resource:path=" + r.newKind.plural + "," + rest
+	if rest, ok := strings.CutPrefix(body, " +kubebuilder:resource:"); ok {
+		body = " +kubebuilder:resource:" + r.resourceMarker(rest)
 	}
 	return "//" + body
+}
+
+// commentIdents renames in a comment the identifiers the template declares that the kind
+// is a word of (TestMemcachedScales, podSets), but for the kind itself, which is prose
+// there.
+func (r *renamer) commentIdents(body string) string {
+	var b strings.Builder
+	for i := 0; i < len(body); {
+		j := i
+		for j < len(body) && (isAlnum(body[j]) || body[j] == '_') {
+			j++
+		}
+		if j == i {
+			b.WriteByte(body[i])
+			i++
+			continue
+		}
+		word := body[i:j]
+		if renamed, ok := r.idents[word]; ok && word != r.oldKind.kind && word != r.oldKind.pluralKind && word != r.oldKind.lower {
+			word = renamed
+		}
+		b.WriteString(word)
+		i = j
+	}
+	return b.String()
+}
+
+// resourceMarker renames the arguments of a +kubebuilder:resource marker: the plural
+// pinned with path=, and neither the template's short name, which another CRD of the
+// cluster (the template's own) may claim, nor its category, which lists the examples
+// (kubectl get reconcilekit-examples) and not a new operator's kinds.
+func (r *renamer) resourceMarker(args string) string {
+	kept := []string{}
+	if !strings.Contains(args, "path=") {
+		kept = append(kept, "path="+r.newKind.plural)
+	}
+	for _, arg := range strings.Split(args, ",") {
+		key, value, _ := strings.Cut(arg, "=")
+		switch key {
+		case "":
+			continue
+		case "shortName":
+			continue
+		case "categories":
+			var categories []string
+			for _, c := range strings.Split(value, ";") {
+				if c != exampleCategory {
+					categories = append(categories, c)
+				}
+			}
+			if len(categories) == 0 {
+				continue
+			}
+			arg = key + "=" + strings.Join(categories, ";")
+		}
+		kept = append(kept, arg)
+	}
+	return strings.Join(kept, ",")
+}
+
+// exampleCategory is the category of the examples' kinds, which a copy's kind leaves.
+const exampleCategory = "reconcilekit-examples"
+
+// crdNames drops from a generated CRD what resourceMarker drops from its marker: the
+// short names and the examples' category, so that the CRD is what controller-gen makes
+// of the renamed marker.
+func crdNames(s string) string {
+	lines := strings.Split(s, "\n")
+	var out []string
+	for i := 0; i < len(lines); i++ {
+		trimmed := strings.TrimLeft(lines[i], " ")
+		indent := len(lines[i]) - len(trimmed)
+		if trimmed != "categories:" && trimmed != "shortNames:" {
+			out = append(out, lines[i])
+			continue
+		}
+		// The list's items follow at the same indentation (controller-gen's style) or
+		// deeper.
+		var items []string
+		for i+1 < len(lines) && strings.HasPrefix(strings.TrimLeft(lines[i+1], " "), "- ") &&
+			len(lines[i+1])-len(strings.TrimLeft(lines[i+1], " ")) >= indent {
+			i++
+			if trimmed == "categories:" && strings.TrimSpace(strings.TrimLeft(lines[i], " ")[2:]) != exampleCategory {
+				items = append(items, lines[i])
+			}
+		}
+		if len(items) > 0 {
+			out = append(out, strings.Repeat(" ", indent)+trimmed)
+			out = append(out, items...)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // yaml renames a YAML file (or PROJECT) line by line: a comment, or a value with a
@@ -394,7 +530,8 @@ func (r *renamer) prose(s string, prev byte) string { return r.textAfter(s, true
 // article; in prose not where it opens a sentence after another (At most), which may be
 // English. A lower-case kind is renamed in names, and in prose only within a compound
 // name (memcached-operator, at-system), as alone it may be English (at) or the name of
-// what the operator runs (memcached).
+// what the operator runs (memcached); its plural is a resource's name (patch on keyvals),
+// renamed in prose too.
 func (r *renamer) textAfter(s string, prose bool, prev byte) string {
 	var b strings.Builder
 	for i := 0; i < len(s); {
@@ -443,7 +580,7 @@ func (r *renamer) match(s string, i int, before byte, prose bool) (string, strin
 			continue // attach
 		case capital && prose && opensSentence(s[:i], before):
 			continue
-		case !capital && prose && !compound(s, i, len(old)):
+		case !capital && prose && old != r.oldKind.plural && r.keepLower && !compound(s, i, len(old)):
 			continue
 		}
 		return old, f[1], true
@@ -567,6 +704,36 @@ const toolsReadme = "# hack/tools\n\n" +
 	"```\n\n" +
 	"To change a version, run `go get -tool <module>@<version>` and then `go mod tidy`\n" +
 	"inside this directory.\n"
+
+// makefile is the copy's Makefile: the commands that docs/getting-started.md runs in a
+// new operator, under the names the library's own Makefile gives them. The templates have
+// none of their own, since the library's Makefile serves them.
+const makefile = `# The operator's tasks; run them in this directory. make help lists them.
+GO ?= go
+TOOLS = $(GO) tool -modfile=hack/tools/go.mod
+
+.PHONY: help
+help: ## Show the targets.
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+.PHONY: generate
+generate: ## Regenerate the deepcopy functions, the CRD and the role from the markers.
+	$(TOOLS) controller-gen object crd rbac:roleName=manager-role paths=./... \
+		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+
+.PHONY: test
+test: ## Vet and run the tests (they need the control-plane binaries: KUBEBUILDER_ASSETS).
+	$(GO) vet ./...
+	$(GO) test ./...
+
+.PHONY: install
+install: ## Install the CRD in the cluster that KUBECONFIG points at.
+	$(TOOLS) kustomize build config/crd | kubectl apply --server-side -f -
+
+.PHONY: run
+run: ## Run the manager here, against that cluster.
+	$(GO) run ./cmd
+`
 
 // goMod writes the new module's go.mod, which requires reconcilekit: a release, or a
 // checkout through a replace directive; and a go.sum to start from, this checkout's.

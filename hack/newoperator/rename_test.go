@@ -18,8 +18,9 @@ func TestPluralFollowsTheCommonEnglishRules(t *testing.T) {
 // The kind is renamed where it names the kind and kept where it may be English or name
 // what the operator runs.
 func TestRenameChangesTheKindAndKeepsEnglish(t *testing.T) {
-	at := &renamer{oldKind: newWord("At", "ats"), newKind: newWord("Redis", "redises")}
-	memcached := &renamer{oldKind: newWord("Memcached", "memcacheds"), newKind: newWord("Index", "indexes")}
+	at := &renamer{oldKind: newWord("At", "ats"), newKind: newWord("Redis", "redises"), keepLower: true}
+	memcached := &renamer{oldKind: newWord("Memcached", "memcacheds"), newKind: newWord("Index", "indexes"), keepLower: true}
+	keyval := &renamer{oldKind: newWord("Keyval", "keyvals"), newKind: newWord("Ledger", "ledgers")}
 	for _, tc := range []struct {
 		name  string
 		r     *renamer
@@ -38,6 +39,8 @@ func TestRenameChangesTheKindAndKeepsEnglish(t *testing.T) {
 		{"a kind as a possessive", at, "the At's pod", true, "the Redis's pod"},
 		{"an article that changes to an", memcached, "rename this Memcached, a Memcached", true, "rename this Index, an Index"},
 		{"a workload in prose", memcached, "the memcached pods", true, "the memcached pods"},
+		{"a resource in prose", memcached, "patch on memcacheds", true, "patch on indexes"},
+		{"a kind that is neither English nor a workload, in prose", keyval, "the keyval servers", true, "the ledger servers"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.r.text(tc.in, tc.prose); got != tc.want {
@@ -67,5 +70,41 @@ func TestCamelRenamesTheKindOnceInAnIdentifier(t *testing.T) {
 		if got := r.camel(in); got != want {
 			t.Errorf("camel(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A copy's kind is not listed with the examples, and takes no short name that the
+// template's CRD, in the same cluster, may hold.
+func TestRenameDropsTheExamplesCategoryAndTheShortName(t *testing.T) {
+	r := &renamer{oldKind: newWord("Keyval", "keyvals"), newKind: newWord("Ledger", "ledgers")}
+	for _, tc := range []struct{ name, in, want string }{
+		{"a short name and the category", "shortName=kv,categories=reconcilekit-examples", "path=ledgers"},
+		{"the category alone", "categories=reconcilekit-examples", "path=ledgers"},
+		{"a category of the operator's own", "categories=reconcilekit-examples;stores,scope=Namespaced", "path=ledgers,categories=stores,scope=Namespaced"},
+		{"a pinned plural", "path=keyvals,categories=reconcilekit-examples", "path=keyvals"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := r.resourceMarker(tc.in); got != tc.want {
+				t.Errorf("resourceMarker(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+
+	crd := "  names:\n    categories:\n    - reconcilekit-examples\n    kind: Keyval\n    shortNames:\n    - kv\n    singular: keyval\n"
+	want := "  names:\n    kind: Keyval\n    singular: keyval\n"
+	if got := crdNames(crd); got != want {
+		t.Errorf("crdNames(%q) = %q, want %q", crd, got, want)
+	}
+}
+
+// A comment names the template's identifiers by their new names.
+func TestRenameChangesTheIdentifiersInAComment(t *testing.T) {
+	r := &renamer{oldKind: newWord("PodSet", "podsets"), newKind: newWord("Fleet", "fleets"), idents: map[string]string{
+		"podSets": "fleets", "TestPodSetScales": "TestFleetScales", "PodSet": "Fleet", "podset": "fleet",
+	}}
+	in := " podSets is the table of TestPodSetScales; a PodSet, a podset"
+	want := " fleets is the table of TestFleetScales; a PodSet, a podset"
+	if got := r.commentIdents(in); got != want {
+		t.Errorf("commentIdents(%q) = %q, want %q", in, got, want)
 	}
 }

@@ -1,4 +1,5 @@
 // Package firstuse tests what a new user does first with reconcilekit, the way they do it:
-// copy an example operator as the start of their own, install the library with go get,
-// and deploy an example to a cluster. It has no code of its own, only tests.
+// copy a template (the minimal one or an example operator) as the start of their own,
+// install the library with go get, and deploy an example to a cluster. It has no code of
+// its own, only tests.
 package firstuse

@@ -45,7 +45,7 @@ const (
 // that Deployment's pods, of PodSets alone, followed by their instance label.
 func New(opts ...reconcile.Option) *reconcile.Controller[*appsv1alpha1.PodSet] {
 	// A pod's changes (a new name, readiness) reach its PodSet through the instance label.
-	podSet := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, pod client.Object) []rtreconcile.Request {
+	byInstance := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, pod client.Object) []rtreconcile.Request {
 		return []rtreconcile.Request{{NamespacedName: client.ObjectKey{Namespace: pod.GetNamespace(), Name: pod.GetLabels()[instance]}}}
 	})
 	return reconcile.For(&appsv1alpha1.PodSet{}, &podset{}, append([]reconcile.Option{
@@ -54,7 +54,7 @@ func New(opts ...reconcile.Option) *reconcile.Controller[*appsv1alpha1.PodSet] {
 		reconcile.WithReconcileRequests(""),
 		reconcile.WithConcurrency(Concurrency),
 		reconcile.WithChildren(&appsv1.Deployment{}),
-		reconcile.WithWatch(&corev1.Pod{}, podSet),
+		reconcile.WithWatch(&corev1.Pod{}, byInstance),
 		// A cluster-wide pod cache would cost memory for every pod of the cluster.
 		reconcile.WithCache(&corev1.Pod{}, cache.ByObject{
 			Label: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": managedBy}),

@@ -1,0 +1,96 @@
+// Package controller holds the Widget controller: for each Widget, a StatefulSet of servers
+// with a volume each, whose readiness the Widget's Available, Progressing and Degraded
+// conditions report. It is the smallest operator that owns something; grow it from here.
+package controller
+
+import (
+	"context"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/reconcilekit/reconcilekit/conditions"
+	starterv1alpha1 "github.com/reconcilekit/reconcilekit/hack/newoperator/minimal/api/v1alpha1"
+	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/reconcile"
+	"github.com/reconcilekit/reconcilekit/requeue"
+)
+
+// Image is the image every server of a Widget runs: replace it, and Command, with your own.
+const Image = "busybox:1.37"
+
+// Command is what every server of a Widget runs.
+var Command = []string{"sleep", "infinity"}
+
+// FieldOwner names the operator in the managed fields of what it writes, and in its events.
+const FieldOwner = "widget-operator"
+
+// uid is the user the servers run as: the restricted Pod Security level refuses root.
+const uid = 1000
+
+// foreignRecheck is how often a Widget blocked by an object it does not own looks again:
+// that object's changes do not reach this controller.
+const foreignRecheck = time.Minute
+
+// New declares the Widget controller, with opts added to its own (a test's clock, say):
+// a StatefulSet of its own for each Widget. Everything else, the watches and the cache,
+// follows from the declaration.
+func New(opts ...reconcile.Option) *reconcile.Controller[*starterv1alpha1.Widget] {
+	return reconcile.For(&starterv1alpha1.Widget{}, &logic{}, append([]reconcile.Option{
+		reconcile.WithFieldOwner(FieldOwner),
+		reconcile.WithChildren(&appsv1.StatefulSet{}),
+	}, opts...)...)
+}
+
+// logic is the Widget controller's logic.
+type logic struct{}
+
+// Reconcile ensures the Widget's StatefulSet and reports its readiness in the status.
+func (logic) Reconcile(ctx context.Context, w *starterv1alpha1.Widget, s reconcile.Scope) requeue.Outcome {
+	sts, _, err := ownership.Ensure(ctx, s.Writer, w, StatefulSet(w))
+	switch {
+	case ownership.IsNotControlled(err):
+		// Only a person can settle this: Stalled says so, and the Widget looks again later.
+		conditions.MarkTrue(w, conditions.Stalled, "StatefulSetNotOwned", "%v: delete it or rename this Widget", err)
+		return requeue.After(foreignRecheck)
+	case ownership.IsImmutable(err):
+		// The claim template differs from the existing one's, which the API server
+		// refuses to change; the rest is applied, and only a person can move the data.
+		conditions.MarkTrue(w, conditions.Stalled, "StorageUnchangeable", "%v", err)
+		return requeue.Done()
+	case err != nil:
+		return requeue.Retry(err)
+	}
+	w.Status.ReadyReplicas = sts.Status.ReadyReplicas
+	// Without a PodDisruptionBudget, Available means that a majority of servers is ready.
+	ownership.StatefulSetReadiness(sts, nil).Mark(w)
+	return requeue.Done()
+}
+
+// podLabels are the labels of a Widget's pods, which its StatefulSet selects.
+func podLabels(w *starterv1alpha1.Widget) map[string]string {
+	return map[string]string{
+		"app.kubernetes.io/name":       "widget",
+		"app.kubernetes.io/instance":   w.Name,
+		"app.kubernetes.io/managed-by": FieldOwner,
+	}
+}
+
+// StatefulSet is the StatefulSet a Widget wants: spec.replicas servers, each with a
+// volume claim of its own, data, mounted at /data.
+func StatefulSet(w *starterv1alpha1.Widget) *appsv1.StatefulSet {
+	pod := ownership.Restricted(corev1.PodSpec{
+		Containers: []corev1.Container{{
+			Name:         "server",
+			Image:        Image,
+			Command:      Command,
+			VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
+		}},
+	}, uid)
+	template := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: podLabels(w)}, Spec: pod}
+	data := ownership.ClaimTemplate("data", resource.MustParse("1Gi"))
+	return ownership.StatefulSet(w.Namespace, w.Name, w.Spec.Replicas, template, data)
+}

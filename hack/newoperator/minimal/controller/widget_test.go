@@ -1,0 +1,142 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/reconcilekit/reconcilekit/conditions"
+	starterv1alpha1 "github.com/reconcilekit/reconcilekit/hack/newoperator/minimal/api/v1alpha1"
+	"github.com/reconcilekit/reconcilekit/hack/newoperator/minimal/controller"
+	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+)
+
+// The Widget controller's logic, one reconcile at a time on an API server alone: no
+// manager, no StatefulSet controller. A case costs tens of milliseconds; add one for each
+// thing the logic decides.
+func TestWidgetTable(t *testing.T) {
+	table := reconciletest.ReconcilerTests{
+		CRDDirectories: []string{filepath.Join("..", "config", "crd", "bases")},
+		AddToScheme:    starterv1alpha1.AddToScheme,
+		Controller:     controller.New(),
+		Restricted:     true,
+	}
+	table.Cases = []reconciletest.ReconcilerTestCase{{
+		Name:         "a new Widget gets a StatefulSet with a volume for each server",
+		Object:       object(3),
+		WantRequests: []string{"create statefulsets", "patch widgets/status"},
+		WantObjects:  []client.Object{ownedStatefulSet(3)},
+		WantStatus:   rollingOut(3),
+	}, {
+		Name:             "a converged Widget writes nothing",
+		Object:           object(3),
+		ReconciledBefore: 1,
+		WantObjects:      []client.Object{ownedStatefulSet(3)},
+	}, {
+		Name:         "a StatefulSet of its name that nobody owns is left alone, and the Widget says why",
+		Object:       object(3),
+		Given:        []client.Object{someoneElsesStatefulSet()},
+		WantRequests: []string{"patch widgets/status"},
+		WantObjects:  []client.Object{someoneElsesStatefulSet()},
+		WantStatus: starterv1alpha1.WidgetStatus{ObservedGeneration: 1, Conditions: []metav1.Condition{
+			condition("Ready", "False", "StatefulSetNotOwned", notOwned),
+			condition("Stalled", "True", "StatefulSetNotOwned", notOwned),
+		}},
+		WantEvents: []string{"Warning StatefulSetNotOwned " + notOwned},
+		WantResult: rtreconcile.Result{RequeueAfter: time.Minute},
+	}}
+	table.Run(t)
+}
+
+// The operator, run as its manager runs it, on a cluster whose StatefulSet controller
+// makes pods and whose claims bind: a Widget becomes Ready, as kubectl wait sees it.
+func TestWidgetBecomesReadyWithAServerAndAVolumeForEachReplica(t *testing.T) {
+	e := operator.Env(t)
+	e.Run(t)
+	w := &starterv1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "first"},
+		Spec: starterv1alpha1.WidgetSpec{Replicas: 3}}
+	if err := e.Create(t.Context(), w); err != nil {
+		t.Fatal(err)
+	}
+	reconciletest.Eventually(t, func(ctx context.Context) error {
+		if err := e.Get(ctx, client.ObjectKeyFromObject(w), w); err != nil {
+			return err
+		}
+		if w.Status.ObservedGeneration != w.Generation || !conditions.IsTrue(w, conditions.Ready) || w.Status.ReadyReplicas != 3 {
+			return fmt.Errorf("not Ready: %d of 3 ready, %+v", w.Status.ReadyReplicas, w.Status.Conditions)
+		}
+		return nil
+	})
+	if v := reconciletest.VerdictOf(t, operator.Scheme, w); v.Status != kstatus.CurrentStatus || !v.Waited {
+		t.Errorf("Ready, the verdict is %s; want Current, and kubectl wait returning", v)
+	}
+	var claims corev1.PersistentVolumeClaimList
+	if err := e.List(t.Context(), &claims, client.InNamespace(e.Namespace)); err != nil {
+		t.Fatal(err)
+	}
+	bound := 0
+	for _, c := range claims.Items {
+		if c.Status.Phase == corev1.ClaimBound {
+			bound++
+		}
+	}
+	if bound != 3 {
+		t.Errorf("%d of %d claims bound; want 3", bound, len(claims.Items))
+	}
+}
+
+// What the Widget says when a StatefulSet of its name is not its own.
+const notOwned = "StatefulSet " + reconciletest.CaseNamespace + "/first exists and has no controller; it is left alone: delete it or rename this Widget"
+
+// object is the Widget the cases reconcile, named first.
+func object(replicas int32) *starterv1alpha1.Widget {
+	return &starterv1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "first"},
+		Spec: starterv1alpha1.WidgetSpec{Replicas: replicas}}
+}
+
+// condition is a condition of generation 1 that changed at the case's time.
+func condition(typ, status, reason, message string) metav1.Condition {
+	return metav1.Condition{Type: typ, Status: metav1.ConditionStatus(status), ObservedGeneration: 1,
+		LastTransitionTime: metav1.NewTime(reconciletest.DefaultNow), Reason: reason, Message: message}
+}
+
+// rollingOut is the status of a Widget whose new StatefulSet the StatefulSet controller
+// has not reported on yet.
+func rollingOut(replicas int32) starterv1alpha1.WidgetStatus {
+	counts := fmt.Sprintf("0 of %d replicas ready, %d to update", replicas, replicas)
+	return starterv1alpha1.WidgetStatus{ObservedGeneration: 1, Conditions: []metav1.Condition{
+		condition("Available", "False", "MinimumReplicasUnavailable",
+			fmt.Sprintf("below minimum availability: 0 of %d replicas ready, %d needed (a majority)", replicas, replicas/2+1)),
+		condition("Progressing", "True", "RollingOut", counts),
+		condition("Degraded", "False", "RollingOut", counts),
+		condition("Ready", "False", "RollingOut", counts),
+		condition("Reconciling", "True", "RollingOut", counts),
+	}}
+}
+
+// ownedStatefulSet is the StatefulSet the Widget first wants, controlled by it.
+func ownedStatefulSet(replicas int32) *appsv1.StatefulSet {
+	s := controller.StatefulSet(object(replicas))
+	s.OwnerReferences = []metav1.OwnerReference{{APIVersion: starterv1alpha1.GroupVersion.String(), Kind: "Widget", Name: "first",
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}
+	return s
+}
+
+// someoneElsesStatefulSet is a StatefulSet named first that has no controller.
+func someoneElsesStatefulSet() *appsv1.StatefulSet {
+	return ownership.StatefulSet("", "first", 1, corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "someone-elses"}},
+		Spec:       ownership.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "someone/app:1"}}}, 1000),
+	})
+}
