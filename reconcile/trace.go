@@ -83,7 +83,7 @@ func (c tracedClient) Update(ctx context.Context, obj client.Object, opts ...cli
 
 func (c tracedClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 	ctx, span := c.start(ctx, "patch", obj, "")
-	span.SetAttributes(changed(obj, patch))
+	patch = recordChanges(span, obj, patch)
 	return end(span, c.Client.Patch(ctx, obj, patch, opts...))
 }
 
@@ -108,7 +108,7 @@ func (s tracedStatus) Update(ctx context.Context, obj client.Object, opts ...cli
 
 func (s tracedStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 	ctx, span := s.c.start(ctx, "patch", obj, "status")
-	span.SetAttributes(changed(obj, patch))
+	patch = recordChanges(span, obj, patch)
 	return end(span, s.SubResourceWriter.Patch(ctx, obj, patch, opts...))
 }
 
@@ -137,26 +137,39 @@ func end(span trace.Span, err error) error {
 	return err
 }
 
-// changed names the fields a patch sets, two levels deep ("status.conditions"), sorted;
-// metadata.resourceVersion, the optimistic lock's, is left out.
-func changed(obj client.Object, patch client.Patch) attribute.KeyValue {
+// recordChanges records on span the fields patch sets on obj, and returns the patch to send:
+// its body as computed once, since a merge patch's body is a diff of two serialised objects,
+// the costliest part of tracing a write if done twice.
+func recordChanges(span trace.Span, obj client.Object, patch client.Patch) client.Patch {
+	if !span.IsRecording() {
+		return patch
+	}
+	data, err := patch.Data(obj)
+	if err != nil {
+		return patch // the client meets the same error and the span records it
+	}
+	span.SetAttributes(changed(data))
+	return client.RawPatch(patch.Type(), data)
+}
+
+// changed names the fields a patch body sets, two levels deep ("status.conditions"),
+// sorted; metadata.resourceVersion, the optimistic lock's, is left out.
+func changed(data []byte) attribute.KeyValue {
 	var fields []string
-	if data, err := patch.Data(obj); err == nil {
-		var doc map[string]any
-		if json.Unmarshal(data, &doc) == nil {
-			for top, v := range doc {
-				if top == "apiVersion" || top == "kind" {
-					continue
-				}
-				inner, ok := v.(map[string]any)
-				if !ok {
-					fields = append(fields, top)
-					continue
-				}
-				for k := range inner {
-					if path := top + "." + k; path != "metadata.resourceVersion" {
-						fields = append(fields, path)
-					}
+	var doc map[string]any
+	if json.Unmarshal(data, &doc) == nil {
+		for top, v := range doc {
+			if top == "apiVersion" || top == "kind" {
+				continue
+			}
+			inner, ok := v.(map[string]any)
+			if !ok {
+				fields = append(fields, top)
+				continue
+			}
+			for k := range inner {
+				if path := top + "." + k; path != "metadata.resourceVersion" {
+					fields = append(fields, path)
 				}
 			}
 		}
