@@ -20,6 +20,8 @@ import (
 	"github.com/reconcilekit/reconcilekit/conditions"
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
 	at "github.com/reconcilekit/reconcilekit/examples/at/controller"
+	storev1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
+	keyval "github.com/reconcilekit/reconcilekit/examples/keyval/controller"
 	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
 	memcached "github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
@@ -234,6 +236,71 @@ var kinds = []*kind{
 			return (&seed.AtReconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme()}).SetupWithManager(mgr)
 		}},
 	},
+	{
+		name:        "Keyval",
+		crds:        "examples/keyval/config/crd/bases",
+		addToScheme: storev1alpha1.AddToScheme,
+		object: func(namespace, name string) client.Object {
+			return &storev1alpha1.Keyval{
+				ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+				Spec:       storev1alpha1.KeyvalSpec{Replicas: 1},
+			}
+		},
+		child:     &appsv1.StatefulSet{},
+		watches:   []client.Object{&storev1alpha1.Keyval{}, &appsv1.StatefulSet{}},
+		bare:      keyvalStatefulSet,
+		childDone: statefulSetReady,
+		statusDone: func(obj client.Object) bool {
+			return meta.IsStatusConditionTrue(obj.(*storev1alpha1.Keyval).Status.Conditions, conditions.Available)
+		},
+		// The library-built operator creates a ConfigMap, two Services and a
+		// PodDisruptionBudget too, so the ideal does.
+		ideal: idealSpec{
+			children: func(obj client.Object) []client.Object {
+				kv := obj.(*storev1alpha1.Keyval)
+				config := keyval.ConfigMap(kv)
+				sts, err := keyval.StatefulSet(kv, config)
+				if err != nil {
+					panic(err) // a ConfigMap of strings always hashes
+				}
+				return []client.Object{config, keyval.PodDisruptionBudget(kv), keyval.HeadlessService(kv), keyval.Service(kv), sts}
+			},
+			progressing: func(obj client.Object, full bool) {
+				if !full {
+					idealConditions(obj, false, false)
+					return
+				}
+				// What the library-built operator reports of a StatefulSet just created.
+				kv := obj.(*storev1alpha1.Keyval)
+				sts, _ := keyval.StatefulSet(kv, keyval.ConfigMap(kv))
+				keyvalStatus(kv, sts)
+			},
+			ready: func(ctx context.Context, c client.Reader, obj client.Object, full bool) bool {
+				kv := obj.(*storev1alpha1.Keyval)
+				if !full {
+					idealConditions(obj, true, false)
+					return true
+				}
+				var sts appsv1.StatefulSet
+				if err := c.Get(ctx, client.ObjectKeyFromObject(kv), &sts); err != nil || !statefulSetReady(&sts) {
+					return false
+				}
+				keyvalStatus(kv, &sts)
+				return true
+			},
+		},
+		library: operator{
+			declare:     func(opts ...reconcile.Option) reconcile.Declaration { return keyval.New(opts...) },
+			concurrency: keyval.Concurrency,
+		},
+		// No seed: there is no seed-style Keyval to measure it against.
+	},
+}
+
+// has says whether k can be measured with impl: a kind with no seed-style operator (the
+// Keyval, which no seed has) is not measured seed-style.
+func (k *kind) has(impl string) bool {
+	return impl != seeded || k.seed.setup != nil
 }
 
 // kindNamed returns the kind with the name, in any case, or nil.
@@ -301,6 +368,27 @@ func deploymentAvailable(obj client.Object) bool {
 	return ownership.DeploymentReadiness(obj.(*appsv1.Deployment)).Rollout == ownership.RolloutComplete
 }
 
+func statefulSetReady(obj client.Object) bool {
+	return ownership.StatefulSetReadiness(obj.(*appsv1.StatefulSet), nil).Rollout == ownership.RolloutComplete
+}
+
+// keyvalStatus sets kv's status from sts as the library-built Keyval operator reports it:
+// the StatefulSet's scale and readiness, and Ready and Reconciling as the shell derives them.
+func keyvalStatus(kv *storev1alpha1.Keyval, sts *appsv1.StatefulSet) {
+	scale := ownership.StatefulSetScale(sts)
+	kv.Status.Replicas, kv.Status.ReadyReplicas, kv.Status.Selector = scale.Replicas, scale.ReadyReplicas, scale.Selector
+	r := ownership.StatefulSetReadiness(sts, nil)
+	r.Mark(kv)
+	done := r.Rollout == ownership.RolloutComplete
+	if done {
+		setConditions(kv, true, metav1.Condition{Type: conditions.Ready, Status: metav1.ConditionTrue, Reason: reconcile.ReasonReconciled})
+		return
+	}
+	setConditions(kv, false,
+		metav1.Condition{Type: conditions.Ready, Status: metav1.ConditionFalse, Reason: r.Reason, Message: r.Message},
+		metav1.Condition{Type: conditions.Reconciling, Status: metav1.ConditionTrue, Reason: r.Reason, Message: r.Message})
+}
+
 func podFinished(obj client.Object) bool {
 	phase := obj.(*corev1.Pod).Status.Phase
 	return phase == corev1.PodSucceeded || phase == corev1.PodFailed
@@ -318,6 +406,17 @@ func memcachedDeployment(namespace, name string) client.Object {
 func podSetDeployment(namespace, name string) client.Object {
 	return podset.Deployment(&appsv1alpha1.PodSet{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
 		Spec: appsv1alpha1.PodSetSpec{Size: 1}})
+}
+
+// keyvalStatefulSet is the StatefulSet the library-built Keyval operator creates for a
+// Keyval of one server, without the owner.
+func keyvalStatefulSet(namespace, name string) client.Object {
+	kv := &storev1alpha1.Keyval{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}, Spec: storev1alpha1.KeyvalSpec{Replicas: 1}}
+	sts, err := keyval.StatefulSet(kv, keyval.ConfigMap(kv))
+	if err != nil {
+		panic(err) // a ConfigMap of strings always hashes
+	}
+	return sts
 }
 
 // commandPod is the pod the library-built At operator creates to run "echo YAY", without

@@ -4,7 +4,7 @@
 // its status can (create the children and write "in progress", then, once the child is
 // done, write "ready"), with no queue, cache reads only and no retry. It is the floor.
 //
-// For each kind (Memcached, PodSet, At) and each implementation it starts a fresh local
+// For each kind (Memcached, PodSet, At, Keyval) and each implementation it starts a fresh local
 // cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok nodes,
 // all unthrottled), creates N objects and times their real convergence: every Deployment
 // available, or every At's pod finished, and every status saying so, as watches report it.
@@ -39,7 +39,7 @@ import (
 func main() {
 	n := flag.Int("n", 200, "objects per kind and implementation, at least 1")
 	rounds := flag.Int("rounds", 0, "rounds; the table shows the median of each figure (0: 3 up to N=1000, 1 above, where a run takes many minutes)")
-	only := flag.String("kinds", "memcached,podset,at", "the kinds to measure, separated by commas")
+	only := flag.String("kinds", "memcached,podset,at,keyval", "the kinds to measure, separated by commas")
 	impls := flag.String("implementations", "ideal,full-ideal,seed,reconcilekit", "the implementations to measure, separated by commas: ideal, full-ideal, seed, reconcilekit, bare, traced (reconcilekit tracing each reconcile and write)")
 	record := flag.Bool("record", true, "record the medians in test/benchmark/results.json and redraw docs/performance.svg (not with -workers)")
 	workers := flag.Int("workers", 0, "reconciles at a time for the library-built operators; 0 keeps what the examples ship with")
@@ -129,6 +129,9 @@ func bench(ctx context.Context, n, rounds, workers int, only, impls string, reco
 			// Rotated every round, so that no implementation always runs first.
 			for i := range measuredImpls {
 				impl := measuredImpls[(i+round)%len(measuredImpls)]
+				if !k.has(impl) {
+					continue
+				}
 				started := time.Now()
 				m, err := run{kind: k, impl: impl, n: n, nodes: nodes, progress: progress}.measure(ctx, root)
 				if err != nil {
