@@ -172,9 +172,6 @@ func (c *Controller[T]) kinds() []client.Object {
 	return kinds
 }
 
-// optionals returns the kinds the controller declares optional (WithOptional).
-func (c *Controller[T]) optionals() []client.Object { return c.options().optional }
-
 // Optional returns an empty object of each kind declared optional (WithOptional): kinds
 // whose CRD may be absent, which whatever else watches the controller's kinds, such as a
 // shard's assigner, must wait for too.

@@ -37,7 +37,6 @@ type Declaration interface {
 	kind() string
 	kinds() []client.Object
 	cacheRules() []cacheRule
-	optionals() []client.Object
 	webhooks(scheme *runtime.Scheme) (served, error)
 	setup(mgr manager.Manager, gate Gate, crds *crdGate, metrics bool) error
 }

@@ -120,13 +120,13 @@ func checkOptional(o *options, obj client.Object, scheme *runtime.Scheme) []erro
 func optionalAgree(ds []Declaration) error {
 	optional := map[reflect.Type]string{}
 	for _, d := range ds {
-		for _, kind := range d.optionals() {
+		for _, kind := range d.Optional() {
 			optional[reflect.TypeOf(kind)] = d.kind()
 		}
 	}
 	var errs []error
 	for _, d := range ds {
-		mine := d.optionals()
+		mine := d.Optional()
 		for _, kind := range d.kinds() {
 			t := reflect.TypeOf(kind)
 			by, ok := optional[t]
@@ -683,7 +683,7 @@ func (c scopeClient) DeleteAllOf(ctx context.Context, obj client.Object, opts ..
 func optionalMapper(ds []Declaration, scheme *runtime.Scheme, provider func(*rest.Config, *http.Client) (meta.RESTMapper, error)) func(*rest.Config, *http.Client) (meta.RESTMapper, error) {
 	optional := map[schema.GroupKind]schema.GroupVersionKind{}
 	for _, d := range ds {
-		for _, kind := range d.optionals() {
+		for _, kind := range d.Optional() {
 			if gvk, err := apiutil.GVKForObject(kind, scheme); err == nil {
 				optional[gvk.GroupKind()] = gvk
 			}
