@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -299,4 +300,30 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// hostPathVolumes is where the controller manager's hostpath provisioner makes every
+// volume's directory, whatever the test: a path fixed in Kubernetes.
+const hostPathVolumes = "/tmp/hostpath_pv/"
+
+// volumeDirectories lists the directories of the volumes the cluster provisioned, so that
+// Stop removes them: the provisioner deletes one only with its volume, and a test rarely
+// waits for that, which left a directory on the machine for every claim of every test.
+func (cp *ControlPlane) volumeDirectories() []string {
+	if len(cp.processes) == 0 || cp.client == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var volumes corev1.PersistentVolumeList
+	if err := cp.client.List(ctx, &volumes); err != nil {
+		return nil
+	}
+	var dirs []string
+	for _, v := range volumes.Items {
+		if h := v.Spec.HostPath; h != nil && strings.HasPrefix(filepath.Clean(h.Path), hostPathVolumes) {
+			dirs = append(dirs, filepath.Clean(h.Path))
+		}
+	}
+	return dirs
 }

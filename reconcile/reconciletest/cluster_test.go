@@ -2,8 +2,10 @@ package reconciletest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"runtime"
@@ -461,5 +463,49 @@ func TestConfigForIsForbiddenWhatItsRoleDoesNotGrant(t *testing.T) {
 				t.Errorf("got %v", err)
 			}
 		})
+	}
+}
+
+func TestStopRemovesTheDirectoriesOfTheVolumesTheClusterProvisioned(t *testing.T) {
+	cp, err := Start(t.Context(), Options{Nodes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cp.Stop() })
+	c := cp.Client(t, nil)
+	// In the default namespace: a namespace of the test's would be deleted after Stop.
+	claim := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: "data"},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}
+	if err := c.Create(t.Context(), claim); err != nil {
+		t.Fatal(err)
+	}
+	var dir string
+	Eventually(t, func(ctx context.Context) error {
+		var volumes corev1.PersistentVolumeList
+		if err := c.List(ctx, &volumes); err != nil {
+			return err
+		}
+		for _, v := range volumes.Items {
+			if v.Spec.HostPath != nil {
+				dir = v.Spec.HostPath.Path
+				return nil
+			}
+		}
+		return errors.New("no volume provisioned yet")
+	})
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("the provisioned volume's directory: %v", err)
+	}
+
+	if err := cp.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("after Stop, the volume's directory %s: %v; want it removed", dir, err)
 	}
 }

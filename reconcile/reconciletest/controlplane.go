@@ -198,8 +198,14 @@ func (cp *ControlPlane) guardChildren() error {
 // called more than once.
 func (cp *ControlPlane) Stop() error {
 	cp.stopOnce.Do(func() {
+		// The volumes' directories are read while the API server still answers, and
+		// removed once nothing writes to them.
+		volumes := cp.volumeDirectories()
 		// The cluster's components first, so that none sees its API server vanish.
 		errs := []error{stopProcesses(cp.processes)}
+		for _, dir := range volumes {
+			errs = append(errs, os.RemoveAll(dir))
+		}
 		if cp.env != nil {
 			errs = append(errs, cp.env.Stop())
 		}
