@@ -7,6 +7,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -46,14 +47,17 @@ func coalesce(h handler.EventHandler, delay time.Duration) handler.EventHandler 
 	return coalesced{h: h, delay: delay}
 }
 
-// enqueueOwner is the event handler of a child kind: a child's events ask for a reconcile
-// of its controlling owner, of owner's kind, coalesced. A child's deletion also tells the
-// shell to read the owner fresh before reconciling it: when the garbage collector deletes
-// the children of a deleted owner, the owner may still be in the cache, and its child must
-// not be created again.
-func (r *shell[T]) enqueueOwner(c cluster.Cluster, owner client.Object) handler.EventHandler {
+// enqueueOwner is the event handler of the child kind of child: a child's events ask for a
+// reconcile of its controlling owner, of owner's kind, coalesced. A child's deletion also
+// tells the shell to read the owner fresh before reconciling it: when the garbage collector
+// deletes the children of a deleted owner, the owner may still be in the cache, and its
+// child must not be created again. Each event first clears the owner's wait for the cache
+// to show its own write of the child (children.go), since the cache holds the event's
+// object by then.
+func (r *shell[T]) enqueueOwner(c cluster.Cluster, owner, child client.Object) handler.EventHandler {
 	h := handler.EnqueueRequestForOwner(c.GetScheme(), c.GetRESTMapper(), owner, handler.OnlyControllerOwner())
-	return coalesce(bereaving{h, r.bereaved}, coalesceDelay)
+	gvk, _ := apiutil.GVKForObject(child, c.GetScheme()) // checked when the shell was made
+	return clearing{coalesce(bereaving{h, r.bereaved}, coalesceDelay), gvk, r.children}
 }
 
 type coalesced struct {

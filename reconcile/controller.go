@@ -99,7 +99,7 @@ func (c *Controller[T]) kind() string { return reflect.TypeOf(c.object).Elem().N
 // shell returns the controller's shell with state of its own, reading and writing through
 // cl and reading uncached through apiReader; and an error when the declaration cannot run.
 func (c *Controller[T]) shell(cl client.Client, apiReader client.Reader) (*shell[T], error) {
-	s := &shell[T]{client: cl, apiReader: apiReader, logic: c.logic, options: c.options(), memory: newMemory(),
+	s := &shell[T]{client: cl, apiReader: apiReader, logic: c.logic, options: c.options(), memory: newMemory(), children: newChildren(),
 		bereaved: newOwnerSet(), failures: newFailures(), fights: new(fight.Detector), owns: []schema.GroupVersionKind{}}
 	s.newObject = func() T { return newLike(c.object) }
 	var errs []error
@@ -218,7 +218,7 @@ func (c *Controller[T]) setup(mgr manager.Manager, gate Gate, crds *crdGate, met
 		b = b.WatchesRawSource(src)
 	}
 	for _, child := range s.options.children {
-		watch(child, s.enqueueOwner(mgr, c.object))
+		watch(child, s.enqueueOwner(mgr, c.object, child))
 	}
 	referrers := newList(mgr.GetScheme(), c.object)
 	for _, ref := range s.options.references {

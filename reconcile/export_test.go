@@ -41,9 +41,9 @@ func NewShell[T client.Object](c client.Client, logic Logic[T], opts ...Option) 
 // IgnoreOwnWrites is the predicate of the watch of the reconciled kind.
 func (s Shell[T]) IgnoreOwnWrites() predicate.Predicate { return s.ignoreOwnWrites() }
 
-// EnqueueOwner is the handler of a child kind of owner's kind.
-func (s Shell[T]) EnqueueOwner(c cluster.Cluster, owner client.Object) handler.EventHandler {
-	return s.enqueueOwner(c, owner)
+// EnqueueOwner is the handler of child's kind, a child kind of owner's kind.
+func (s Shell[T]) EnqueueOwner(c cluster.Cluster, owner, child client.Object) handler.EventHandler {
+	return s.enqueueOwner(c, owner, child)
 }
 
 // Behind puts the shell behind g.

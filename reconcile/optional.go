@@ -622,44 +622,60 @@ func (c scopeClient) List(ctx context.Context, list client.ObjectList, opts ...c
 	return c.Client.List(ctx, list, opts...)
 }
 
-// Create refuses an optional kind whose CRD is absent.
+// Create refuses an optional kind whose CRD is absent, and notes a child written.
 func (c scopeClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
 	ctx, done, err := c.enter(ctx, obj)
 	if err != nil {
 		return err
 	}
 	defer done()
-	return c.Client.Create(ctx, obj, opts...)
+	if err := c.Client.Create(ctx, obj, opts...); err != nil {
+		return err
+	}
+	c.note(obj, false)
+	return nil
 }
 
-// Update refuses an optional kind whose CRD is absent.
+// Update refuses an optional kind whose CRD is absent, and notes a child written.
 func (c scopeClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
 	ctx, done, err := c.enter(ctx, obj)
 	if err != nil {
 		return err
 	}
 	defer done()
-	return c.Client.Update(ctx, obj, opts...)
+	if err := c.Client.Update(ctx, obj, opts...); err != nil {
+		return err
+	}
+	c.note(obj, false)
+	return nil
 }
 
-// Patch refuses an optional kind whose CRD is absent.
+// Patch refuses an optional kind whose CRD is absent, and notes a child written.
 func (c scopeClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 	ctx, done, err := c.enter(ctx, obj)
 	if err != nil {
 		return err
 	}
 	defer done()
-	return c.Client.Patch(ctx, obj, patch, opts...)
+	if err := c.Client.Patch(ctx, obj, patch, opts...); err != nil {
+		return err
+	}
+	c.note(obj, false)
+	return nil
 }
 
-// Delete refuses an optional kind whose CRD is absent.
+// Delete refuses an optional kind whose CRD is absent, and notes a child written.
 func (c scopeClient) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
 	ctx, done, err := c.enter(ctx, obj)
 	if err != nil {
 		return err
 	}
 	defer done()
-	return c.Client.Delete(ctx, obj, opts...)
+	if err := c.Client.Delete(ctx, obj, opts...); err != nil {
+		return err
+	}
+	c.note(obj, true)
+	return nil
 }
 
 // DeleteAllOf refuses an optional kind whose CRD is absent.
@@ -670,6 +686,20 @@ func (c scopeClient) DeleteAllOf(ctx context.Context, obj client.Object, opts ..
 	}
 	defer done()
 	return c.Client.DeleteAllOf(ctx, obj, opts...)
+}
+
+// note records an accepted write of obj, when it is a child (a kind the controller owns),
+// for read-your-own-writes (children.go).
+func (c scopeClient) note(obj client.Object, deleted bool) {
+	if c.wrote == nil {
+		return
+	}
+	gvk, err := apiutil.GVKForObject(obj, c.Scheme())
+	if err != nil || !slices.Contains(c.owns, gvk) {
+		return
+	}
+	*c.wrote = append(*c.wrote, childWrite{childKey: childKey{gvk, client.ObjectKeyFromObject(obj)},
+		rv: obj.GetResourceVersion(), uid: obj.GetUID(), deleted: deleted})
 }
 
 // optionalMapper returns provider's RESTMapper made to answer for the optional kinds of

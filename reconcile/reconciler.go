@@ -22,6 +22,7 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	"github.com/reconcilekit/reconcilekit/internal/fight"
+	"github.com/reconcilekit/reconcilekit/internal/telemetry"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/requeue"
 	"github.com/reconcilekit/reconcilekit/storage"
@@ -85,6 +86,7 @@ type shell[T client.Object] struct {
 	newObject func() T
 	metrics   *observer
 	memory    *memory
+	children  *children // read-your-own-writes of the logic's child writes
 	warnings  warnings
 	bereaved  *ownerSet       // owners whose child the cache saw deleted
 	failures  *failures       // consecutive failed attempts, by object
@@ -183,6 +185,7 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		if apierrors.IsNotFound(err) {
 			r.metrics.forget(req.NamespacedName) // deleted: its series go with it
 			r.memory.forget(req.NamespacedName)
+			r.children.forget(req.NamespacedName)
 			r.warnings.forget(req.NamespacedName)
 			r.bereaved.take(req.NamespacedName)
 			r.failures.forget(req.NamespacedName)
@@ -193,6 +196,13 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		if wait, behind := r.memory.behind(req.NamespacedName, obj.GetResourceVersion(), r.options.clock.Now(), r.options.expectationTimeout); behind {
 			// The watch event of the shell's own write brings the object back.
 			log.FromContext(ctx).V(1).Info("the cache has yet to show the shell's last write", "resourceVersion", obj.GetResourceVersion())
+			telemetry.Deferred.WithLabelValues(r.kind, telemetry.Own).Inc()
+			return ctrl.Result{RequeueAfter: wait}, nil
+		}
+		if wait, behind := r.children.behind(ctx, scopeClient{Client: r.client, crds: r.crds}, r.newChild, req.NamespacedName, r.options.clock.Now(), r.options.expectationTimeout); behind {
+			// The watch event of the child brings the object back.
+			log.FromContext(ctx).V(1).Info("the cache has yet to show the last reconcile's write of a child")
+			telemetry.Deferred.WithLabelValues(r.kind, telemetry.Child).Inc()
 			return ctrl.Result{RequeueAfter: wait}, nil
 		}
 	}
@@ -210,7 +220,7 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	}
 	var this attempt
 	s := Scope{Now: r.options.clock.Now(), APIReader: r.apiReader, Writer: ownership.Writer{
-		Client:     scopeClient{Client: r.client, fights: r.fights, refused: &this.refused, crds: r.crds, waiting: &this.waiting},
+		Client:     scopeClient{Client: r.client, fights: r.fights, refused: &this.refused, crds: r.crds, waiting: &this.waiting, owns: r.owns, wrote: &this.wrote},
 		FieldOwner: r.options.fieldOwner,
 		Recorder:   r.options.recorder,
 		Owns:       r.owns,
@@ -223,6 +233,7 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		defer r.gate.Leave(ctx, obj)
 		s.Labels = labels
 	}
+	defer func() { r.children.wrote(req.NamespacedName, this.wrote, r.options.clock.Now()) }()
 	if r.options.tracer == nil {
 		return r.finish(ctx, obj, r.metrics.observe(req.NamespacedName, obj, r.run(ctx, obj, s, &this)), this.held)
 	}
@@ -237,6 +248,7 @@ type attempt struct {
 	refused error // the first child kind ownership refused: a wiring mistake
 	waiting error // the first optional kind read or written while its CRD is absent
 	held    bool  // a transient failure, retried without a word (WithReportAfter)
+	wrote   []childWrite
 }
 
 // scopeClient is the client of the Writer the shell gives the logic: the manager's, with the
@@ -247,6 +259,8 @@ type scopeClient struct {
 	refused *error
 	crds    *crdGate // refuses optional kinds whose CRD is absent (optional.go)
 	waiting *error
+	owns    []schema.GroupVersionKind
+	wrote   *[]childWrite // the writes of children, for read-your-own-writes (children.go)
 }
 
 // Fights returns the controller's fight detector, for ownership.Ensure.

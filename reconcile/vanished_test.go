@@ -127,5 +127,5 @@ func childDeleted(ctx context.Context, s *runtime.Scheme, r reconcile.Shell[*Wid
 	mapper.Add(widgetGVK, meta.RESTScopeNamespace)
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[rtreconcile.Request]())
 	defer q.ShutDown()
-	r.EnqueueOwner(ownerCluster{scheme: s, mapper: mapper}, &Widget{}).Delete(ctx, event.DeleteEvent{Object: child}, q)
+	r.EnqueueOwner(ownerCluster{scheme: s, mapper: mapper}, &Widget{}, child).Delete(ctx, event.DeleteEvent{Object: child}, q)
 }

@@ -19,6 +19,12 @@ const (
 	Delete   = "delete"   // a child deleted
 )
 
+// The label values of Deferred's write label.
+const (
+	Own   = "own"   // the reconciled object's own last write
+	Child = "child" // a write of one of its children
+)
+
 // The label values of Reconciles' outcome label.
 const (
 	Done     = "done"
@@ -53,13 +59,20 @@ var (
 		Name: "reconcilekit_writes_backed_off_total",
 		Help: "Writes the library held back because it was backing off from a fight over the object, by kind and write.",
 	}, []string{"kind", "write"})
+
+	// Deferred counts the reconciles put off because the cache had yet to show the library's
+	// own last write: each is a reconcile that would have decided from a stale copy.
+	Deferred = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "reconcilekit_reconciles_deferred_total",
+		Help: "Reconciles put off until the cache showed the library's last write, by the kind reconciled and whose write it was (own: the object's; child: a child's).",
+	}, []string{"kind", "write"})
 )
 
 // Register registers the series on controller-runtime's registry, with more collectors of
 // the caller's; series already registered (by another manager of the process) are kept.
 // Nothing is registered on import: a program that builds no controller serves none of them.
 func Register(more ...prometheus.Collector) error {
-	for _, c := range append([]prometheus.Collector{Reconciles, Writes, Fights, BackedOff}, more...) {
+	for _, c := range append([]prometheus.Collector{Reconciles, Writes, Fights, BackedOff, Deferred}, more...) {
 		if err := metrics.Registry.Register(c); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
 			return err
 		}
