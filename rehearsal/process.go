@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -26,6 +27,11 @@ const (
 	// the rehearsal waits for the build's /readyz to answer before it listens for its
 	// writes; otherwise for its first watch.
 	ProbePlaceholder = "{probe}"
+	// WebhookPortPlaceholder is the port on the loopback interface the build's webhook
+	// server must listen on, such as "-webhook-port={webhook-port}": where the rehearsal
+	// points the service references of its webhook configurations and of its CRDs'
+	// conversion. Its serving certificate must be valid for 127.0.0.1.
+	WebhookPortPlaceholder = "{webhook-port}"
 )
 
 // Build is one build of an operator, run as a process of its own.
@@ -42,6 +48,12 @@ type Build struct {
 	// applied before it starts. The new build's replace the old build's, as an upgrade
 	// applies its manifests before it rolls the operator.
 	CRDs []string
+	// Webhooks are files or directories of the build's admission webhook configurations
+	// (controller-gen's config/webhook/manifests.yaml), applied before it starts. Their
+	// service references, and those of its CRDs' conversion webhooks, become URLs of the
+	// port WebhookPortPlaceholder stands for; the build puts its authority into their
+	// caBundle itself (webhook.Certificates), as it does in a cluster.
+	Webhooks []string
 }
 
 // process is a running build.
@@ -52,8 +64,8 @@ type process struct {
 	done  chan struct{}
 }
 
-// start starts b with kubeconfig.
-func (b Build) start(kubeconfig string, output io.Writer) (*process, error) {
+// start starts b with kubeconfig, its webhook server on port.
+func (b Build) start(kubeconfig string, port int, output io.Writer) (*process, error) {
 	if len(b.Command) == 0 {
 		return nil, errors.New("a build without a command")
 	}
@@ -68,6 +80,7 @@ func (b Build) start(kubeconfig string, output io.Writer) (*process, error) {
 			p.probe = addr
 		}
 		a = strings.ReplaceAll(a, KubeconfigPlaceholder, kubeconfig)
+		a = strings.ReplaceAll(a, WebhookPortPlaceholder, strconv.Itoa(port))
 		args[i] = strings.ReplaceAll(a, ProbePlaceholder, p.probe)
 	}
 	p.cmd = exec.Command(args[0], args[1:]...)
@@ -163,6 +176,20 @@ func (t *tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(bytes.Join(append(t.lines, t.part), []byte("\n")))
+}
+
+// freePort returns two ports on the loopback interface that nothing listens on.
+func freePort() (int, int, error) {
+	var ports [2]int
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, 0, err
+		}
+		defer l.Close() // both held until both are found
+		ports[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	return ports[0], ports[1], nil
 }
 
 // freeAddress returns an address on the loopback interface that nothing listens on.

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -118,11 +119,24 @@ func (r Rehearsal) Run(ctx context.Context) (rep Report, err error) {
 		return Report{}, err
 	}
 
-	if err := applyCRDs(ctx, c, oldCRDs, limit); err != nil {
-		return Report{}, fmt.Errorf("the old build's CRDs: %w", err)
-	}
-	if err := applyObjects(ctx, c, r.Objects); err != nil {
+	disco, err := discovery.NewDiscoveryClientForConfig(cp.Config)
+	if err != nil {
 		return Report{}, err
+	}
+	oldPort, newPort, err := freePort()
+	if err != nil {
+		return Report{}, err
+	}
+	oldHooks, err := ReadObjects(r.Old.Webhooks...)
+	if err != nil {
+		return Report{}, fmt.Errorf("the old build's webhooks: %w", err)
+	}
+	newHooks, err := ReadObjects(r.New.Webhooks...)
+	if err != nil {
+		return Report{}, fmt.Errorf("the new build's webhooks: %w", err)
+	}
+	if err := errors.Join(applyCRDs(ctx, c, disco, oldCRDs, oldPort, limit), applyWebhooks(ctx, c, oldHooks, oldPort)); err != nil {
+		return Report{}, fmt.Errorf("the old build's manifests: %w", err)
 	}
 	kinds := map[schema.GroupKind]bool{}
 	for _, crd := range oldCRDs {
@@ -134,12 +148,12 @@ func (r Rehearsal) Run(ctx context.Context) (rep Report, err error) {
 			custom = append(custom, o)
 		}
 	}
-	run := func(phase string, b Build, converged func(context.Context) error) ([]Write, error) {
-		p, err := b.start(kubeconfig, r.Output)
+	run := func(phase string, b Build, port int, ready, converged func(context.Context) error) ([]Write, error) {
+		p, err := b.start(kubeconfig, port, r.Output)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", phase, err)
 		}
-		werr := r.settle(ctx, rec, p, settle, limit, converged)
+		werr := r.settle(ctx, rec, p, settle, limit, ready, converged)
 		serr := p.stop(stopGrace)
 		ws, rerr := rec.take()
 		if err := errors.Join(werr, serr, rerr); err != nil {
@@ -147,18 +161,20 @@ func (r Rehearsal) Run(ctx context.Context) (rep Report, err error) {
 		}
 		return ws, nil
 	}
-	if _, err := run("the old build converging", r.Old, func(ctx context.Context) error { return current(ctx, c, custom) }); err != nil {
+	// The objects come once the old build is ready: a CRD that converts them needs its
+	// webhook served.
+	apply := func(ctx context.Context) error { return applyObjects(ctx, c, r.Objects, limit) }
+	converged := func(ctx context.Context) error { return current(ctx, c, custom) }
+	if _, err := run("the old build converging", r.Old, oldPort, apply, converged); err != nil {
 		return Report{}, err
 	}
-	if rep.Control, err = run("the old build restarted", r.Old, nil); err != nil {
+	if rep.Control, err = run("the old build restarted", r.Old, oldPort, nil, nil); err != nil {
 		return Report{}, err
 	}
-	if len(newCRDs) > 0 {
-		if err := applyCRDs(ctx, c, newCRDs, limit); err != nil {
-			return Report{}, fmt.Errorf("the new build's CRDs: %w", err)
-		}
+	if err := errors.Join(applyCRDs(ctx, c, disco, newCRDs, newPort, limit), applyWebhooks(ctx, c, newHooks, newPort)); err != nil {
+		return Report{}, fmt.Errorf("the new build's manifests: %w", err)
 	}
-	if rep.Upgrade, err = run("the new build", r.New, nil); err != nil {
+	if rep.Upgrade, err = run("the new build", r.New, newPort, nil, nil); err != nil {
 		return Report{}, err
 	}
 	return rep, nil
@@ -171,9 +187,10 @@ func cmpOr(d, def time.Duration) time.Duration {
 	return d
 }
 
-// settle waits until p is ready (its probe answers, or it has opened a watch), then
-// until converged returns nil, if given, and p has written nothing for settle.
-func (r Rehearsal) settle(ctx context.Context, rec *recorder, p *process, settle, limit time.Duration, converged func(context.Context) error) error {
+// settle waits until p is ready (its probe answers, or it has opened a watch), then runs
+// ready, if given, then waits until converged returns nil, if given, and p has written
+// nothing for settle.
+func (r Rehearsal) settle(ctx context.Context, rec *recorder, p *process, settle, limit time.Duration, ready, converged func(context.Context) error) error {
 	deadline := time.Now().Add(limit)
 	var readyAt time.Time
 	var last error
@@ -186,7 +203,12 @@ func (r Rehearsal) settle(ctx context.Context, rec *recorder, p *process, settle
 		switch {
 		case readyAt.IsZero():
 			if (p.probe != "" && p.ready(ctx)) || (p.probe == "" && watches > 0) {
-				readyAt = now
+				if ready != nil {
+					if err := ready(ctx); err != nil {
+						return err
+					}
+				}
+				readyAt = time.Now()
 			}
 			last = errors.New("the build is not ready")
 		case converged != nil:
@@ -240,15 +262,17 @@ func current(ctx context.Context, c client.Client, objs []*unstructured.Unstruct
 	return nil
 }
 
-// applyCRDs creates the CRDs, or replaces those that exist, and waits until the API
-// server serves every version they serve.
-func applyCRDs(ctx context.Context, c client.Client, crds []*apiextensionsv1.CustomResourceDefinition, limit time.Duration) error {
+// applyCRDs creates the CRDs, or replaces those that exist, their conversion webhooks
+// served on port, and waits until the API server serves every version they serve.
+func applyCRDs(ctx context.Context, c client.Client, disco discovery.DiscoveryInterface, crds []*apiextensionsv1.CustomResourceDefinition, port int, limit time.Duration) error {
 	for _, crd := range crds {
 		crd = crd.DeepCopy()
+		localConversion(crd, port)
 		err := c.Create(ctx, crd)
 		if apierrors.IsAlreadyExists(err) {
 			live := &apiextensionsv1.CustomResourceDefinition{}
 			if err = c.Get(ctx, client.ObjectKeyFromObject(crd), live); err == nil {
+				keepConversionCA(crd, live)
 				crd.ResourceVersion = live.ResourceVersion
 				err = c.Update(ctx, crd)
 			}
@@ -263,10 +287,11 @@ func applyCRDs(ctx context.Context, c client.Client, crds []*apiextensionsv1.Cus
 			if !v.Served {
 				continue
 			}
-			list := &unstructured.UnstructuredList{}
-			list.SetGroupVersionKind(schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Spec.Names.ListKind})
+			// Discovery, not a list: listing objects stored in another version would need
+			// the conversion webhook, which the build serves once it runs.
+			gv := crd.Spec.Group + "/" + v.Name
 			for {
-				err := c.List(ctx, list, client.Limit(1))
+				err := served(disco, gv, crd.Spec.Names.Plural)
 				if err == nil {
 					break
 				}
@@ -284,8 +309,24 @@ func applyCRDs(ctx context.Context, c client.Client, crds []*apiextensionsv1.Cus
 	return nil
 }
 
-// applyObjects creates the namespaces of objs, then objs in order.
-func applyObjects(ctx context.Context, c client.Client, objs []*unstructured.Unstructured) error {
+// served returns an error unless the API server serves resource in groupVersion.
+func served(disco discovery.DiscoveryInterface, groupVersion, resource string) error {
+	list, err := disco.ServerResourcesForGroupVersion(groupVersion)
+	if err != nil {
+		return err
+	}
+	for _, r := range list.APIResources {
+		if r.Name == resource {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s is not served in %s yet", resource, groupVersion)
+}
+
+// applyObjects creates the namespaces of objs, then objs in order, each tried again until
+// limit: a conversion or admission webhook the build serves may not answer at first.
+func applyObjects(ctx context.Context, c client.Client, objs []*unstructured.Unstructured, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
 	var namespaces []string
 	for _, o := range objs {
 		if ns := o.GetNamespace(); ns != "" && !slices.Contains(namespaces, ns) {
@@ -302,8 +343,19 @@ func applyObjects(ctx context.Context, c client.Client, objs []*unstructured.Uns
 		if o.GetKind() == "Namespace" && slices.Contains(namespaces, o.GetName()) {
 			continue
 		}
-		if err := c.Create(ctx, strip(o)); err != nil {
-			return fmt.Errorf("%s: %w", describeObject(o), err)
+		for {
+			err := c.Create(ctx, strip(o))
+			if err == nil || apierrors.IsAlreadyExists(err) {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s: %w", describeObject(o), err)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(200 * time.Millisecond):
+			}
 		}
 	}
 	return nil
