@@ -8,8 +8,10 @@
 // (-objects), or the custom objects of the CRDs' kinds read from a live cluster through a
 // kubeconfig (-kubeconfig), which is only read. Each build is a command, split at spaces,
 // run as a process of its own with KUBECONFIG set; {probe} in it is an address for its
-// health probes, whose /readyz the rehearsal then waits for, and {kubeconfig} the
-// kubeconfig's path. The report ends the output, such as
+// health probes, whose /readyz the rehearsal then waits for, {webhook-port} the port its
+// webhook server must listen on, on 127.0.0.1, where the rehearsal points its webhook
+// configurations (-webhooks) and its CRDs' conversion, and {kubeconfig} the kubeconfig's
+// path. The report ends the output, such as
 //
 //	the old build, restarted, writes nothing
 //	the new build writes:
@@ -47,8 +49,10 @@ Flags:
   -kubeconfig FILE   read the custom objects of the CRDs' kinds from this cluster instead (read only)
   -crds DIR          the old build's CustomResourceDefinitions (repeatable)
   -new-crds DIR      the new build's (repeatable; default: -crds)
-  -old COMMAND       the old build, split at spaces; {probe} and {kubeconfig} are replaced
+  -old COMMAND       the old build, split at spaces; {probe}, {webhook-port} and {kubeconfig} are replaced
   -new COMMAND       the new build, likewise
+  -old-webhooks DIR  the old build's webhook configurations (repeatable)
+  -webhooks DIR      the new build's (repeatable)
   -nodes N           simulated nodes of the local cluster (default 1)
   -settle DURATION   how long a build must write nothing to be done (default 5s)
   -limit DURATION    bound of each wait (default 10m)
@@ -82,6 +86,7 @@ func (l *list) Set(v string) error { *l = append(*l, v); return nil }
 // config is what the command line asks for.
 type config struct {
 	objects, crds, newCRDs list
+	oldHooks, newHooks     list
 	kubeconfig, old, new   string
 	nodes                  int
 	settle, limit          time.Duration
@@ -95,6 +100,8 @@ func parse(args []string) (config, error) {
 	fs.Var(&c.objects, "objects", "")
 	fs.Var(&c.crds, "crds", "")
 	fs.Var(&c.newCRDs, "new-crds", "")
+	fs.Var(&c.oldHooks, "old-webhooks", "")
+	fs.Var(&c.newHooks, "webhooks", "")
 	fs.StringVar(&c.kubeconfig, "kubeconfig", "", "")
 	fs.StringVar(&c.old, "old", "", "")
 	fs.StringVar(&c.new, "new", "", "")
@@ -126,8 +133,8 @@ func parse(args []string) (config, error) {
 // rehearsal is the rehearsal the command line describes, but for its objects.
 func (c config) rehearsal(stderr io.Writer) rehearsal.Rehearsal {
 	r := rehearsal.Rehearsal{
-		Old:    rehearsal.Build{Command: strings.Fields(c.old), CRDs: c.crds},
-		New:    rehearsal.Build{Command: strings.Fields(c.new), CRDs: c.newCRDs},
+		Old:    rehearsal.Build{Command: strings.Fields(c.old), CRDs: c.crds, Webhooks: c.oldHooks},
+		New:    rehearsal.Build{Command: strings.Fields(c.new), CRDs: c.newCRDs, Webhooks: c.newHooks},
 		Nodes:  c.nodes,
 		Settle: c.settle,
 		Limit:  c.limit,

@@ -9,7 +9,7 @@ import (
 )
 
 func TestTheCommandLineNamesTheBuildsAndTheObjects(t *testing.T) {
-	c, err := parse([]string{"-objects", "a", "-objects", "b", "-crds", "crds", "-old", "bin/v1 -health-probe-bind-address={probe}", "-new", " bin/v2  -x ", "-settle", "2s"})
+	c, err := parse([]string{"-objects", "a", "-objects", "b", "-crds", "crds", "-old", "bin/v1 -health-probe-bind-address={probe}", "-new", " bin/v2  -x ", "-settle", "2s", "-webhooks", "hooks"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -17,7 +17,7 @@ func TestTheCommandLineNamesTheBuildsAndTheObjects(t *testing.T) {
 	if !slices.Equal(c.objects, []string{"a", "b"}) ||
 		!slices.Equal(r.Old.Command, []string{"bin/v1", "-health-probe-bind-address={probe}"}) ||
 		!slices.Equal(r.New.Command, []string{"bin/v2", "-x"}) ||
-		!slices.Equal(r.New.CRDs, []string{"crds"}) || r.Settle != 2*time.Second || r.Nodes != 1 {
+		!slices.Equal(r.New.CRDs, []string{"crds"}) || !slices.Equal(r.New.Webhooks, []string{"hooks"}) || r.Old.Webhooks != nil || r.Settle != 2*time.Second || r.Nodes != 1 {
 		t.Errorf("parsed %+v into %+v", c, r)
 	}
 }
