@@ -63,6 +63,7 @@ func TestStorageMigrationKilledMidwayAndResumedLosesNothingAndWritesNoChild(t *t
 	want := g.read(t)
 	children := g.children(t)
 	g.operator.Reset()
+	reconciledBefore := reconciles("gadget")
 
 	bin := filepath.Join(t.TempDir(), "migrate")
 	if out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "./testdata/migrate").CombinedOutput(); err != nil {
@@ -129,8 +130,15 @@ func TestStorageMigrationKilledMidwayAndResumedLosesNothingAndWritesNoChild(t *t
 	if diff := cmp.Diff(want, g.read(t)); diff != "" {
 		t.Errorf("the Gadgets changed (-before +after):\n%s", diff)
 	}
-	// The operator saw every Gadget rewritten, and reconciled them: it must have found
+	// The operator saw every Gadget rewritten, and reconciled each: it must have found
 	// nothing to do.
+	await(t, s.limit, func(context.Context) error {
+		if done := reconciles("gadget") - reconciledBefore; done < float64(n) {
+			return fmt.Errorf("the operator reconciled %v times since the migration began, want %d at least: one for each Gadget rewritten", done, n)
+		}
+		return nil
+	})
+	t.Logf("the operator reconciled %v times meanwhile", reconciles("gadget")-reconciledBefore)
 	if w := g.operator.Writes(); w > 0 {
 		t.Errorf("the operator made %d writes while its Gadgets were migrated:\n%s", w, g.operator.String())
 	}
