@@ -2,6 +2,9 @@ package rehearsal
 
 import (
 	"slices"
+
+	"github.com/go-logr/logr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -12,6 +15,9 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
+
+// The local cluster logs through controller-runtime's logger, which has nothing to say here.
+func init() { ctrl.SetLogger(logr.Discard()) }
 
 // A client of the recorder, as a build's would be, sends every kind of write; the
 // recorder words each as the report does.

@@ -33,7 +33,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/reconcilekit/reconcilekit/rehearsal"
 )
@@ -60,6 +62,9 @@ Flags:
 `
 
 func main() {
+	// The local cluster logs through controller-runtime's logger; its errors reach the
+	// report's error.
+	ctrl.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

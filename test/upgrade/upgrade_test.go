@@ -13,8 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	ctrl "sigs.k8s.io/controller-runtime"
+
 	"github.com/reconcilekit/reconcilekit/rehearsal"
 )
+
+// The local cluster logs through controller-runtime's logger, which has nothing to say here.
+func init() { ctrl.SetLogger(logr.Discard()) }
 
 // fixture is the Memcached operator as it was before its second version: its api,
 // controller, cmd and CRD.
