@@ -1,11 +1,13 @@
 package rehearsal_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -132,5 +134,57 @@ func TestARehearsalServesTheBuildsWebhooksAtItsPort(t *testing.T) {
 		if g.Spec.Mode != want || cm.Data["mode"] != want {
 			t.Errorf("Gadget %s has mode %q, its ConfigMap %q; want %q", name, g.Spec.Mode, cm.Data["mode"], want)
 		}
+	}
+}
+
+// The objects of a live cluster are read as a rehearsal takes them, and only read.
+func TestReadClusterReadsTheCustomObjectsWithoutWhatTheServerSet(t *testing.T) {
+	cp := reconciletest.StartAPIServer(t)
+	crd := gadget.CRD()
+	crd.TypeMeta = metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"}
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, gadget.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := cp.Client(t, scheme)
+	if err := c.Create(t.Context(), crd.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	ns := cp.Namespace(t)
+	reconciletest.Eventually(t, func(ctx context.Context) error {
+		return c.Create(ctx, &v1beta1.Gadget{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web", Labels: map[string]string{"tier": "front"}},
+			Spec:       v1beta1.GadgetSpec{Replicas: 2, Mode: "fast"},
+		})
+	})
+	live := &v1beta1.Gadget{}
+	if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "web"}, live); err != nil {
+		t.Fatal(err)
+	}
+	live.Status.Phase = "Running"
+	if err := c.Status().Update(t.Context(), live); err != nil {
+		t.Fatal(err)
+	}
+
+	var reads reconciletest.Counter
+	objs, err := rehearsal.ReadCluster(t.Context(), reads.Wrap(cp.Config), writeYAML(t, t.TempDir(), "crd.yaml", crd))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reads.Writes() > 0 {
+		t.Errorf("ReadCluster wrote:\n%s", reads.String())
+	}
+	if len(objs) != 1 {
+		t.Fatalf("read %d objects, want the one Gadget", len(objs))
+	}
+	want := map[string]any{
+		"apiVersion": "webhooks.reconcilekit.io/v1beta1", "kind": "Gadget",
+		"metadata": map[string]any{"namespace": ns, "name": "web", "labels": map[string]any{"tier": "front"}},
+		"spec":     map[string]any{"replicas": int64(2), "mode": "fast"},
+	}
+	if diff := cmp.Diff(want, objs[0].Object); diff != "" {
+		t.Errorf("the Gadget read (-want +got):\n%s", diff)
 	}
 }
