@@ -24,6 +24,11 @@ var ignored = [][]string{
 	{"metadata", "uid"}, {"metadata", "creationTimestamp"},
 }
 
+// revisionAnnotation is the Deployment controller's count of a Deployment's rollouts: it
+// may move between the read before a write and the write's answer, by no doing of the
+// build's.
+const revisionAnnotation = "deployment.kubernetes.io/revision"
+
 // diff returns what a write changed from before to after, JSON objects decoded into maps,
 // sorted. status says which part to compare: a write of the status subresource can change
 // only status, and any other write anything but status (which the cluster's controllers
@@ -52,6 +57,7 @@ func trim(obj map[string]any, status bool) map[string]any {
 			a = copyMap(a)
 			meta["annotations"] = a
 			delete(a, ownership.IntentAnnotation)
+			delete(a, revisionAnnotation)
 			if len(a) == 0 {
 				delete(meta, "annotations")
 			}

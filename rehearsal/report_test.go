@@ -108,7 +108,7 @@ func TestADiffNamesEachFieldAWriteChanged(t *testing.T) {
 	}{{
 		name:   "what the API server sets is no change",
 		before: `{"metadata":{"name":"a","resourceVersion":"1","generation":1,"managedFields":[{}],"annotations":{"reconcilekit.io/intent":"x"}}}`,
-		after:  `{"metadata":{"name":"a","resourceVersion":"2","generation":2,"managedFields":[{},{}],"annotations":{"reconcilekit.io/intent":"y"}}}`,
+		after:  `{"metadata":{"name":"a","resourceVersion":"2","generation":2,"managedFields":[{},{}],"annotations":{"reconcilekit.io/intent":"y","deployment.kubernetes.io/revision":"2"}}}`,
 	}, {
 		name:   "pod template annotations and labels by key",
 		before: `{"spec":{"template":{"metadata":{"labels":{"app":"web"}}}}}`,
