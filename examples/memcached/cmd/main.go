@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	"github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/sharding"
@@ -69,7 +69,7 @@ func run(ctx context.Context, f flags) (err error) {
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
 	}
-	if err := cachev1alpha1.AddToScheme(scheme); err != nil {
+	if err := cachev1beta1.AddToScheme(scheme); err != nil {
 		return err
 	}
 	// +kubebuilder:scaffold:scheme
