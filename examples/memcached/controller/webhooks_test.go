@@ -103,7 +103,9 @@ func TestWebhooksOfTheMemcached(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ref := func(name string) *cachev1beta1.ConfigMapReference { return &cachev1beta1.ConfigMapReference{Name: name} }
+	ref := func(name string) *cachev1beta1.ConfigMapReference {
+		return &cachev1beta1.ConfigMapReference{Name: name}
+	}
 
 	t.Run("defaulting", func(t *testing.T) {
 		for _, tt := range []struct {

@@ -118,6 +118,12 @@ type MemcachedStatus struct {
 	Selector string `json:"selector,omitempty"`
 }
 
+// The operator's admission webhooks (controller.Webhooks), served for v1beta1: the API
+// server converts a v1alpha1 request to v1beta1 before it calls them (matchPolicy
+// Equivalent). controller-gen writes them into config/webhook/manifests.yaml.
+// +kubebuilder:webhook:path=/mutate-cache-example-com-v1beta1-memcached,mutating=true,failurePolicy=fail,sideEffects=None,groups=cache.example.com,resources=memcacheds,verbs=create;update,versions=v1beta1,name=mmemcached-v1beta1.cache.example.com,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-cache-example-com-v1beta1-memcached,mutating=false,failurePolicy=fail,sideEffects=None,groups=cache.example.com,resources=memcacheds,verbs=create;update,versions=v1beta1,name=vmemcached-v1beta1.cache.example.com,admissionReviewVersions=v1
+
 // Memcached runs a memcached cache of a chosen size.
 //
 // +kubebuilder:object:root=true
@@ -134,8 +140,6 @@ type MemcachedStatus struct {
 // +kubebuilder:printcolumn:name="Selector",type=string,JSONPath=`.status.selector`,priority=1,description="The label selector of the memcached pods"
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1,description="The reason of the Ready condition"
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1,description="The message of the Ready condition"
-// +kubebuilder:webhook:path=/mutate-cache-example-com-v1beta1-memcached,mutating=true,failurePolicy=fail,sideEffects=None,groups=cache.example.com,resources=memcacheds,verbs=create;update,versions=v1beta1,name=mmemcached-v1beta1.cache.example.com,admissionReviewVersions=v1
-// +kubebuilder:webhook:path=/validate-cache-example-com-v1beta1-memcached,mutating=false,failurePolicy=fail,sideEffects=None,groups=cache.example.com,resources=memcacheds,verbs=create;update,versions=v1beta1,name=vmemcached-v1beta1.cache.example.com,admissionReviewVersions=v1
 type Memcached struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
