@@ -48,7 +48,7 @@ const (
 	webhookSecret    = "memcached-webhook-certificates"
 	mutatingConfig   = "memcached-mutating-webhook-configuration"
 	validatingConfig = "memcached-validating-webhook-configuration"
-	memcachedCRD     = "memcacheds.cache.example.com"
+	crdName          = "memcacheds.cache.example.com"
 )
 
 func main() {
@@ -179,7 +179,7 @@ func certificates(namespace string) *webhook.Certificates {
 		DNSNames:                        []string{webhookService + "." + namespace + ".svc"},
 		MutatingWebhookConfigurations:   []string{mutatingConfig},
 		ValidatingWebhookConfigurations: []string{validatingConfig},
-		CustomResourceDefinitions:       []string{memcachedCRD},
+		CustomResourceDefinitions:       []string{crdName},
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -190,10 +191,20 @@ func selects(selector, labels map[string]string) bool {
 	return len(selector) > 0
 }
 
-// render returns the objects kustomize builds from dir, with the project's own kustomize.
+// render returns the objects kustomize builds from dir, with the project's own kustomize:
+// the one hack/tools/go.mod pins, in the closest directory up that has it.
 func render(t *testing.T, dir string) []*unstructured.Unstructured {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), "go", "tool", "-modfile="+filepath.Join("..", "..", "..", "hack", "tools", "go.mod"), "kustomize", "build", dir)
+	tools := filepath.Join("hack", "tools", "go.mod")
+	for up := ".."; ; up = filepath.Join(up, "..") {
+		if _, err := os.Stat(filepath.Join(up, tools)); err == nil {
+			tools = filepath.Join(up, tools)
+			break
+		} else if abs, _ := filepath.Abs(up); abs == filepath.Dir(abs) {
+			t.Fatalf("no %s in any directory up from here", tools)
+		}
+	}
+	cmd := exec.CommandContext(t.Context(), "go", "tool", "-modfile="+tools, "kustomize", "build", dir)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
