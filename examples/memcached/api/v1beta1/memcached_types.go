@@ -121,8 +121,8 @@ type MemcachedStatus struct {
 // The operator's admission webhooks (controller.Webhooks), served for v1beta1: the API
 // server converts a v1alpha1 request to v1beta1 before it calls them (matchPolicy
 // Equivalent). controller-gen writes them into config/webhook/manifests.yaml.
-// +kubebuilder:webhook:path=/mutate-cache-example-com-v1beta1-memcached,mutating=true,failurePolicy=fail,sideEffects=None,groups=cache.example.com,resources=memcacheds,verbs=create;update,versions=v1beta1,name=mmemcached-v1beta1.cache.example.com,admissionReviewVersions=v1
-// +kubebuilder:webhook:path=/validate-cache-example-com-v1beta1-memcached,mutating=false,failurePolicy=fail,sideEffects=None,groups=cache.example.com,resources=memcacheds,verbs=create;update,versions=v1beta1,name=vmemcached-v1beta1.cache.example.com,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-cache-example-com-v1beta1-memcached,mutating=true,failurePolicy=fail,sideEffects=None,groups=cache.example.com,resources=memcacheds,verbs=create;update,versions=v1beta1,name=default.memcacheds.cache.example.com,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-cache-example-com-v1beta1-memcached,mutating=false,failurePolicy=fail,sideEffects=None,groups=cache.example.com,resources=memcacheds,verbs=create;update,versions=v1beta1,name=validate.memcacheds.cache.example.com,admissionReviewVersions=v1
 
 // Memcached runs a memcached cache of a chosen size.
 //
