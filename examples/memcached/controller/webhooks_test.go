@@ -2,11 +2,14 @@ package controller_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -16,9 +19,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/reconcilekit/reconcilekit/conditions"
 	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
 	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	"github.com/reconcilekit/reconcilekit/examples/memcached/controller"
+	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 	"github.com/reconcilekit/reconcilekit/webhook"
@@ -245,6 +250,67 @@ func TestWebhooksOfTheMemcached(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestChildrenMadeForV1alpha1AreLeftAsTheyAre: the Deployment and Service of a Memcached,
+// made as the operator of v1alpha1 alone made them (controlled through a v1alpha1 owner
+// reference), are the v1beta1 controller's already: it writes neither.
+func TestChildrenMadeForV1alpha1AreLeftAsTheyAre(t *testing.T) {
+	ns, c, _ := serveWebhooks(t)
+	ctx := t.Context()
+	// Suspended, so that the v1beta1 controller makes nothing before the old children exist.
+	mc := &cachev1beta1.Memcached{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "upgraded"},
+		Spec: cachev1beta1.MemcachedSpec{Replicas: 2, Suspend: true}}
+	if err := c.Create(ctx, mc); err != nil {
+		t.Fatal(err)
+	}
+	old := &cachev1alpha1.Memcached{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(mc), old); err != nil {
+		t.Fatal(err)
+	}
+	// What the operator of v1alpha1 wrote: the same desired objects, owned through v1alpha1.
+	w := ownership.Writer{Client: c, FieldOwner: "memcached-operator"}
+	dep, _, err := ownership.Ensure(ctx, w, old, controller.Deployment(mc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, _, err := ownership.Ensure(ctx, w, old, controller.Service(mc))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	before := mc.DeepCopy()
+	mc.Spec.Suspend = false
+	if err := c.Patch(ctx, mc, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
+	}
+	reconciletest.Eventually(t, func(ctx context.Context) error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(mc), mc); err != nil {
+			return err
+		}
+		if mc.Status.ObservedGeneration != mc.Generation || conditions.IsTrue(mc, reconcile.Paused) || mc.Status.Selector == "" {
+			return fmt.Errorf("the resumed Memcached is not reconciled yet: %+v", mc.Status)
+		}
+		return nil
+	})
+	gotDep, gotSvc := &appsv1.Deployment{}, &corev1.Service{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(dep), gotDep); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(svc), gotSvc); err != nil {
+		t.Fatal(err)
+	}
+	// The Deployment's status and revision annotation move with its pods (the deployment
+	// controller's); its spec, owner and what the operator applied must not.
+	intent := ownership.IntentAnnotation
+	if gotDep.Generation != dep.Generation || !equality.Semantic.DeepEqual(gotDep.OwnerReferences, dep.OwnerReferences) ||
+		gotDep.Annotations[intent] != dep.Annotations[intent] || !equality.Semantic.DeepEqual(gotDep.Labels, dep.Labels) {
+		t.Errorf("the v1beta1 controller rewrote the Deployment: generation %d -> %d, owners %+v -> %+v, %s %s -> %s",
+			dep.Generation, gotDep.Generation, dep.OwnerReferences, gotDep.OwnerReferences, intent, dep.Annotations[intent], gotDep.Annotations[intent])
+	}
+	if gotSvc.ResourceVersion != svc.ResourceVersion {
+		t.Errorf("the v1beta1 controller rewrote the Service: owners %+v -> %+v", svc.OwnerReferences, gotSvc.OwnerReferences)
+	}
 }
 
 // equalJSON compares two decoded JSON values, whatever type their numbers decoded as.
