@@ -18,7 +18,7 @@ import (
 	at "github.com/reconcilekit/reconcilekit/examples/at/controller"
 	storev1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
 	keyval "github.com/reconcilekit/reconcilekit/examples/keyval/controller"
-	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	memcached "github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	podset "github.com/reconcilekit/reconcilekit/examples/podset/controller"
@@ -30,7 +30,7 @@ import (
 // The example operators whose stuck states explain is proven on, on one cluster of
 // simulated nodes that the tests share, started by the first test that needs it.
 var (
-	memcachedOperator = example("memcached", cachev1alpha1.AddToScheme, memcached.New())
+	memcachedOperator = example("memcached", cachev1beta1.AddToScheme, memcached.New())
 	podSetOperator    = example("podset", appsv1alpha1.AddToScheme, podset.New())
 	atOperator        = example("at", cnatv1alpha1.AddToScheme, at.New())
 	// The Keyval's cleanup may take seconds here, not its five minutes: the test waits

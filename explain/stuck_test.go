@@ -16,7 +16,7 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
-	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	memcached "github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/explain"
@@ -30,7 +30,7 @@ import (
 func TestExplainsAPodThatCannotPullItsImage(t *testing.T) {
 	e := env(t, memcachedOperator)
 	badImages(t, e)
-	create(t, e, &cachev1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "web"}, Spec: cachev1alpha1.MemcachedSpec{Size: 1}})
+	create(t, e, &cachev1beta1.Memcached{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "web"}, Spec: cachev1beta1.MemcachedSpec{Replicas: 1}})
 
 	expect(t, e.Namespace, "memcached/web", func(ctx context.Context) ([]string, error) {
 		pods, rs, err := podsOf(ctx, e, 1)
@@ -102,7 +102,7 @@ func TestExplainsEachBranchThatHoldsBack(t *testing.T) {
 
 func TestExplainsAChildSomeoneElseOwns(t *testing.T) {
 	e := env(t, memcachedOperator)
-	mc := &cachev1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "web"}, Spec: cachev1alpha1.MemcachedSpec{Size: 1, ContainerPort: 11211}}
+	mc := &cachev1beta1.Memcached{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "web"}, Spec: cachev1beta1.MemcachedSpec{Replicas: 1, Server: cachev1beta1.MemcachedServer{Port: 11211}}}
 	create(t, e, memcached.Deployment(mc)) // the Deployment the Memcached wants, made by someone else first
 	create(t, e, mc)
 
@@ -162,7 +162,7 @@ func TestExplainsAMissedSchedule(t *testing.T) {
 
 func TestExplainsAPausedObject(t *testing.T) {
 	e := env(t, memcachedOperator)
-	mc := &cachev1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "cache"}, Spec: cachev1alpha1.MemcachedSpec{Size: 1}}
+	mc := &cachev1beta1.Memcached{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "cache"}, Spec: cachev1beta1.MemcachedSpec{Replicas: 1}}
 	create(t, e, mc)
 	// Done, it is one line, by any of kubectl's names of its kind.
 	for _, ref := range []string{"memcached/cache", "memcacheds/cache", "Memcached/cache", "memcacheds.cache.example.com/cache"} {

@@ -17,3 +17,10 @@ for dir in examples/memcached examples/podset examples/at examples/keyval hack/n
 		output:crd:artifacts:config="$dir/config/crd/bases" \
 		output:rbac:artifacts:config="$dir/config/rbac"
 done
+
+# The Memcached example serves webhooks: their configurations, from the
+# +kubebuilder:webhook markers of its API.
+go tool -modfile=hack/tools/go.mod controller-gen \
+	webhook \
+	paths="{./examples/memcached/api/...}" \
+	output:webhook:artifacts:config=examples/memcached/config/webhook

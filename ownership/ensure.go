@@ -8,8 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -120,15 +123,19 @@ func ensure[T client.Object](ctx context.Context, w Writer, owner client.Object,
 	if err := SetController(owner, want, c.Scheme()); err != nil {
 		return zero, Result{}, err
 	}
+	key := client.ObjectKeyFromObject(want)
+	live := newLike(want)
+	getErr := c.Get(ctx, key, live)
+	if getErr == nil {
+		keepOwnerVersion(c.RESTMapper(), want, live) // before the hash: the same owner is the same intent
+	}
 	intent, err := hash(want)
 	if err != nil {
 		return zero, Result{}, err
 	}
 	w.addLabels(want) // after the hash: moving the owner is no change of intent
 
-	key := client.ObjectKeyFromObject(want)
-	live := newLike(want)
-	err = c.Get(ctx, key, live)
+	err = getErr
 	if apierrors.IsNotFound(err) {
 		created := want.DeepCopyObject().(T)
 		setIntent(created, intent)
@@ -191,6 +198,34 @@ func ensure[T client.Object](ctx context.Context, w Writer, owner client.Object,
 		return updated, result, errors.Join(immutable, err)
 	}
 	return updated, result, err
+}
+
+// keepOwnerVersion gives want's controller reference the apiVersion of live's when both
+// name the same owner (by UID, group and kind) in another version that the API server
+// still serves. An owner's kind that gains a version (a new hub the controller reads) thus
+// rewrites none of the objects it owns: the garbage collector and the owner's watches
+// find the owner by any version it is served in. A version no longer served is replaced,
+// for the garbage collector would not find the owner through it.
+func keepOwnerVersion(mapper meta.RESTMapper, want, live client.Object) {
+	old := metav1.GetControllerOfNoCopy(live)
+	refs := want.GetOwnerReferences()
+	i := slices.IndexFunc(refs, func(r metav1.OwnerReference) bool { return r.Controller != nil && *r.Controller })
+	if old == nil || i < 0 || mapper == nil || old.UID != refs[i].UID || old.Kind != refs[i].Kind || old.APIVersion == refs[i].APIVersion {
+		return
+	}
+	oldGV, err := schema.ParseGroupVersion(old.APIVersion)
+	if err != nil {
+		return
+	}
+	if newGV, err := schema.ParseGroupVersion(refs[i].APIVersion); err != nil || newGV.Group != oldGV.Group {
+		return
+	}
+	if _, err := mapper.RESTMapping(schema.GroupKind{Group: oldGV.Group, Kind: old.Kind}, oldGV.Version); err != nil {
+		return
+	}
+	refs = slices.Clone(refs)
+	refs[i].APIVersion = old.APIVersion
+	want.SetOwnerReferences(refs)
 }
 
 // readLive reads the object from the API server into live.

@@ -22,7 +22,7 @@ import (
 	at "github.com/reconcilekit/reconcilekit/examples/at/controller"
 	storev1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
 	keyval "github.com/reconcilekit/reconcilekit/examples/keyval/controller"
-	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	memcached "github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	podset "github.com/reconcilekit/reconcilekit/examples/podset/controller"
@@ -39,7 +39,7 @@ type operator struct {
 
 // operators are the examples the demo runs.
 var operators = []operator{
-	{"memcached", cachev1alpha1.AddToScheme, memcached.New()},
+	{"memcached", cachev1beta1.AddToScheme, memcached.New()},
 	{"podset", appsv1alpha1.AddToScheme, podset.New()},
 	{"at", cnatv1alpha1.AddToScheme, at.New()},
 	{"keyval", storev1alpha1.AddToScheme, keyval.New()},
@@ -191,6 +191,12 @@ func applySamples(ctx context.Context, c client.Client, root string, decoder run
 			}
 			file := filepath.Join(dir, f.Name())
 			sample, err := decodeFile(file, decoder)
+			if runtime.IsNotRegisteredError(errors.Unwrap(err)) { // decodeFile wraps it
+				// A sample of a version the operator does not reconcile (the Memcached's
+				// v1alpha1): the API server would convert it through the operator's webhook,
+				// which the demo does not serve.
+				continue
+			}
 			if err != nil {
 				return nil, err
 			}

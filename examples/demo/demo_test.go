@@ -14,7 +14,7 @@ import (
 
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
 	storev1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
-	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 )
 
@@ -43,11 +43,11 @@ func TestDescribeSaysWhetherAnOperatorConverged(t *testing.T) {
 		obj       client.Object
 		converged bool
 	}{
-		{"a Memcached that is available", &cachev1alpha1.Memcached{ObjectMeta: meta,
-			Status: cachev1alpha1.MemcachedStatus{Conditions: available(metav1.ConditionTrue)}}, true},
-		{"a Memcached that is not available", &cachev1alpha1.Memcached{ObjectMeta: meta,
-			Status: cachev1alpha1.MemcachedStatus{Conditions: available(metav1.ConditionFalse)}}, false},
-		{"a Memcached without conditions", &cachev1alpha1.Memcached{ObjectMeta: meta}, false},
+		{"a Memcached that is available", &cachev1beta1.Memcached{ObjectMeta: meta,
+			Status: cachev1beta1.MemcachedStatus{Conditions: available(metav1.ConditionTrue)}}, true},
+		{"a Memcached that is not available", &cachev1beta1.Memcached{ObjectMeta: meta,
+			Status: cachev1beta1.MemcachedStatus{Conditions: available(metav1.ConditionFalse)}}, false},
+		{"a Memcached without conditions", &cachev1beta1.Memcached{ObjectMeta: meta}, false},
 		{"a PodSet listing as many ready pods as it asks for", &appsv1alpha1.PodSet{ObjectMeta: meta,
 			Spec:   appsv1alpha1.PodSetSpec{Size: 2},
 			Status: appsv1alpha1.PodSetStatus{PodNames: []string{"a", "b"}, ReadyReplicas: 2}}, true},

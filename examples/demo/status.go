@@ -17,7 +17,7 @@ import (
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
 	at "github.com/reconcilekit/reconcilekit/examples/at/controller"
 	storev1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
-	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/requeue"
 )
@@ -133,7 +133,7 @@ func status(ctx context.Context, c client.Client, samples []client.Object) (tabl
 // Keyval Ready for its generation (its servers ready, so their claims bound).
 func describe(ctx context.Context, c client.Reader, obj client.Object) (row, error) {
 	switch o := obj.(type) {
-	case *cachev1alpha1.Memcached:
+	case *cachev1beta1.Memcached:
 		// Its status does not name the pods; its Deployment's labels find them.
 		var pods corev1.PodList
 		err := c.List(ctx, &pods, client.InNamespace(o.Namespace), client.MatchingLabels{

@@ -14,7 +14,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
@@ -33,14 +33,14 @@ func BenchmarkAPIServerCPU(b *testing.B) {
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		b.Fatal(err)
 	}
-	if err := cachev1alpha1.AddToScheme(scheme); err != nil {
+	if err := cachev1beta1.AddToScheme(scheme); err != nil {
 		b.Fatal(err)
 	}
 	c := cp.Client(b, scheme)
 	ns := cp.Namespace(b)
-	memcached := func(name string) *cachev1alpha1.Memcached {
-		return &cachev1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-			Spec: cachev1alpha1.MemcachedSpec{Size: 1, ContainerPort: 11211}}
+	memcached := func(name string) *cachev1beta1.Memcached {
+		return &cachev1beta1.Memcached{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: cachev1beta1.MemcachedSpec{Replicas: 1, Server: cachev1beta1.MemcachedServer{Port: 11211}}}
 	}
 	// status patches a status of generation g with the first n of the five conditions a
 	// Memcached in progress reports (Available, Progressing, Degraded, Ready, Reconciling).
@@ -85,7 +85,7 @@ func BenchmarkAPIServerCPU(b *testing.B) {
 			return c.Create(b.Context(), memcached(fmt.Sprint("mc-", memcacheds-1)))
 		}},
 		{name: "custom resource get", setup: needMemcacheds, do: func(i int) error {
-			return c.Get(b.Context(), client.ObjectKey{Namespace: ns, Name: fmt.Sprint("mc-", i%memcacheds)}, &cachev1alpha1.Memcached{})
+			return c.Get(b.Context(), client.ObjectKey{Namespace: ns, Name: fmt.Sprint("mc-", i%memcacheds)}, &cachev1beta1.Memcached{})
 		}},
 		{name: "custom resource status patch", setup: needMemcacheds, do: func(i int) error {
 			generation++

@@ -22,7 +22,7 @@ import (
 	at "github.com/reconcilekit/reconcilekit/examples/at/controller"
 	storev1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
 	keyval "github.com/reconcilekit/reconcilekit/examples/keyval/controller"
-	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	memcached "github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	podset "github.com/reconcilekit/reconcilekit/examples/podset/controller"
@@ -94,24 +94,24 @@ var kinds = []*kind{
 	{
 		name:        "Memcached",
 		crds:        "examples/memcached/config/crd/bases",
-		addToScheme: cachev1alpha1.AddToScheme,
+		addToScheme: cachev1beta1.AddToScheme,
 		object: func(namespace, name string) client.Object {
-			return &cachev1alpha1.Memcached{
+			return &cachev1beta1.Memcached{
 				ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-				Spec:       cachev1alpha1.MemcachedSpec{Size: 1, ContainerPort: 11211},
+				Spec:       cachev1beta1.MemcachedSpec{Replicas: 1, Server: cachev1beta1.MemcachedServer{Port: 11211}},
 			}
 		},
 		child:     &appsv1.Deployment{},
-		watches:   []client.Object{&cachev1alpha1.Memcached{}, &appsv1.Deployment{}},
+		watches:   []client.Object{&cachev1beta1.Memcached{}, &appsv1.Deployment{}},
 		bare:      memcachedDeployment,
 		childDone: deploymentAvailable,
 		statusDone: func(obj client.Object) bool {
-			return meta.IsStatusConditionTrue(obj.(*cachev1alpha1.Memcached).Status.Conditions, conditions.Available)
+			return meta.IsStatusConditionTrue(obj.(*cachev1beta1.Memcached).Status.Conditions, conditions.Available)
 		},
 		// The library-built operator creates a Service too, so the ideal does.
 		ideal: idealSpec{
 			children: func(obj client.Object) []client.Object {
-				mc := obj.(*cachev1alpha1.Memcached)
+				mc := obj.(*cachev1beta1.Memcached)
 				return []client.Object{memcached.Deployment(mc), memcached.Service(mc)}
 			},
 			progressing: func(obj client.Object, full bool) { idealConditions(obj, false, full) },
@@ -397,8 +397,8 @@ func podFinished(obj client.Object) bool {
 // memcachedDeployment is the Deployment the library-built Memcached operator creates for
 // a Memcached of size 1, without the owner.
 func memcachedDeployment(namespace, name string) client.Object {
-	return memcached.Deployment(&cachev1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Spec: cachev1alpha1.MemcachedSpec{Size: 1, ContainerPort: 11211}})
+	return memcached.Deployment(&cachev1beta1.Memcached{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: cachev1beta1.MemcachedSpec{Replicas: 1, Server: cachev1beta1.MemcachedServer{Port: 11211}}})
 }
 
 // podSetDeployment is the Deployment the library-built PodSet operator creates for a

@@ -15,7 +15,7 @@ import (
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
-	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	memcached "github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	"github.com/reconcilekit/reconcilekit/ownership"
 )
@@ -24,11 +24,11 @@ import (
 // returns a client that serves the converged objects from memory and refuses writes.
 func convergedMemcached(b *testing.B, reconciler func(client.Client) rtreconcile.Reconciler) client.Client {
 	b.Helper()
-	mc := &cachev1alpha1.Memcached{
+	mc := &cachev1beta1.Memcached{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: "cache", UID: "5d3f6a1c-memcached", Generation: 1},
-		Spec:       cachev1alpha1.MemcachedSpec{Size: 1, ContainerPort: 11211},
+		Spec:       cachev1beta1.MemcachedSpec{Replicas: 1, Server: cachev1beta1.MemcachedServer{Port: 11211}},
 	}
-	server, r, dep := fakeRollout(b, cachev1alpha1.AddToScheme, mc, reconciler)
+	server, r, dep := fakeRollout(b, cachev1beta1.AddToScheme, mc, reconciler)
 	ctx, key := b.Context(), client.ObjectKeyFromObject(mc)
 	if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key}); err != nil {
 		b.Fatal(err)
@@ -56,7 +56,7 @@ func convergedMemcached(b *testing.B, reconciler func(client.Client) rtreconcile
 type memcachedByHand struct{ client client.Client }
 
 func (r memcachedByHand) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	mc := &cachev1alpha1.Memcached{}
+	mc := &cachev1beta1.Memcached{}
 	if err := r.client.Get(ctx, req.NamespacedName, mc); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

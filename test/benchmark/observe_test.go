@@ -9,7 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 )
 
 func TestAnObjectConvergesOnceItsChildIsDoneAndItsStatusSaysSo(t *testing.T) {
@@ -76,9 +76,9 @@ func memcachedObject(name string, available bool) client.Object {
 	if available {
 		status = metav1.ConditionTrue
 	}
-	return &cachev1alpha1.Memcached{
+	return &cachev1beta1.Memcached{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Status:     cachev1alpha1.MemcachedStatus{Conditions: []metav1.Condition{{Type: "Available", Status: status}}},
+		Status:     cachev1beta1.MemcachedStatus{Conditions: []metav1.Condition{{Type: "Available", Status: status}}},
 	}
 }
 

@@ -19,7 +19,7 @@ import (
 
 	atv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
 	keyvalv1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
-	memcachedv1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	memcachedv1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	podsetv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
@@ -71,7 +71,7 @@ func run(m *testing.M) int {
 	ctrl.SetLogger(logger)
 	klog.SetLogger(logger) // client-go's own logs, such as the event broadcasters'
 	for _, add := range []func(*runtime.Scheme) error{
-		clientgoscheme.AddToScheme, memcachedv1alpha1.AddToScheme, podsetv1alpha1.AddToScheme, atv1alpha1.AddToScheme,
+		clientgoscheme.AddToScheme, memcachedv1beta1.AddToScheme, podsetv1alpha1.AddToScheme, atv1alpha1.AddToScheme,
 		keyvalv1alpha1.AddToScheme,
 	} {
 		if err := add(scheme); err != nil {

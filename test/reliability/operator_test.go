@@ -24,7 +24,7 @@ import (
 	at "github.com/reconcilekit/reconcilekit/examples/at/controller"
 	keyvalv1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
 	keyval "github.com/reconcilekit/reconcilekit/examples/keyval/controller"
-	memcachedv1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	memcachedv1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	memcached "github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	podsetv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	podset "github.com/reconcilekit/reconcilekit/examples/podset/controller"
@@ -66,17 +66,17 @@ var (
 		controller: memcached.New(),
 		child:      "deployments",
 		object: func(ns, name string, i int) client.Object {
-			return &memcachedv1alpha1.Memcached{
+			return &memcachedv1beta1.Memcached{
 				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-				Spec:       memcachedv1alpha1.MemcachedSpec{Size: 1 + int32(i%3)},
+				Spec:       memcachedv1beta1.MemcachedSpec{Replicas: 1 + int32(i%3)},
 			}
 		},
-		empty: func() client.Object { return &memcachedv1alpha1.Memcached{} },
+		empty: func() client.Object { return &memcachedv1beta1.Memcached{} },
 		resize: func(obj client.Object) {
-			mc := obj.(*memcachedv1alpha1.Memcached)
-			mc.Spec.Size = mc.Spec.Size%3 + 1
+			mc := obj.(*memcachedv1beta1.Memcached)
+			mc.Spec.Replicas = mc.Spec.Replicas%3 + 1
 			// A new port changes the Service too, so that patching it is put to use.
-			mc.Spec.ContainerPort = 11211 + 11212 - max(mc.Spec.ContainerPort, 11211)
+			mc.Spec.Server.Port = 11211 + 11212 - max(mc.Spec.Server.Port, 11211)
 		},
 		unconverged: memcachedsUnconverged,
 		regressed:   availabilityRegressed,
@@ -227,7 +227,7 @@ func (op *operator) resizeNamed(t *testing.T, c client.Client, ns string, names 
 }
 
 func memcachedsUnconverged(ctx context.Context, c client.Client, ns string) ([]string, error) {
-	var list memcachedv1alpha1.MemcachedList
+	var list memcachedv1beta1.MemcachedList
 	if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
 		return nil, err
 	}
@@ -237,7 +237,7 @@ func memcachedsUnconverged(ctx context.Context, c client.Client, ns string) ([]s
 	}
 	var pending []string
 	for _, mc := range list.Items {
-		if why := deploymentUnconverged(&mc, mc.Status.ObservedGeneration, mc.Spec.Size, deployments[mc.Name]); why != "" {
+		if why := deploymentUnconverged(&mc, mc.Status.ObservedGeneration, mc.Spec.Replicas, deployments[mc.Name]); why != "" {
 			pending = append(pending, mc.Name+": "+why)
 		}
 	}

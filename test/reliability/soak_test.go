@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	atv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
-	memcachedv1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	memcachedv1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	podsetv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 )
 
@@ -213,7 +213,7 @@ func TestContinuousChurnLeaksNothingAndMissesNothing(t *testing.T) {
 // and with what an operator created again for them.
 func orphans(ctx context.Context, c client.Client, ns string) error {
 	owners := map[types.UID]bool{}
-	for _, list := range []client.ObjectList{&memcachedv1alpha1.MemcachedList{}, &podsetv1alpha1.PodSetList{}, &atv1alpha1.AtList{}} {
+	for _, list := range []client.ObjectList{&memcachedv1beta1.MemcachedList{}, &podsetv1alpha1.PodSetList{}, &atv1alpha1.AtList{}} {
 		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
 			return err
 		}

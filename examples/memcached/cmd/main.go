@@ -10,19 +10,24 @@ import (
 	"os"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	"github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/sharding"
+	"github.com/reconcilekit/reconcilekit/webhook"
 	// +kubebuilder:scaffold:imports
 )
 
@@ -32,7 +37,19 @@ type flags struct {
 	secureMetrics, leaderElect        bool
 	concurrency                       int
 	shard, leaseNamespace             string
+	webhookNamespace                  string
 }
+
+// The names of the operator's objects that its webhooks need, as config/default names
+// them (its namePrefix memcached-) and as the RBAC markers of package controller limit
+// the operator's rights to.
+const (
+	webhookService   = "memcached-webhook-service"
+	webhookSecret    = "memcached-webhook-certificates"
+	mutatingConfig   = "memcached-mutating-webhook-configuration"
+	validatingConfig = "memcached-validating-webhook-configuration"
+	crdName          = "memcacheds.cache.example.com"
+)
 
 func main() {
 	var f flags
@@ -52,6 +69,8 @@ func main() {
 		"Run as this shard of the operator: one of several replicas that split the Memcacheds between them (docs/sharding.md). Empty runs unsharded.")
 	flag.StringVar(&f.leaseNamespace, "leader-election-namespace", "",
 		"The namespace of the leader election Lease and of the shard Leases; in a cluster, the pod's own.")
+	flag.StringVar(&f.webhookNamespace, "webhook-namespace", "",
+		"The namespace of the webhook Service and of the Secret that keeps its certificate, in a cluster the pod's own: the manager then serves the Memcached's webhooks (defaulting, validation, and the conversion of v1alpha1) with a certificate it makes and rotates itself, and migrates the stored Memcacheds to v1beta1. Empty (a local run) serves none.")
 	logOpts := zap.Options{}
 	logOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -67,6 +86,11 @@ func main() {
 func run(ctx context.Context, f flags) (err error) {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	// v1beta1 is reconciled and stored; v1alpha1 is still served, converted by the
+	// manager's webhook.
+	if err := cachev1beta1.AddToScheme(scheme); err != nil {
 		return err
 	}
 	if err := cachev1alpha1.AddToScheme(scheme); err != nil {
@@ -93,6 +117,21 @@ func run(ctx context.Context, f flags) (err error) {
 		opts = append(opts, reconcile.WithTracing(tp))
 		defer func() { err = errors.Join(err, flushTraces(tp)) }()
 	}
+	opts = append(opts, reconcile.WithConcurrency(f.concurrency))
+	var certs *webhook.Certificates
+	if f.webhookNamespace != "" {
+		// The validating webhook reads ConfigMaps that the manager does not cache (those
+		// without the operator's label), so uncached.
+		configMaps, err := client.New(cfg, client.Options{Scheme: scheme})
+		if err != nil {
+			return err
+		}
+		opts = append(opts, controller.Webhooks(configMaps)...)
+		// Every Memcached stored as v1alpha1 is rewritten as v1beta1 once the manager
+		// serves the conversion; then v1alpha1 can leave the CRD in a later release.
+		opts = append(opts, reconcile.WithStorageMigration())
+		certs = certificates(f.webhookNamespace)
+	}
 	// The manager follows from the controllers' declarations: their watches, indexes,
 	// cache restrictions, and a /readyz that fails until their caches have synced.
 	m := reconcile.Manager{
@@ -109,9 +148,10 @@ func run(ctx context.Context, f flags) (err error) {
 			LeaderElectionReleaseOnCancel: true,
 		},
 		Controllers: []reconcile.Declaration{
-			controller.New(append(opts, reconcile.WithConcurrency(f.concurrency))...),
+			controller.New(opts...),
 			// +kubebuilder:scaffold:builder
 		},
+		Certificates: certs,
 	}
 	// A shard reconciles, and caches, only its share of the Memcacheds and their children.
 	var shard *sharding.Shard
@@ -129,6 +169,18 @@ func run(ctx context.Context, f flags) (err error) {
 		return shard.Run(ctx, mgr)
 	}
 	return mgr.Start(ctx)
+}
+
+// certificates makes the webhooks' certificate, for the Service of namespace, and puts its
+// authority into the operator's webhook configurations and its CRD's conversion.
+func certificates(namespace string) *webhook.Certificates {
+	return &webhook.Certificates{
+		Secret:                          types.NamespacedName{Namespace: namespace, Name: webhookSecret},
+		DNSNames:                        []string{webhookService + "." + namespace + ".svc"},
+		MutatingWebhookConfigurations:   []string{mutatingConfig},
+		ValidatingWebhookConfigurations: []string{validatingConfig},
+		CustomResourceDefinitions:       []string{crdName},
+	}
 }
 
 // tracerProvider returns a provider that sends the spans of each reconcile and write

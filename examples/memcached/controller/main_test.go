@@ -12,7 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	"github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
@@ -23,7 +23,7 @@ import (
 // only permissions.
 var operator = &reconciletest.Operator{
 	User:           "memcached-operator",
-	AddToScheme:    cachev1alpha1.AddToScheme,
+	AddToScheme:    cachev1beta1.AddToScheme,
 	CRDDirectories: []string{filepath.Join("..", "config", "crd", "bases")},
 	Role:           filepath.Join("..", "config", "rbac", "role.yaml"),
 	Nodes:          2,

@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
-	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/requeue"
@@ -36,8 +36,9 @@ const Concurrency = 16
 // Image is the memcached image every Memcached runs.
 const Image = "memcached:1.4.36-alpine"
 
-// ConfigMapLabel marks the ConfigMaps a Memcached may name in spec.configMapName: the
-// manager caches those alone, not every ConfigMap of the cluster.
+// ConfigMapLabel marks the ConfigMaps a Memcached may name in spec.server.configMapRef:
+// the manager caches those alone, not every ConfigMap of the cluster, and the validating
+// webhook refuses to name one that exists without it.
 const ConfigMapLabel = "cache.example.com/memcached-config"
 
 // foreignRecheck is how often a Memcached blocked by an object it does not own looks
@@ -47,11 +48,11 @@ const foreignRecheck = time.Minute
 // New declares the Memcached controller, with opts added to its own (a test's clock, say,
 // or the manager's --max-concurrent-reconciles): a Deployment and a Service of its own for
 // each Memcached, and the ConfigMap it names, of those labelled ConfigMapLabel alone.
-func New(opts ...reconcile.Option) *reconcile.Controller[*cachev1alpha1.Memcached] {
+func New(opts ...reconcile.Option) *reconcile.Controller[*cachev1beta1.Memcached] {
 	labelled, _ := labels.NewRequirement(ConfigMapLabel, selection.Exists, nil)
-	return reconcile.For(&cachev1alpha1.Memcached{}, &memcached{}, append([]reconcile.Option{
+	return reconcile.For(&cachev1beta1.Memcached{}, &memcached{}, append([]reconcile.Option{
 		reconcile.WithFieldOwner("memcached-operator"),
-		reconcile.WithSuspend(func(obj *cachev1alpha1.Memcached) bool { return obj.Spec.Suspend }),
+		reconcile.WithSuspend(func(obj *cachev1beta1.Memcached) bool { return obj.Spec.Suspend }),
 		reconcile.WithReconcileRequests(""),
 		reconcile.WithConcurrency(Concurrency),
 		reconcile.WithChildren(&appsv1.Deployment{}, &corev1.Service{}),
@@ -62,22 +63,22 @@ func New(opts ...reconcile.Option) *reconcile.Controller[*cachev1alpha1.Memcache
 }
 
 // configMapNames names the ConfigMaps a Memcached references.
-func configMapNames(mc *cachev1alpha1.Memcached) []string {
-	if mc.Spec.ConfigMapName == "" {
-		return nil
+func configMapNames(mc *cachev1beta1.Memcached) []string {
+	if name := configMapName(mc); name != "" {
+		return []string{name}
 	}
-	return []string{mc.Spec.ConfigMapName}
+	return nil
 }
 
 // memcached is the Memcached controller's logic.
 type memcached struct{}
 
-func (r *memcached) Reconcile(ctx context.Context, mc *cachev1alpha1.Memcached, s reconcile.Scope) requeue.Outcome {
+func (r *memcached) Reconcile(ctx context.Context, mc *cachev1beta1.Memcached, s reconcile.Scope) requeue.Outcome {
 	args, err := r.args(ctx, s.Client, mc)
 	if apierrors.IsNotFound(err) {
 		// The ConfigMap's creation brings the Memcached back: no need to look again.
-		conditions.MarkTrue(mc, conditions.Stalled, "ConfigMapNotFound", "ConfigMap %s/%s, named in spec.configMapName, does not exist or lacks the label %s",
-			mc.Namespace, mc.Spec.ConfigMapName, ConfigMapLabel)
+		conditions.MarkTrue(mc, conditions.Stalled, "ConfigMapNotFound", "ConfigMap %s/%s, named in spec.server.configMapRef, does not exist or lacks the label %s",
+			mc.Namespace, configMapName(mc), ConfigMapLabel)
 		return requeue.Done()
 	} else if err != nil {
 		return requeue.Retry(err)
@@ -101,25 +102,54 @@ func (r *memcached) Reconcile(ctx context.Context, mc *cachev1alpha1.Memcached, 
 
 // notOwned reports that an object mc needs belongs to someone else, which only a person
 // can settle: Stalled, the one way an example says it is stuck.
-func notOwned(mc *cachev1alpha1.Memcached, reason string, err error) requeue.Outcome {
+func notOwned(mc *cachev1beta1.Memcached, reason string, err error) requeue.Outcome {
 	conditions.MarkTrue(mc, conditions.Stalled, reason, "%v: delete it or rename this Memcached", err)
 	return requeue.After(foreignRecheck)
 }
 
 // args reads the extra memcached arguments of the ConfigMap mc names, if any.
-func (r *memcached) args(ctx context.Context, c client.Reader, mc *cachev1alpha1.Memcached) ([]string, error) {
-	if mc.Spec.ConfigMapName == "" {
+func (r *memcached) args(ctx context.Context, c client.Reader, mc *cachev1beta1.Memcached) ([]string, error) {
+	name := configMapName(mc)
+	if name == "" {
 		return nil, nil
 	}
 	cm := &corev1.ConfigMap{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: mc.Namespace, Name: mc.Spec.ConfigMapName}, cm); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: mc.Namespace, Name: name}, cm); err != nil {
 		return nil, err
 	}
 	return strings.Fields(cm.Data["args"]), nil
 }
 
+// configMapName is the name of the ConfigMap mc names, or empty.
+func configMapName(mc *cachev1beta1.Memcached) string {
+	if ref := mc.Spec.Server.ConfigMapRef; ref != nil {
+		return ref.Name
+	}
+	return ""
+}
+
+// port is the port mc's memcached listens on. The CRD defaults it, so it is 0 only in an
+// object made in Go and never stored; the default holds there too.
+func port(mc *cachev1beta1.Memcached) int32 {
+	if p := mc.Spec.Server.Port; p != 0 {
+		return p
+	}
+	return cachev1beta1.DefaultPort
+}
+
+// memoryLimitMiB is the memory mc's memcached keeps items in. The defaulting webhook sets
+// it; an object written while it did not serve (or by v1alpha1 before v1beta1 existed)
+// has none, and gets the default, which is what memcached ran with before the field
+// existed: its Deployment does not change.
+func memoryLimitMiB(mc *cachev1beta1.Memcached) int32 {
+	if m := mc.Spec.Server.MemoryLimitMiB; m != 0 {
+		return m
+	}
+	return cachev1beta1.DefaultMemoryLimitMiB
+}
+
 // podLabels are the labels of a Memcached's pods, which its Deployment and Service select.
-func podLabels(mc *cachev1alpha1.Memcached) map[string]string {
+func podLabels(mc *cachev1beta1.Memcached) map[string]string {
 	return map[string]string{
 		"app.kubernetes.io/name":       "memcached",
 		"app.kubernetes.io/instance":   mc.Name,
@@ -128,26 +158,26 @@ func podLabels(mc *cachev1alpha1.Memcached) map[string]string {
 }
 
 // Deployment is the Deployment a Memcached wants, running memcached with args added.
-func Deployment(mc *cachev1alpha1.Memcached, args ...string) *appsv1.Deployment {
+func Deployment(mc *cachev1beta1.Memcached, args ...string) *appsv1.Deployment {
 	pod := corev1.PodSpec{Containers: []corev1.Container{{
 		Name:  "memcached",
 		Image: Image,
 		// -p: the server listens where the Deployment says it does.
-		Command: append([]string{"memcached", "-m=64", "-o", "modern", "-v", "-p", strconv.Itoa(int(mc.Spec.ContainerPort))}, args...),
-		Ports:   []corev1.ContainerPort{{Name: "memcached", ContainerPort: mc.Spec.ContainerPort}},
+		Command: append([]string{"memcached", "-m=" + strconv.Itoa(int(memoryLimitMiB(mc))), "-o", "modern", "-v", "-p", strconv.Itoa(int(port(mc)))}, args...),
+		Ports:   []corev1.ContainerPort{{Name: "memcached", ContainerPort: port(mc)}},
 	}}}
 	template := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: podLabels(mc)}, Spec: ownership.Restricted(pod, 1001)}
-	return ownership.Deployment(mc.Namespace, mc.Name, mc.Spec.Size, template)
+	return ownership.Deployment(mc.Namespace, mc.Name, mc.Spec.Replicas, template)
 }
 
 // Service is the Service a Memcached wants: a stable name for its pods, on its port.
-func Service(mc *cachev1alpha1.Memcached) *corev1.Service {
+func Service(mc *cachev1beta1.Memcached) *corev1.Service {
 	return &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: mc.Namespace, Name: mc.Name, Labels: podLabels(mc)},
 		Spec: corev1.ServiceSpec{
 			Selector: podLabels(mc),
 			Ports: []corev1.ServicePort{{
-				Name: "memcached", Port: mc.Spec.ContainerPort, TargetPort: intstr.FromString("memcached"),
+				Name: "memcached", Port: port(mc), TargetPort: intstr.FromString("memcached"),
 			}},
 		},
 	}

@@ -14,14 +14,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
-	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	"github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
 func TestMemcachedListensOnItsContainerPort(t *testing.T) {
 	for _, port := range []int32{11211, 11300} {
-		mc := &cachev1alpha1.Memcached{Spec: cachev1alpha1.MemcachedSpec{Size: 1, ContainerPort: port}}
+		mc := &cachev1beta1.Memcached{Spec: cachev1beta1.MemcachedSpec{Replicas: 1, Server: cachev1beta1.MemcachedServer{Port: port}}}
 		c := controller.Deployment(mc).Spec.Template.Spec.Containers[0]
 		if i := slices.Index(c.Command, "-p"); i < 0 || i+1 == len(c.Command) || c.Command[i+1] != strconv.Itoa(int(port)) || c.Ports[0].ContainerPort != port {
 			t.Errorf("port %d: memcached runs %q and declares port %d; want it to listen on %d", port, c.Command, c.Ports[0].ContainerPort, port)
@@ -102,11 +102,11 @@ func TestAConvergedMemcachedMakesNoWritesWhenReconciledAgain(t *testing.T) {
 }
 
 // create creates a Memcached of the given size in the test's namespace.
-func (e *env) create(t *testing.T, name string, size int32) *cachev1alpha1.Memcached {
+func (e *env) create(t *testing.T, name string, size int32) *cachev1beta1.Memcached {
 	t.Helper()
-	mc := &cachev1alpha1.Memcached{
+	mc := &cachev1beta1.Memcached{
 		ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: name},
-		Spec:       cachev1alpha1.MemcachedSpec{Size: size},
+		Spec:       cachev1beta1.MemcachedSpec{Replicas: size},
 	}
 	if err := e.Create(t.Context(), mc); err != nil {
 		t.Fatal(err)
@@ -115,10 +115,10 @@ func (e *env) create(t *testing.T, name string, size int32) *cachev1alpha1.Memca
 }
 
 // resize sets the Memcached's size.
-func (e *env) resize(t *testing.T, mc *cachev1alpha1.Memcached, size int32) {
+func (e *env) resize(t *testing.T, mc *cachev1beta1.Memcached, size int32) {
 	t.Helper()
 	before := mc.DeepCopy()
-	mc.Spec.Size = size
+	mc.Spec.Replicas = size
 	if err := e.Patch(t.Context(), mc, client.MergeFrom(before)); err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func (e *env) resize(t *testing.T, mc *cachev1alpha1.Memcached, size int32) {
 // awaitAvailable waits until the Memcached reports Available for its current spec and
 // its Deployment has as many available replicas as that spec asks for, and returns the
 // Deployment.
-func (e *env) awaitAvailable(t *testing.T, mc *cachev1alpha1.Memcached) *appsv1.Deployment {
+func (e *env) awaitAvailable(t *testing.T, mc *cachev1beta1.Memcached) *appsv1.Deployment {
 	t.Helper()
 	dep := &appsv1.Deployment{}
 	reconciletest.Eventually(t, func(ctx context.Context) error {
@@ -142,8 +142,8 @@ func (e *env) awaitAvailable(t *testing.T, mc *cachev1alpha1.Memcached) *appsv1.
 			return fmt.Errorf("the status describes generation %d of %d", mc.Status.ObservedGeneration, mc.Generation)
 		case available == nil || available.Status != metav1.ConditionTrue:
 			return fmt.Errorf("not Available: %+v", available)
-		case dep.Status.AvailableReplicas != mc.Spec.Size:
-			return fmt.Errorf("%d of %d replicas available", dep.Status.AvailableReplicas, mc.Spec.Size)
+		case dep.Status.AvailableReplicas != mc.Spec.Replicas:
+			return fmt.Errorf("%d of %d replicas available", dep.Status.AvailableReplicas, mc.Spec.Replicas)
 		}
 		return nil
 	})
@@ -152,7 +152,7 @@ func (e *env) awaitAvailable(t *testing.T, mc *cachev1alpha1.Memcached) *appsv1.
 
 // awaitConverged waits until the Memcached is Ready for its own generation, and reads it
 // into mc.
-func (e *env) awaitConverged(t *testing.T, mc *cachev1alpha1.Memcached) {
+func (e *env) awaitConverged(t *testing.T, mc *cachev1beta1.Memcached) {
 	t.Helper()
 	reconciletest.Eventually(t, func(ctx context.Context) error {
 		if err := e.Get(ctx, client.ObjectKeyFromObject(mc), mc); err != nil {

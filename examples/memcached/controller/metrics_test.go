@@ -16,7 +16,7 @@ import (
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
@@ -101,7 +101,7 @@ func TestMemcachedMetricsShowItsConditionsAndAFightAndGoWithIt(t *testing.T) {
 	e.resize(t, mc, 3)
 	e.awaitAvailable(t, mc)
 	before := mc.DeepCopy()
-	mc.Spec.ContainerPort = 11300
+	mc.Spec.Server.Port = 11300
 	if err := e.Patch(t.Context(), mc, client.MergeFrom(before)); err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func TestMemcachedBacksOffFromAWriterThatResetsItsConditions(t *testing.T) {
 	var resets int
 	for start := time.Now(); time.Since(start) < 15*time.Second; resets++ {
 		prober := &unstructured.Unstructured{}
-		prober.SetGroupVersionKind(cachev1alpha1.GroupVersion.WithKind("Memcached"))
+		prober.SetGroupVersionKind(cachev1beta1.GroupVersion.WithKind("Memcached"))
 		prober.SetNamespace(e.Namespace)
 		prober.SetName(mc.Name)
 		condition := map[string]any{"type": "Available", "status": "False", "reason": "ProbeFailed",

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
-	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	"github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
@@ -24,9 +24,9 @@ func TestAMemcachedWaitingForItsConfigMapIsNotReconciledInALoop(t *testing.T) {
 	e := newEnv(t)
 	start := reconcileCounts()
 	e.Run(t)
-	mc := &cachev1alpha1.Memcached{
+	mc := &cachev1beta1.Memcached{
 		ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "cache"},
-		Spec:       cachev1alpha1.MemcachedSpec{Size: 1, ConfigMapName: "tuned"},
+		Spec:       cachev1beta1.MemcachedSpec{Replicas: 1, Server: cachev1beta1.MemcachedServer{ConfigMapRef: &cachev1beta1.ConfigMapReference{Name: "tuned"}}},
 	}
 	if err := e.Create(t.Context(), mc); err != nil {
 		t.Fatal(err)

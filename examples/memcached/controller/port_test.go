@@ -18,7 +18,7 @@ func TestAMemcachedMovedToAnotherPortServesThereThroughItsService(t *testing.T) 
 	e.awaitAvailable(t, mc)
 
 	before := mc.DeepCopy()
-	mc.Spec.ContainerPort = 11300
+	mc.Spec.Server.Port = 11300
 	if err := e.Patch(t.Context(), mc, client.MergeFrom(before)); err != nil {
 		t.Fatal(err)
 	}

@@ -14,3 +14,17 @@ package controller
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// What cmd/main.go needs besides the controller, each limited by resourceNames to the
+// operator's own objects, named as config/default names them (its namePrefix memcached-):
+// its webhooks' certificates (webhook.Certificates), kept in a Secret shipped empty with
+// the manifests (so it needs no create), and put into its webhook configurations and the
+// CRD's conversion; and the storage migration (reconcile.WithStorageMigration), which
+// rewrites every Memcached through its status and trims the CRD's storedVersions.
+
+// +kubebuilder:rbac:groups="",namespace=memcached-system,resources=secrets,verbs=get;update,resourceNames=memcached-webhook-certificates
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=get;update,resourceNames=memcached-mutating-webhook-configuration
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;update,resourceNames=memcached-validating-webhook-configuration
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;update,resourceNames=memcacheds.cache.example.com
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions/status,verbs=update,resourceNames=memcacheds.cache.example.com
+// +kubebuilder:rbac:groups=cache.example.com,resources=memcacheds;memcacheds/status,verbs=get;list;patch

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
-	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	"github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
@@ -22,9 +22,9 @@ import (
 func TestMemcachedArgumentsFromAConfigMapRollTheDeploymentWhenTheyChange(t *testing.T) {
 	e := newEnv(t)
 	e.Run(t)
-	mc := &cachev1alpha1.Memcached{
+	mc := &cachev1beta1.Memcached{
 		ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "cache"},
-		Spec:       cachev1alpha1.MemcachedSpec{Size: 1, ConfigMapName: "tuned"},
+		Spec:       cachev1beta1.MemcachedSpec{Replicas: 1, Server: cachev1beta1.MemcachedServer{ConfigMapRef: &cachev1beta1.ConfigMapReference{Name: "tuned"}}},
 	}
 	if err := e.Create(t.Context(), mc); err != nil {
 		t.Fatal(err)
@@ -70,7 +70,7 @@ func TestMemcachedArgumentsFromAConfigMapRollTheDeploymentWhenTheyChange(t *test
 }
 
 // awaitArgs waits until mc's Deployment runs memcached with args last, and returns it.
-func (e *env) awaitArgs(t *testing.T, mc *cachev1alpha1.Memcached, args ...string) *appsv1.Deployment {
+func (e *env) awaitArgs(t *testing.T, mc *cachev1beta1.Memcached, args ...string) *appsv1.Deployment {
 	t.Helper()
 	dep := &appsv1.Deployment{}
 	reconciletest.Eventually(t, func(ctx context.Context) error {
@@ -88,17 +88,17 @@ func (e *env) awaitArgs(t *testing.T, mc *cachev1alpha1.Memcached, args ...strin
 func TestAPausedMemcachedLeavesItsDeploymentAloneUntilResumed(t *testing.T) {
 	triggers := []struct {
 		name   string
-		pause  func(mc *cachev1alpha1.Memcached, on bool)
+		pause  func(mc *cachev1beta1.Memcached, on bool)
 		reason string
 	}{
-		{"paused by annotation", func(mc *cachev1alpha1.Memcached, on bool) {
+		{"paused by annotation", func(mc *cachev1beta1.Memcached, on bool) {
 			if on {
 				mc.Annotations = map[string]string{reconcile.PausedAnnotation: "true"}
 			} else {
 				delete(mc.Annotations, reconcile.PausedAnnotation)
 			}
 		}, reconcile.ReasonPausedByAnnotation},
-		{"suspended in its spec", func(mc *cachev1alpha1.Memcached, on bool) { mc.Spec.Suspend = on }, reconcile.ReasonSuspended},
+		{"suspended in its spec", func(mc *cachev1beta1.Memcached, on bool) { mc.Spec.Suspend = on }, reconcile.ReasonSuspended},
 	}
 	for _, tt := range triggers {
 		t.Run(tt.name, func(t *testing.T) {

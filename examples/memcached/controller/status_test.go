@@ -28,7 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
-	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
@@ -39,7 +39,7 @@ func TestStatusOfAMemcachedAsStandardClientsReadIt(t *testing.T) {
 		// before makes what exists in the namespace before the Memcached.
 		before func(t *testing.T, e *env)
 		// then happens to the Memcached once it exists.
-		then func(t *testing.T, e *env, mc *cachev1alpha1.Memcached)
+		then func(t *testing.T, e *env, mc *cachev1beta1.Memcached)
 		// want is the verdict the Memcached settles at, with its Ready condition's reason.
 		want   reconciletest.Verdict
 		reason string
@@ -69,7 +69,7 @@ func TestStatusOfAMemcachedAsStandardClientsReadIt(t *testing.T) {
 			// but the deletion made a new generation, which that verdict does not
 			// describe, so kubectl wait does not return.
 			name: "being deleted: Terminating",
-			then: func(t *testing.T, e *env, mc *cachev1alpha1.Memcached) {
+			then: func(t *testing.T, e *env, mc *cachev1beta1.Memcached) {
 				e.awaitAvailable(t, mc)
 				e.holdDeletion(t, mc)
 				if err := e.Delete(t.Context(), mc); err != nil {
@@ -122,9 +122,9 @@ func TestStatusOfAMemcachedAsStandardClientsReadIt(t *testing.T) {
 func TestStatusIsInProgressWhileAMemcachedRollsOut(t *testing.T) {
 	e := newEnv(t)
 	e.Run(t)
-	mc := &cachev1alpha1.Memcached{
+	mc := &cachev1beta1.Memcached{
 		ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "cache"},
-		Spec:       cachev1alpha1.MemcachedSpec{Size: 1},
+		Spec:       cachev1beta1.MemcachedSpec{Replicas: 1},
 	}
 
 	t.Run("after it is created", func(t *testing.T) {
@@ -228,7 +228,7 @@ func TestStatusOfAServingMemcachedStaysAvailableWhileItIsResized(t *testing.T) {
 	versions := e.follow(t, mc, func() { e.resize(t, mc, 3) }, convergedAtSize(3))
 	pokes := stopPoking()
 
-	var unavailable []*cachev1alpha1.Memcached
+	var unavailable []*cachev1beta1.Memcached
 	reconciling := false
 	for _, v := range versions {
 		if !conditions.IsTrue(v, conditions.Available) {
@@ -239,7 +239,7 @@ func TestStatusOfAServingMemcachedStaysAvailableWhileItIsResized(t *testing.T) {
 	if len(unavailable) > 0 {
 		v := unavailable[0]
 		t.Errorf("%d of the %d versions during the resize are not Available, the first (generation %d, %d of %d ready): %+v",
-			len(unavailable), len(versions), v.Generation, v.Status.ReadyReplicas, v.Spec.Size, conditions.Find(v, conditions.Available))
+			len(unavailable), len(versions), v.Generation, v.Status.ReadyReplicas, v.Spec.Replicas, conditions.Find(v, conditions.Available))
 	}
 	if !reconciling {
 		t.Errorf("no version of the %d during the resize is Reconciling", len(versions))
@@ -258,12 +258,12 @@ func TestScaleSubresourceOfAMemcachedSizesItAndReportsItsPods(t *testing.T) {
 	if err := e.SubResource("scale").Update(t.Context(), mc, client.WithSubResourceBody(scale)); err != nil {
 		t.Fatal(err)
 	}
-	// The scale subresource is a view of spec.size: the size changes with it, at once.
+	// The scale subresource is a view of spec.replicas: the size changes with it, at once.
 	if err := e.Get(t.Context(), client.ObjectKeyFromObject(mc), mc); err != nil {
 		t.Fatal(err)
 	}
-	if mc.Spec.Size != 3 {
-		t.Fatalf("scaled to 3; spec.size is %d", mc.Spec.Size)
+	if mc.Spec.Replicas != 3 {
+		t.Fatalf("scaled to 3; spec.replicas is %d", mc.Spec.Replicas)
 	}
 	dep := e.awaitAvailable(t, mc)
 	if *dep.Spec.Replicas != 3 {
@@ -288,8 +288,8 @@ func TestScaleSubresourceOfAMemcachedSizesItAndReportsItsPods(t *testing.T) {
 		replicas int32
 		message  string
 	}{
-		{4, "spec.size: Invalid value: 4: spec.size in body should be less than or equal to 3"},
-		{0, "spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1"},
+		{4, "spec.replicas: Invalid value: 4: spec.replicas in body should be less than or equal to 3"},
+		{0, "spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1"},
 	} {
 		t.Run(fmt.Sprintf("to %d", refused.replicas), func(t *testing.T) {
 			scale := e.scale(t, mc)
@@ -307,19 +307,19 @@ func TestScaleSubresourceOfAMemcachedSizesItAndReportsItsPods(t *testing.T) {
 }
 
 // converged reports whether a version of a Memcached is Ready for its own generation.
-func converged(mc *cachev1alpha1.Memcached) bool {
+func converged(mc *cachev1beta1.Memcached) bool {
 	return mc.Status.ObservedGeneration == mc.Generation && conditions.IsTrue(mc, conditions.Ready)
 }
 
 // convergedAtSize returns a test of whether a version of a Memcached has converged at size.
-func convergedAtSize(size int32) func(*cachev1alpha1.Memcached) bool {
-	return func(mc *cachev1alpha1.Memcached) bool { return mc.Spec.Size == size && converged(mc) }
+func convergedAtSize(size int32) func(*cachev1beta1.Memcached) bool {
+	return func(mc *cachev1beta1.Memcached) bool { return mc.Spec.Replicas == size && converged(mc) }
 }
 
 // expectInProgressUntilCurrent checks the versions of a Memcached that a change went
 // through, the last one Current: every one before is InProgress and kubectl wait does not
 // return on it, and at least one is.
-func expectInProgressUntilCurrent(t *testing.T, versions []*cachev1alpha1.Memcached) {
+func expectInProgressUntilCurrent(t *testing.T, versions []*cachev1beta1.Memcached) {
 	t.Helper()
 	if len(versions) < 2 {
 		t.Fatalf("%d versions: no InProgress one before Current", len(versions))
@@ -338,20 +338,20 @@ func expectInProgressUntilCurrent(t *testing.T, versions []*cachev1alpha1.Memcac
 
 // follow watches the Memcached from before act until a version satisfies done, and
 // returns the versions it saw: the first is the one before act, unless act creates it.
-func (e *env) follow(t *testing.T, mc *cachev1alpha1.Memcached, act func(), done func(*cachev1alpha1.Memcached) bool) []*cachev1alpha1.Memcached {
+func (e *env) follow(t *testing.T, mc *cachev1beta1.Memcached, act func(), done func(*cachev1beta1.Memcached) bool) []*cachev1beta1.Memcached {
 	t.Helper()
 	watcher, err := client.NewWithWatch(operator.ControlPlane.Config, client.Options{Scheme: operator.Scheme})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := watcher.Watch(t.Context(), &cachev1alpha1.MemcachedList{}, client.InNamespace(e.Namespace), client.MatchingFields{"metadata.name": mc.Name})
+	w, err := watcher.Watch(t.Context(), &cachev1beta1.MemcachedList{}, client.InNamespace(e.Namespace), client.MatchingFields{"metadata.name": mc.Name})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Stop()
 	act()
 
-	var versions []*cachev1alpha1.Memcached
+	var versions []*cachev1beta1.Memcached
 	deadline := time.After(2 * time.Minute)
 	for {
 		select {
@@ -359,7 +359,7 @@ func (e *env) follow(t *testing.T, mc *cachev1alpha1.Memcached, act func(), done
 			if !ok {
 				t.Fatalf("the watch ended after %d versions", len(versions))
 			}
-			seen, ok := ev.Object.(*cachev1alpha1.Memcached)
+			seen, ok := ev.Object.(*cachev1beta1.Memcached)
 			if !ok {
 				t.Fatalf("the watch said %s: %v", ev.Type, ev.Object)
 			}
@@ -377,7 +377,7 @@ func (e *env) follow(t *testing.T, mc *cachev1alpha1.Memcached, act func(), done
 }
 
 // drift changes the Memcached's Deployment behind the operator's back.
-func (e *env) drift(t *testing.T, mc *cachev1alpha1.Memcached, change func(*appsv1.Deployment)) {
+func (e *env) drift(t *testing.T, mc *cachev1beta1.Memcached, change func(*appsv1.Deployment)) {
 	t.Helper()
 	dep := e.deployment(t, mc)
 	before := dep.DeepCopy()
@@ -389,7 +389,7 @@ func (e *env) drift(t *testing.T, mc *cachev1alpha1.Memcached, change func(*apps
 
 // awaitDriftReverted waits until an event on the Memcached says that the operator
 // reverted the field at path of its Deployment.
-func (e *env) awaitDriftReverted(t *testing.T, mc *cachev1alpha1.Memcached, path string) {
+func (e *env) awaitDriftReverted(t *testing.T, mc *cachev1beta1.Memcached, path string) {
 	t.Helper()
 	reconciletest.Eventually(t, func(ctx context.Context) error {
 		var events eventsv1.EventList
@@ -418,7 +418,7 @@ func (e *env) awaitDriftReverted(t *testing.T, mc *cachev1alpha1.Memcached, path
 // of it is not Available, annotates the Memcached, which makes the operator reconcile it.
 // It goes on until the function it returns is called (or the test ends); that function
 // returns how many times it poked.
-func (e *env) pokeWhileDeploymentUnavailable(t *testing.T, mc *cachev1alpha1.Memcached) (stop func() int) {
+func (e *env) pokeWhileDeploymentUnavailable(t *testing.T, mc *cachev1beta1.Memcached) (stop func() int) {
 	t.Helper()
 	watcher, err := client.NewWithWatch(operator.ControlPlane.Config, client.Options{Scheme: operator.Scheme})
 	if err != nil {
@@ -440,7 +440,7 @@ func (e *env) pokeWhileDeploymentUnavailable(t *testing.T, mc *cachev1alpha1.Mem
 				continue
 			}
 			poke := []byte(fmt.Sprintf(`{"metadata":{"annotations":{"test/poke":%q}}}`, dep.ResourceVersion))
-			target := &cachev1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Namespace: mc.Namespace, Name: mc.Name}}
+			target := &cachev1beta1.Memcached{ObjectMeta: metav1.ObjectMeta{Namespace: mc.Namespace, Name: mc.Name}}
 			if err := e.Patch(ctx, target, client.RawPatch(types.MergePatchType, poke)); err != nil {
 				if ctx.Err() == nil && failed == nil {
 					failed = err
@@ -477,7 +477,7 @@ func deploymentAvailable(dep *appsv1.Deployment) bool {
 
 // awaitCurrent waits until kstatus reads the Memcached as Current for its generation and
 // its Deployment's pods are all available.
-func (e *env) awaitCurrent(t *testing.T, mc *cachev1alpha1.Memcached) {
+func (e *env) awaitCurrent(t *testing.T, mc *cachev1beta1.Memcached) {
 	t.Helper()
 	e.awaitAvailable(t, mc)
 	reconciletest.Eventually(t, func(ctx context.Context) error {
@@ -516,7 +516,7 @@ func refusePods(t *testing.T, e *env) {
 // shortenProgressDeadline sets the progress deadline of the Memcached's Deployment to a
 // second, as an administrator would, under a field manager of its own: the operator does
 // not set the field, so it keeps the administrator's value.
-func shortenProgressDeadline(t *testing.T, e *env, mc *cachev1alpha1.Memcached) {
+func shortenProgressDeadline(t *testing.T, e *env, mc *cachev1beta1.Memcached) {
 	dep := &appsv1.Deployment{}
 	reconciletest.Eventually(t, func(ctx context.Context) error {
 		return e.Get(ctx, client.ObjectKeyFromObject(mc), dep)
@@ -554,7 +554,7 @@ func (e *env) holdDeletion(t *testing.T, obj client.Object) {
 }
 
 // deployment returns the Memcached's Deployment.
-func (e *env) deployment(t *testing.T, mc *cachev1alpha1.Memcached) *appsv1.Deployment {
+func (e *env) deployment(t *testing.T, mc *cachev1beta1.Memcached) *appsv1.Deployment {
 	t.Helper()
 	dep := &appsv1.Deployment{}
 	if err := e.Get(t.Context(), client.ObjectKeyFromObject(mc), dep); err != nil {
@@ -564,7 +564,7 @@ func (e *env) deployment(t *testing.T, mc *cachev1alpha1.Memcached) *appsv1.Depl
 }
 
 // scale reads the Memcached's scale subresource.
-func (e *env) scale(t *testing.T, mc *cachev1alpha1.Memcached) *autoscalingv1.Scale {
+func (e *env) scale(t *testing.T, mc *cachev1beta1.Memcached) *autoscalingv1.Scale {
 	t.Helper()
 	scale := &autoscalingv1.Scale{}
 	if err := e.SubResource("scale").Get(t.Context(), mc, scale); err != nil {

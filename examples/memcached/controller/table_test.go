@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	"github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
@@ -26,7 +26,7 @@ import (
 // reconcile at a time on an API server alone: no manager, no Deployment controller.
 var memcacheds = reconciletest.ReconcilerTests{
 	CRDDirectories: []string{filepath.Join("..", "config", "crd", "bases")},
-	AddToScheme:    cachev1alpha1.AddToScheme,
+	AddToScheme:    cachev1beta1.AddToScheme,
 	Controller:     controller.New(),
 }
 
@@ -78,7 +78,7 @@ func TestMemcachedTable(t *testing.T) {
 		Name:         "a ConfigMap named in the spec that does not exist stops the Memcached until it does",
 		Object:       memcached(2, "tuned"),
 		WantRequests: []string{"patch memcacheds/status"},
-		WantStatus: cachev1alpha1.MemcachedStatus{ObservedGeneration: 1, Conditions: []metav1.Condition{
+		WantStatus: cachev1beta1.MemcachedStatus{ObservedGeneration: 1, Conditions: []metav1.Condition{
 			condition("Ready", "False", "ConfigMapNotFound", configMapNotFound),
 			condition("Stalled", "True", "ConfigMapNotFound", configMapNotFound),
 		}},
@@ -96,7 +96,7 @@ func TestMemcachedTable(t *testing.T) {
 		Faults: &reconciletest.Faults{Verbs: []string{"create"}, Resources: []string{"deployments"}, Rate: 1,
 			Code: http.StatusForbidden}, // a quota, an admission policy: a person must act
 		WantRequests: []string{"create deployments", "patch memcacheds/status"},
-		WantStatus: cachev1alpha1.MemcachedStatus{ObservedGeneration: 0, // a status that failed a generation does not claim it
+		WantStatus: cachev1beta1.MemcachedStatus{ObservedGeneration: 0, // a status that failed a generation does not claim it
 			Conditions: []metav1.Condition{
 				condition("Ready", "False", "Retrying", "fault injected by reconciletest: create deployments"),
 				condition("Reconciling", "True", "Retrying", "fault injected by reconciletest: create deployments"),
@@ -119,14 +119,18 @@ func TestMemcachedTable(t *testing.T) {
 const (
 	deploymentNotOwned = "Deployment " + reconciletest.CaseNamespace + "/cache exists and has no controller; it is left alone: delete it or rename this Memcached"
 	controlledByOther  = "Deployment " + reconciletest.CaseNamespace + `/cache exists and is controlled by ConfigMap "other"; it is left alone: delete it or rename this Memcached`
-	configMapNotFound  = "ConfigMap " + reconciletest.CaseNamespace + "/tuned, named in spec.configMapName, does not exist or lacks the label " + controller.ConfigMapLabel
+	configMapNotFound  = "ConfigMap " + reconciletest.CaseNamespace + "/tuned, named in spec.server.configMapRef, does not exist or lacks the label " + controller.ConfigMapLabel
 )
 
 // memcached is the Memcached the cases reconcile, named cache, with the ConfigMap of
 // arguments it names, if any.
-func memcached(size int32, configMap string) *cachev1alpha1.Memcached {
-	return &cachev1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Name: "cache"},
-		Spec: cachev1alpha1.MemcachedSpec{Size: size, ConfigMapName: configMap}}
+func memcached(size int32, configMap string) *cachev1beta1.Memcached {
+	mc := &cachev1beta1.Memcached{ObjectMeta: metav1.ObjectMeta{Name: "cache"},
+		Spec: cachev1beta1.MemcachedSpec{Replicas: size}}
+	if configMap != "" {
+		mc.Spec.Server.ConfigMapRef = &cachev1beta1.ConfigMapReference{Name: configMap}
+	}
+	return mc
 }
 
 // condition is a condition of generation 1 that changed at the case's time.
@@ -137,9 +141,9 @@ func condition(typ, status, reason, message string) metav1.Condition {
 
 // rollingOut is the status of a Memcached whose new Deployment the Deployment controller
 // has not reported on yet.
-func rollingOut(size int32) cachev1alpha1.MemcachedStatus {
+func rollingOut(size int32) cachev1beta1.MemcachedStatus {
 	counts := fmt.Sprintf("0 of %d replicas available", size)
-	return cachev1alpha1.MemcachedStatus{ObservedGeneration: 1, Selector: selector, Conditions: []metav1.Condition{
+	return cachev1beta1.MemcachedStatus{ObservedGeneration: 1, Selector: selector, Conditions: []metav1.Condition{
 		condition("Available", "False", "AvailabilityNotReported", "the Deployment controller has not reported availability (no Available condition); "+counts),
 		condition("Progressing", "True", "RollingOut", counts),
 		condition("Degraded", "False", "RollingOut", counts),
@@ -150,8 +154,8 @@ func rollingOut(size int32) cachev1alpha1.MemcachedStatus {
 
 // notOwnedStatus is the status of a Memcached blocked by an object of its name that is not
 // its own.
-func notOwnedStatus(reason, message string) cachev1alpha1.MemcachedStatus {
-	return cachev1alpha1.MemcachedStatus{ObservedGeneration: 1, Conditions: []metav1.Condition{
+func notOwnedStatus(reason, message string) cachev1beta1.MemcachedStatus {
+	return cachev1beta1.MemcachedStatus{ObservedGeneration: 1, Conditions: []metav1.Condition{
 		condition("Ready", "False", reason, message),
 		condition("Stalled", "True", reason, message),
 	}}
@@ -168,7 +172,7 @@ func controlledBy(apiVersion, kind, name string) []metav1.OwnerReference {
 
 // ownedBy is a controller reference to the Memcached cache.
 func ownedBy() []metav1.OwnerReference {
-	return controlledBy(cachev1alpha1.GroupVersion.String(), "Memcached", "cache")
+	return controlledBy(cachev1beta1.GroupVersion.String(), "Memcached", "cache")
 }
 
 // writtenOutDeployment is the Deployment of the Memcached cache of size 2, written out
@@ -223,7 +227,7 @@ func writtenOutLabels() map[string]string {
 // ownedDeployment is the Deployment the Memcached cache of size wants, with args.
 func ownedDeployment(size int32, args ...string) *appsv1.Deployment {
 	mc := memcached(size, "")
-	mc.Spec.ContainerPort = 11211 // the schema's default
+	mc.Spec.Server.Port = 11211 // the schema's default
 	d := controller.Deployment(mc, args...)
 	d.OwnerReferences = ownedBy()
 	return d
@@ -232,7 +236,7 @@ func ownedDeployment(size int32, args ...string) *appsv1.Deployment {
 // ownedService is the Service the Memcached cache wants.
 func ownedService() *corev1.Service {
 	mc := memcached(1, "")
-	mc.Spec.ContainerPort = 11211
+	mc.Spec.Server.Port = 11211
 	s := controller.Service(mc)
 	s.OwnerReferences = ownedBy()
 	return s
@@ -249,11 +253,11 @@ func tuned(args string) *corev1.ConfigMap {
 // resizeTo sets the Memcached's size, as a person would.
 func resizeTo(size int32) func(context.Context, client.Client, string) error {
 	return func(ctx context.Context, c client.Client, ns string) error {
-		mc := &cachev1alpha1.Memcached{}
+		mc := &cachev1beta1.Memcached{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cache"}, mc); err != nil {
 			return err
 		}
-		mc.Spec.Size = size
+		mc.Spec.Replicas = size
 		return c.Update(ctx, mc)
 	}
 }

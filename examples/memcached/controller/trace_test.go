@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	"github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
@@ -35,10 +35,10 @@ func TestAMemcachedRolloutIsTracedOneSpanPerReconcileAndWrite(t *testing.T) {
 
 	// Whoever created the Memcached left the trace context of that change on it.
 	const traceID, spanID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
-	mc := &cachev1alpha1.Memcached{
+	mc := &cachev1beta1.Memcached{
 		ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "cache",
 			Annotations: map[string]string{reconcile.TraceparentAnnotation: "00-" + traceID + "-" + spanID + "-01"}},
-		Spec: cachev1alpha1.MemcachedSpec{Size: 2},
+		Spec: cachev1beta1.MemcachedSpec{Replicas: 2},
 	}
 	if err := e.Create(t.Context(), mc); err != nil {
 		t.Fatal(err)

@@ -1,5 +1,7 @@
 // Package v1alpha1 is the v1alpha1 API of the Memcached example operator:
-// the Memcached kind of the cache.example.com group.
+// the Memcached kind of the cache.example.com group, as first released. It is still
+// served, a spoke of v1beta1, which the CRD stores and the controller reconciles:
+// Spoke converts it to and from v1beta1, losing nothing.
 //
 // +kubebuilder:object:generate=true
 // +groupName=cache.example.com

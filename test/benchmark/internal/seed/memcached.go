@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
-	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 )
 
 // MemcachedImage is the image the deploy-image plugin was told to run; the seed reads it
@@ -44,7 +44,7 @@ type MemcachedReconciler struct {
 // Deployments they own.
 func (r *MemcachedReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&cachev1alpha1.Memcached{}).
+		For(&cachev1beta1.Memcached{}).
 		Named("memcached").
 		Owns(&appsv1.Deployment{}).
 		Complete(r)
@@ -56,7 +56,7 @@ func (r *MemcachedReconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *MemcachedReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	log := logf.FromContext(ctx)
 
-	memcached := &cachev1alpha1.Memcached{}
+	memcached := &cachev1beta1.Memcached{}
 	if err := r.Get(ctx, req.NamespacedName, memcached); err != nil {
 		if apierrors.IsNotFound(err) {
 			log.Info("memcached resource not found; ignoring since the object must be deleted")
@@ -120,7 +120,7 @@ func (r *MemcachedReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		return ctrl.Result{}, err
 	}
 
-	size := memcached.Spec.Size
+	size := memcached.Spec.Replicas
 	if found.Spec.Replicas == nil || *found.Spec.Replicas != size {
 		found.Spec.Replicas = ptr.To(size)
 		if err := r.Update(ctx, found); err != nil {
@@ -155,7 +155,7 @@ func (r *MemcachedReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 
 // finalize is the seed's deletion path: Degraded Unknown, the cleanup, a re-read,
 // Degraded True, then the finalizer removed.
-func (r *MemcachedReconciler) finalize(ctx context.Context, req ctrl.Request, memcached *cachev1alpha1.Memcached) (ctrl.Result, error) {
+func (r *MemcachedReconciler) finalize(ctx context.Context, req ctrl.Request, memcached *cachev1beta1.Memcached) (ctrl.Result, error) {
 	log := logf.FromContext(ctx)
 	if !controllerutil.ContainsFinalizer(memcached, memcachedFinalizer) {
 		return ctrl.Result{}, nil
@@ -196,7 +196,7 @@ func (r *MemcachedReconciler) finalize(ctx context.Context, req ctrl.Request, me
 // deploymentForMemcached is the seed's Deployment: the same labels for every Memcached
 // (so every Deployment selects every Memcached pod, told apart only by owner references)
 // and a restricted security context.
-func (r *MemcachedReconciler) deploymentForMemcached(memcached *cachev1alpha1.Memcached) (*appsv1.Deployment, error) {
+func (r *MemcachedReconciler) deploymentForMemcached(memcached *cachev1beta1.Memcached) (*appsv1.Deployment, error) {
 	ls := map[string]string{
 		"app.kubernetes.io/name":       "memcached-operator",
 		"app.kubernetes.io/version":    strings.Split(MemcachedImage, ":")[1],
@@ -205,7 +205,7 @@ func (r *MemcachedReconciler) deploymentForMemcached(memcached *cachev1alpha1.Me
 	dep := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: memcached.Name, Namespace: memcached.Namespace},
 		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(memcached.Spec.Size),
+			Replicas: ptr.To(memcached.Spec.Replicas),
 			Selector: &metav1.LabelSelector{MatchLabels: ls},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: ls},
@@ -224,7 +224,7 @@ func (r *MemcachedReconciler) deploymentForMemcached(memcached *cachev1alpha1.Me
 							AllowPrivilegeEscalation: ptr.To(false),
 							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 						},
-						Ports:   []corev1.ContainerPort{{ContainerPort: memcached.Spec.ContainerPort, Name: "memcached"}},
+						Ports:   []corev1.ContainerPort{{ContainerPort: memcached.Spec.Server.Port, Name: "memcached"}},
 						Command: []string{"memcached", "-m=64", "-o", "modern", "-v"},
 					}},
 				},

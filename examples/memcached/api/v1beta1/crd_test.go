@@ -1,4 +1,4 @@
-package v1alpha1_test
+package v1beta1_test
 
 import (
 	"strings"
@@ -11,17 +11,17 @@ import (
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
+	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
 // TestCRD checks the generated CustomResourceDefinition against a real API server: the
 // scale subresource that kubectl scale and a HorizontalPodAutoscaler use reads and writes
-// spec.size, and spec.size keeps its bounds whichever way it is written.
+// spec.replicas, and spec.replicas keeps its bounds whichever way it is written.
 func TestCRD(t *testing.T) {
 	cp := reconciletest.StartAPIServer(t, "../../config/crd/bases")
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, cachev1alpha1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, cachev1beta1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			t.Fatal(err)
 		}
@@ -30,28 +30,28 @@ func TestCRD(t *testing.T) {
 
 	for _, tc := range []struct {
 		name    string
-		create  int32  // spec.size on create
+		create  int32  // spec.replicas on create
 		scale   *int32 // spec.replicas then written to the scale subresource, if any
-		want    int32  // spec.size afterwards
+		want    int32  // spec.replicas afterwards
 		refused string // what the API server's error says, if it refuses the create or the scale
 	}{
 		{name: "scale up", create: 1, scale: new(int32(2)), want: 2},
 		{name: "scale down", create: 3, scale: new(int32(1)), want: 1},
 		{name: "scale to the maximum", create: 1, scale: new(int32(3)), want: 3},
 		{name: "scale above the maximum", create: 1, scale: new(int32(5)), want: 1,
-			refused: "spec.size: Invalid value: 5: spec.size in body should be less than or equal to 3"},
+			refused: "spec.replicas: Invalid value: 5: spec.replicas in body should be less than or equal to 3"},
 		{name: "scale to zero", create: 2, scale: new(int32(0)), want: 2,
-			refused: "spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1"},
+			refused: "spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1"},
 		{name: "create above the maximum", create: 4,
-			refused: "spec.size: Invalid value: 4: spec.size in body should be less than or equal to 3"},
+			refused: "spec.replicas: Invalid value: 4: spec.replicas in body should be less than or equal to 3"},
 		{name: "create with zero", create: 0,
-			refused: "spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1"},
+			refused: "spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
-			mc := &cachev1alpha1.Memcached{
+			mc := &cachev1beta1.Memcached{
 				ObjectMeta: metav1.ObjectMeta{Name: strings.ReplaceAll(tc.name, " ", "-"), Namespace: "default"},
-				Spec:       cachev1alpha1.MemcachedSpec{Size: tc.create},
+				Spec:       cachev1beta1.MemcachedSpec{Replicas: tc.create},
 			}
 			err := c.Create(ctx, mc)
 			if tc.scale == nil {
@@ -67,7 +67,7 @@ func TestCRD(t *testing.T) {
 				t.Fatalf("reading the scale: %v", err)
 			}
 			if scale.Spec.Replicas != tc.create {
-				t.Errorf("the scale's spec.replicas is %d, want spec.size %d", scale.Spec.Replicas, tc.create)
+				t.Errorf("the scale's spec.replicas is %d, want spec.replicas %d", scale.Spec.Replicas, tc.create)
 			}
 			scale.Spec.Replicas = *tc.scale
 			err = c.SubResource("scale").Update(ctx, mc, client.WithSubResourceBody(scale))
@@ -80,17 +80,17 @@ func TestCRD(t *testing.T) {
 			if err := c.Get(ctx, client.ObjectKeyFromObject(mc), mc); err != nil {
 				t.Fatal(err)
 			}
-			if mc.Spec.Size != tc.want {
-				t.Errorf("spec.size is %d after scaling to %d, want %d", mc.Spec.Size, *tc.scale, tc.want)
+			if mc.Spec.Replicas != tc.want {
+				t.Errorf("spec.replicas is %d after scaling to %d, want %d", mc.Spec.Replicas, *tc.scale, tc.want)
 			}
 		})
 	}
 
 	t.Run("status read through the scale", func(t *testing.T) {
 		ctx := t.Context()
-		mc := &cachev1alpha1.Memcached{
+		mc := &cachev1beta1.Memcached{
 			ObjectMeta: metav1.ObjectMeta{Name: "status", Namespace: "default"},
-			Spec:       cachev1alpha1.MemcachedSpec{Size: 2},
+			Spec:       cachev1beta1.MemcachedSpec{Replicas: 2},
 		}
 		if err := c.Create(ctx, mc); err != nil {
 			t.Fatal(err)
@@ -110,9 +110,9 @@ func TestCRD(t *testing.T) {
 	})
 	// No operator runs here: the status that clients read is the CRD's default.
 	t.Run("a just-created Memcached reads as in progress", func(t *testing.T) {
-		mc := &cachev1alpha1.Memcached{
+		mc := &cachev1beta1.Memcached{
 			ObjectMeta: metav1.ObjectMeta{Name: "just-created", Namespace: "default"},
-			Spec:       cachev1alpha1.MemcachedSpec{Size: 1},
+			Spec:       cachev1beta1.MemcachedSpec{Replicas: 1},
 		}
 		if err := c.Create(t.Context(), mc); err != nil {
 			t.Fatal(err)
