@@ -73,6 +73,7 @@ const (
 	modulePlaceholder = "QQQmoduleQQQ"
 	groupPlaceholder  = "QQQgroupQQQ"
 	firstPlaceholder  = "QQQfirstQQQ" // the group's first label, in a sample's file name
+	dashedPlaceholder = "QQQdashedQQQ" // the group with dashes for dots, in a webhook's path
 )
 
 // create copies the example to o.dir, renamed, with a go.mod of its own and the build
@@ -240,10 +241,10 @@ func lowerFirst(s string) string { return strings.ToLower(s[:1]) + s[1:] }
 func identifier(label string) string { return strings.ReplaceAll(label, "-", "") }
 
 // path renames a file's path: the kind in its lower-case forms, the group and its first
-// label (cache.example.com_memcacheds.yaml, cache_v1alpha1_memcached.yaml, memcached_types.go).
+// label (cache.example.com_memcacheds.yaml, cache_v1beta1_memcached.yaml, memcached_types.go).
 func (r *renamer) path(rel string) string {
 	rel = strings.ReplaceAll(rel, r.oldGroup+"_", groupPlaceholder+"_")
-	rel = strings.ReplaceAll(rel, r.oldFirst+"_v1alpha1_", firstPlaceholder+"_v1alpha1_")
+	rel = strings.ReplaceAll(rel, r.oldFirst+"_v1", firstPlaceholder+"_v1")
 	return r.restore(r.text(rel, false))
 }
 
@@ -251,7 +252,8 @@ func (r *renamer) path(rel string) string {
 func (r *renamer) file(rel string, data []byte) ([]byte, error) {
 	s := strings.ReplaceAll(string(data), r.oldModule, modulePlaceholder)
 	s = strings.ReplaceAll(s, r.oldGroup, groupPlaceholder)
-	s = strings.ReplaceAll(s, r.oldFirst+"_v1alpha1_", firstPlaceholder+"_v1alpha1_")
+	s = strings.ReplaceAll(s, dashed(r.oldGroup), dashedPlaceholder) // /mutate-cache-example-com-v1beta1-memcached
+	s = strings.ReplaceAll(s, r.oldFirst+"_v1", firstPlaceholder+"_v1")
 	switch {
 	case strings.HasSuffix(rel, ".go"):
 		out, err := r.goFile(rel, s)
@@ -272,8 +274,12 @@ func (r *renamer) file(rel string, data []byte) ([]byte, error) {
 func (r *renamer) restore(s string) string {
 	s = strings.ReplaceAll(s, modulePlaceholder, r.newModule)
 	s = strings.ReplaceAll(s, firstPlaceholder, r.newFirst)
+	s = strings.ReplaceAll(s, dashedPlaceholder, dashed(r.newGroup))
 	return strings.ReplaceAll(s, groupPlaceholder, r.newGroup)
 }
+
+// dashed writes a group as the webhook paths of controller-gen's markers do.
+func dashed(group string) string { return strings.ReplaceAll(group, ".", "-") }
 
 // goFile renames a Go file: identifiers through its syntax tree, strings as names or
 // prose, comments as prose (markers as names, but for their quoted descriptions).
@@ -717,9 +723,10 @@ help: ## Show the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 .PHONY: generate
-generate: ## Regenerate the deepcopy functions, the CRD and the role from the markers.
+generate: ## Regenerate the deepcopy functions, the CRD, the role and the webhook configurations from the markers.
 	$(TOOLS) controller-gen object crd rbac:roleName=manager-role paths=./... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	$(if $(wildcard config/webhook),$(TOOLS) controller-gen webhook paths=./api/... output:webhook:artifacts:config=config/webhook)
 
 .PHONY: test
 test: ## Vet and run the tests (they need the control-plane binaries: KUBEBUILDER_ASSETS).
