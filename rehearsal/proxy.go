@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -15,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -43,6 +45,7 @@ type recorder struct {
 var decoder = func() runtime.Decoder {
 	s := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(s) // client-go's scheme always builds
+	_ = metav1.AddMetaToScheme(s)     // a metadata-only client's answers (PartialObjectMetadata)
 	return serializer.NewCodecFactory(s).UniversalDeserializer()
 }()
 
@@ -138,11 +141,18 @@ func (rec *recorder) hook(r *reconciletest.Request) (*http.Response, error) {
 		rec.fail(fmt.Errorf("the answer to %s %s: %w", r.Verb, r.HTTP.URL.Path, err))
 		return resp, nil
 	}
-	if kind == "Status" { // the answer of a delete that deleted at once
+	switch kind {
+	case "Status": // the answer of a delete that deleted at once
 		after = nil
+	case "PartialObjectMetadata": // a metadata-only client's: the rest is as it was
+		if before != nil {
+			whole := maps.Clone(before)
+			whole["metadata"] = after["metadata"]
+			after, kind = whole, ""
+		}
 	}
 	w := Write{Namespace: r.Namespace, Name: r.Name, Kind: kind}
-	if w.Kind == "" || w.Kind == "Status" {
+	if w.Kind == "" || w.Kind == "Status" || w.Kind == "PartialObjectMetadata" {
 		w.Kind, _ = before["kind"].(string)
 	}
 	if w.Name == "" && after != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/yaml"
 
 	"github.com/reconcilekit/reconcilekit/rehearsal"
 )
@@ -96,16 +97,74 @@ func rehearse(t *testing.T, newBuild rehearsal.Build) rehearsal.Report {
 	return rep
 }
 
-func TestUpgradingTheMemcachedOperatorToItsSecondVersionRestartsNothing(t *testing.T) {
-	newBuild := manager(build(t, "../../examples/memcached/cmd", nil), filepath.Join("..", "..", "examples", "memcached", "config", "crd", "bases"))
-	rep := rehearse(t, newBuild)
-	if len(rep.Control) > 0 {
-		t.Errorf("the old build, restarted, wrote:\n%s", rep)
+// deployed renders the operator's manifests in dir with kustomize, as a cluster gets them,
+// and returns files of its CustomResourceDefinitions and of its webhook configurations,
+// for a build that serves webhooks.
+func deployed(t *testing.T, dir string) (crds, webhooks string) {
+	t.Helper()
+	out, err := exec.CommandContext(t.Context(), "go", "tool", "-modfile=../../hack/tools/go.mod", "kustomize", "build", dir).Output()
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", dir, err)
 	}
+	rendered := filepath.Join(t.TempDir(), "rendered.yaml")
+	if err := os.WriteFile(rendered, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	objects, err := rehearsal.ReadObjects(rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd, hooks []byte
+	for _, obj := range objects {
+		data, err := yaml.Marshal(obj.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch obj.GetKind() {
+		case "CustomResourceDefinition":
+			crd = append(append(crd, "---\n"...), data...)
+		case "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration":
+			hooks = append(append(hooks, "---\n"...), data...)
+		}
+	}
+	crds, webhooks = filepath.Join(t.TempDir(), "crds.yaml"), filepath.Join(t.TempDir(), "webhooks.yaml")
+	if err := os.WriteFile(crds, crd, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(webhooks, hooks, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return crds, webhooks
+}
+
+func TestUpgradingTheMemcachedOperatorToItsSecondVersionRestartsNothing(t *testing.T) {
+	// The new build as config/default deploys it: serving its webhooks (the conversion of
+	// the v1alpha1 Memcacheds the old build made among them) with a certificate of its own,
+	// here on the loopback interface the rehearsal's API server reaches it at.
+	crds, webhooks := deployed(t, filepath.Join("..", "..", "examples", "memcached", "config", "default"))
+	newBuild := manager(build(t, "../../examples/memcached/cmd", nil), crds)
+	newBuild.Command = append(newBuild.Command, "-webhook-namespace=default", "-webhook-bind-address=127.0.0.1:"+rehearsal.WebhookPortPlaceholder)
+	newBuild.Webhooks = []string{webhooks}
+	rep := rehearse(t, newBuild)
 	for _, w := range rep.Upgrade {
 		if w.Kind == "Deployment" || w.Kind == "Service" {
 			t.Errorf("the new build wrote a child: %s %s %s %v", w.Verb, w.Kind, w.Object(), w.Changes)
 		}
+	}
+	// What the new build writes is its certificate and the authority in its webhooks'
+	// caBundles, and the storage migration: each Memcached stored again as v1beta1, and
+	// the CRD's storedVersions trimmed to it.
+	want := `the old build, restarted, writes nothing
+the new build writes:
+  rewrites 1 CustomResourceDefinition: spec.conversion.webhook.clientConfig.caBundle added (memcacheds.cache.example.com)
+  updates the status of 1 CustomResourceDefinition: status.storedVersions changed (memcacheds.cache.example.com)
+  updates the status of 3 Memcacheds without a change (shop/cache, shop/carts, shop/sessions)
+  rewrites 1 MutatingWebhookConfiguration: webhooks[default.memcacheds.cache.example.com].clientConfig.caBundle added (memcached-mutating-webhook-configuration)
+  creates 1 Secret (default/memcached-webhook-certificates)
+  rewrites 1 ValidatingWebhookConfiguration: webhooks[validate.memcacheds.cache.example.com].clientConfig.caBundle added (memcached-validating-webhook-configuration)
+`
+	if got := rep.String(); got != want {
+		t.Errorf("the report says\n%s\nwant\n%s", got, want)
 	}
 }
 

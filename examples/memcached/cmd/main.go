@@ -7,7 +7,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
+	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -21,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
 	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
@@ -37,7 +40,7 @@ type flags struct {
 	secureMetrics, leaderElect        bool
 	concurrency                       int
 	shard, leaseNamespace             string
-	webhookNamespace                  string
+	webhookNamespace, webhookAddr     string
 }
 
 // The names of the operator's objects that its webhooks need, as config/default names
@@ -71,6 +74,8 @@ func main() {
 		"The namespace of the leader election Lease and of the shard Leases; in a cluster, the pod's own.")
 	flag.StringVar(&f.webhookNamespace, "webhook-namespace", "",
 		"The namespace of the webhook Service and of the Secret that keeps its certificate, in a cluster the pod's own: the manager then serves the Memcached's webhooks (defaulting, validation, and the conversion of v1alpha1) with a certificate it makes and rotates itself, and migrates the stored Memcacheds to v1beta1. Empty (a local run) serves none.")
+	flag.StringVar(&f.webhookAddr, "webhook-bind-address", ":9443",
+		"The address the webhook server binds to, with --webhook-namespace. An IP address in it, such as 127.0.0.1:9443 for an API server on this machine, is put into the certificate beside the Service's name.")
 	logOpts := zap.Options{}
 	logOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -119,6 +124,7 @@ func run(ctx context.Context, f flags) (err error) {
 	}
 	opts = append(opts, reconcile.WithConcurrency(f.concurrency))
 	var certs *webhook.Certificates
+	var webhookServer ctrlwebhook.Server // the manager's default: none without webhooks
 	if f.webhookNamespace != "" {
 		// The validating webhook reads ConfigMaps that the manager does not cache (those
 		// without the operator's label), so uncached.
@@ -130,7 +136,12 @@ func run(ctx context.Context, f flags) (err error) {
 		// Every Memcached stored as v1alpha1 is rewritten as v1beta1 once the manager
 		// serves the conversion; then v1alpha1 can leave the CRD in a later release.
 		opts = append(opts, reconcile.WithStorageMigration())
-		certs = certificates(f.webhookNamespace)
+		host, port, err := hostPort(f.webhookAddr)
+		if err != nil {
+			return fmt.Errorf("--webhook-bind-address: %w", err)
+		}
+		certs = certificates(f.webhookNamespace, host)
+		webhookServer = ctrlwebhook.NewServer(ctrlwebhook.Options{Host: host, Port: port})
 	}
 	// The manager follows from the controllers' declarations: their watches, indexes,
 	// cache restrictions, and a /readyz that fails until their caches have synced.
@@ -146,6 +157,7 @@ func run(ctx context.Context, f flags) (err error) {
 			// The process exits as soon as the manager stops, so the lease can
 			// be handed over at once instead of waiting for it to expire.
 			LeaderElectionReleaseOnCancel: true,
+			WebhookServer:                 webhookServer,
 		},
 		Controllers: []reconcile.Declaration{
 			controller.New(opts...),
@@ -153,6 +165,7 @@ func run(ctx context.Context, f flags) (err error) {
 		},
 		Certificates: certs,
 	}
+
 	// A shard reconciles, and caches, only its share of the Memcacheds and their children.
 	var shard *sharding.Shard
 	if f.shard != "" {
@@ -171,16 +184,34 @@ func run(ctx context.Context, f flags) (err error) {
 	return mgr.Start(ctx)
 }
 
-// certificates makes the webhooks' certificate, for the Service of namespace, and puts its
-// authority into the operator's webhook configurations and its CRD's conversion.
-func certificates(namespace string) *webhook.Certificates {
-	return &webhook.Certificates{
+// certificates makes the webhooks' certificate, for the Service of namespace and for host,
+// the address the server binds to, if it is an IP address, and puts its authority into
+// the operator's webhook configurations and its CRD's conversion.
+func certificates(namespace, host string) *webhook.Certificates {
+	certs := &webhook.Certificates{
 		Secret:                          types.NamespacedName{Namespace: namespace, Name: webhookSecret},
 		DNSNames:                        []string{webhookService + "." + namespace + ".svc"},
 		MutatingWebhookConfigurations:   []string{mutatingConfig},
 		ValidatingWebhookConfigurations: []string{validatingConfig},
 		CustomResourceDefinitions:       []string{crdName},
 	}
+	if ip := net.ParseIP(host); ip != nil && !ip.IsUnspecified() {
+		certs.IPAddresses = []net.IP{ip}
+	}
+	return certs
+}
+
+// hostPort splits an address such as :9443 or 127.0.0.1:9443.
+func hostPort(addr string) (string, int, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return "", 0, fmt.Errorf("%q: the port is not a number", addr)
+	}
+	return host, p, nil
 }
 
 // tracerProvider returns a provider that sends the spans of each reconcile and write

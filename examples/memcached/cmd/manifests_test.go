@@ -54,7 +54,7 @@ func TestManifestsServeTheWebhooksThroughTheirService(t *testing.T) {
 	for _, e := range served {
 		paths[e.Type] = append(paths[e.Type], e.Path)
 	}
-	certs := certificates(namespace)
+	certs := certificates(namespace, "") // in a cluster the server binds to :9443, no address of its own
 	wantService := admissionregistrationv1.ServiceReference{Namespace: namespace, Name: webhookService}
 
 	for _, config := range []string{"default", "sharded"} {
