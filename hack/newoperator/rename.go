@@ -72,7 +72,7 @@ func newWord(kind, plural string) word {
 const (
 	modulePlaceholder = "QQQmoduleQQQ"
 	groupPlaceholder  = "QQQgroupQQQ"
-	firstPlaceholder  = "QQQfirstQQQ" // the group's first label, in a sample's file name
+	firstPlaceholder  = "QQQfirstQQQ"  // the group's first label, in a sample's file name
 	dashedPlaceholder = "QQQdashedQQQ" // the group with dashes for dots, in a webhook's path
 )
 
