@@ -1,0 +1,83 @@
+package explore_test
+
+import (
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	keyvalv1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
+	podsetv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
+	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest/explore"
+)
+
+// podsetWorkload creates a PodSet, scales it, creates a second one whose Deployment's name
+// someone else's Deployment holds, and deletes both.
+func podsetWorkload() []explore.Step {
+	web := &podsetv1alpha1.PodSet{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: podsetv1alpha1.PodSetSpec{Size: 2}}
+	taken := &podsetv1alpha1.PodSet{ObjectMeta: metav1.ObjectMeta{Name: "taken"}, Spec: podsetv1alpha1.PodSetSpec{Size: 1}}
+	return []explore.Step{
+		explore.Create(web),
+		explore.Update("size 3", web, func(o client.Object) { o.(*podsetv1alpha1.PodSet).Spec.Size = 3 }),
+		explore.Create(foreignDeployment("taken")),
+		explore.Create(taken),
+		explore.Delete(web),
+		explore.Delete(taken),
+	}
+}
+
+// foreignDeployment is a Deployment of someone else's, named name.
+func foreignDeployment(name string) *appsv1.Deployment {
+	labels := map[string]string{"app": "theirs"}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: restrictedTemplate(labels),
+		},
+	}
+}
+
+// keyvalWorkload creates a Keyval, changes its configuration and size, and deletes it
+// with its volumes.
+func keyvalWorkload() []explore.Step {
+	kv := &keyvalv1alpha1.Keyval{ObjectMeta: metav1.ObjectMeta{Name: "kv"}, Spec: keyvalv1alpha1.KeyvalSpec{
+		Replicas: 1,
+		Storage:  keyvalv1alpha1.KeyvalStorage{WhenDeleted: keyvalv1alpha1.Delete},
+	}}
+	return []explore.Step{
+		explore.Create(kv),
+		explore.Update("config and 3 replicas", kv, func(o client.Object) {
+			k := o.(*keyvalv1alpha1.Keyval)
+			k.Spec.Replicas = 3
+			k.Spec.Config = map[string]string{"maxmemory": "64mb"}
+		}),
+		explore.Delete(kv),
+	}
+}
+
+// TestExploringTheExamplesFindsNothing explores the examples as they are: no oracle may
+// fault them. Within the package's usual tests each is given a small budget of
+// perturbed runs; make test-explore explores every point (-explore.all).
+func TestExploringTheExamplesFindsNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		x    explore.Exploration
+	}{
+		{"PodSet", explore.Exploration{Operator: startOn(t, podsetOperator), Workload: podsetWorkload(), Budget: 4}},
+		{"Keyval", explore.Exploration{Operator: startOn(t, keyvalOperator), Workload: keyvalWorkload(), Budget: 4}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			explore.Run(t, tc.x)
+		})
+	}
+}
+
+// restrictedTemplate is a pod template that the restricted Pod Security Standard admits.
+func restrictedTemplate(labels map[string]string) corev1.PodTemplateSpec {
+	pod := corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox:1.36", Command: []string{"sleep", "3600"}}}}
+	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: ownership.Restricted(pod, 1001)}
+}

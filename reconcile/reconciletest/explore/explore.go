@@ -1,0 +1,841 @@
+package explore
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+)
+
+var all = flag.Bool("explore.all", false, "explore every point of every class, whatever an Exploration's Budget")
+
+var replay = flag.String("explore.replay", "", "run only the reference run and the exploration run of this name (crash@7, fail@3, stale@deployments, ...), as a failure's report says")
+
+// Class is a kind of perturbation.
+type Class string
+
+// The classes of perturbation, each with the points it is applied at.
+const (
+	// Crash kills the operator right after its nth accepted write (in-process: its
+	// manager is cut off from the API server at once, then stopped) and starts a fresh
+	// one: the intermediate state that write left is all the new one starts from. A
+	// point for each accepted write of the reference run.
+	Crash Class = "crash"
+	// Fail answers the operator's nth write with 500 Internal Server Error instead of
+	// sending it: the error path of each write. A point for each write of the reference
+	// run.
+	Fail Class = "fail"
+	// Stale holds back the watch events of one resource for a while, so that the
+	// operator's cache lags what it and others wrote: every read of that kind is stale
+	// meanwhile. A point for each resource the operator watches.
+	Stale Class = "stale"
+	// Unobserved coalesces the watch events of one resource: of a series of changes of
+	// one object, the operator sees only the first and the last. A point for each
+	// resource the operator watches.
+	Unobserved Class = "unobserved"
+)
+
+// Classes are every class of perturbation, in the order they are explored.
+var Classes = []Class{Crash, Fail, Stale, Unobserved}
+
+// Exploration describes what to explore: an operator, started (reconciletest.Operator's
+// Main in a TestMain, on a control plane its tests share), and a workload.
+type Exploration struct {
+	// Operator is the operator under test. Each run takes an Env of it, a namespace of
+	// its own, and runs the operator there as its role alone empowers it.
+	Operator *reconciletest.Operator
+
+	// Workload are the steps each run makes, in order, each once the operator has
+	// settled after the one before. It should end by deleting what it created, so that
+	// "nothing left behind" is checked.
+	Workload []Step
+
+	// Classes are the perturbations to explore; nil means every one (Classes).
+	Classes []Class
+
+	// Budget is the most perturbed runs to make, spread over the classes' points; zero
+	// means every point of every class. A short pass in a package's usual tests sets it.
+	Budget int
+
+	// Mutant names the bug of a deliberately buggy operator, explored to prove that the
+	// oracles catch it: its violations count as caught in Summary, not as violations.
+	Mutant string
+
+	// Quiet is how long the operator must send nothing, with no reconcile queued or
+	// running, to count as settled; zero means 300ms.
+	Quiet time.Duration
+}
+
+// Violation is an oracle's finding in one run.
+type Violation struct {
+	// Run names the run: its class and point, "crash@7", or "reference".
+	Run string
+	// Class is the run's class of perturbation; "" for the reference run.
+	Class Class
+	// Oracle names the oracle that found it: "end state", "created twice",
+	// "not controlled", "left behind", "writes once converged", "current too early",
+	// "never settled".
+	Oracle string
+	// Detail says what was found.
+	Detail string
+}
+
+func (v Violation) String() string {
+	return fmt.Sprintf("%s [%s]: %s", v.Run, v.Oracle, v.Detail)
+}
+
+// Report is what an exploration did and found.
+type Report struct {
+	// Runs counts the runs made, the reference included; Points the perturbation points
+	// the classes offered.
+	Runs, Points int
+	// Violations are the oracles' findings.
+	Violations []Violation
+	// Details are the reports of the runs with violations: the replay command and the
+	// writes of the reference run and of the run side by side.
+	Details []string
+	// Duration is how long the exploration took.
+	Duration time.Duration
+}
+
+// Caught reports whether a violation was found in a run of class by oracle; "" matches
+// any.
+func (r *Report) Caught(class Class, oracle string) bool {
+	for _, v := range r.Violations {
+		if (class == "" || v.Class == class) && (oracle == "" || v.Oracle == oracle) {
+			return true
+		}
+	}
+	return false
+}
+
+// Run explores x and fails t with the report of each run that an oracle faults.
+func Run(t *testing.T, x Exploration) *Report {
+	t.Helper()
+	r := Explore(t, x)
+	for _, d := range r.Details {
+		t.Error(d)
+	}
+	return r
+}
+
+// Explore explores x and returns what it found, failing t only if the exploration cannot
+// be made (the workload fails, the control plane is gone): for a test that expects
+// violations, such as one proving the oracles catch a buggy operator.
+func Explore(t *testing.T, x Exploration) *Report {
+	t.Helper()
+	start := time.Now()
+	if x.Quiet == 0 {
+		x.Quiet = 300 * time.Millisecond
+	}
+	if x.Classes == nil {
+		x.Classes = Classes
+	}
+	ex := &explorer{t: t, x: x}
+	ex.prepare()
+	rep := &Report{}
+	ref := ex.run(t, "reference", perturbation{})
+	rep.Runs++
+	ex.judge(rep, ref, nil)
+
+	var points []perturbation
+	for _, c := range x.Classes {
+		points = append(points, ex.points(c, ref)...)
+	}
+	rep.Points = len(points)
+	if !*all && *replay == "" {
+		points = budget(points, x.Budget)
+	}
+	for _, p := range points {
+		if *replay != "" && p.name() != *replay {
+			continue
+		}
+		got := ex.run(t, p.name(), p)
+		rep.Runs++
+		ex.judge(rep, got, ref)
+	}
+	rep.Duration = time.Since(start)
+	tally.add(rep, x.Mutant != "")
+	t.Logf("explore %s: runs=%d points=%d violations=%d in %s", x.Operator.User, rep.Runs, rep.Points, len(rep.Violations), rep.Duration.Round(time.Millisecond))
+	return rep
+}
+
+// budget keeps n points spread evenly over points, every class's first among them.
+func budget(points []perturbation, n int) []perturbation {
+	if n <= 0 || n >= len(points) {
+		return points
+	}
+	var kept []perturbation
+	seen := map[Class]bool{}
+	for _, p := range points {
+		if !seen[p.class] && len(kept) < n {
+			seen[p.class] = true
+			kept = append(kept, p)
+		}
+	}
+	for i := 0; len(kept) < n && i < len(points); i += max(1, len(points)/n) {
+		if !slices.Contains(kept, points[i]) {
+			kept = append(kept, points[i])
+		}
+	}
+	return kept
+}
+
+// perturbation is one run's perturbation: a class and its point.
+type perturbation struct {
+	class Class
+	n     int    // Crash, Fail: the write
+	res   string // Stale, Unobserved: the resource watched
+}
+
+func (p perturbation) name() string {
+	switch p.class {
+	case "":
+		return "reference"
+	case Crash, Fail:
+		return fmt.Sprintf("%s@%d", p.class, p.n)
+	}
+	return fmt.Sprintf("%s@%s", p.class, p.res)
+}
+
+// points are the points of class c given the reference run.
+func (ex *explorer) points(c Class, ref *result) []perturbation {
+	var ps []perturbation
+	switch c {
+	case Crash:
+		n := 0
+		for _, w := range ref.writes {
+			if w.accepted() {
+				n++
+				ps = append(ps, perturbation{class: c, n: n})
+			}
+		}
+	case Fail:
+		for i := range ref.writes {
+			ps = append(ps, perturbation{class: c, n: i + 1})
+		}
+	case Stale, Unobserved:
+		for _, res := range ref.watched {
+			ps = append(ps, perturbation{class: c, res: res})
+		}
+	}
+	return ps
+}
+
+// explorer explores one Exploration.
+type explorer struct {
+	t     *testing.T
+	x     Exploration
+	kinds []schema.GroupVersionKind // the kinds whose objects make a state
+	ours  map[string]bool           // the kinds the operator reconciles
+	// foreign are the group/resource and name of the objects the workload creates that
+	// the operator does not reconcile: someone else's.
+	foreign map[string]bool
+}
+
+func (ex *explorer) prepare() {
+	t := ex.t
+	o := ex.x.Operator
+	if o == nil || o.ControlPlane == nil || o.Scheme == nil {
+		t.Fatal("explore: the operator has not been started: run its tests' TestMain with reconciletest.Operator.Main")
+	}
+	if len(ex.x.Workload) == 0 {
+		t.Fatal("explore: the workload has no step")
+	}
+	c := ex.admin()
+	ex.ours = map[string]bool{}
+	ex.foreign = map[string]bool{}
+	add := func(obj client.Object) schema.GroupVersionKind {
+		gvk, err := apiutil.GVKForObject(obj, o.Scheme)
+		if err != nil {
+			t.Fatalf("explore: %v", err)
+		}
+		if !slices.Contains(ex.kinds, gvk) {
+			ex.kinds = append(ex.kinds, gvk)
+		}
+		return gvk
+	}
+	for _, d := range o.Controllers {
+		ex.ours[add(d.Object()).Kind] = true
+		for _, child := range d.Children() {
+			add(child)
+		}
+	}
+	for _, s := range ex.x.Workload {
+		if s.object == nil {
+			continue
+		}
+		gvk := add(s.object)
+		if ex.ours[gvk.Kind] {
+			continue
+		}
+		m, err := c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			t.Fatalf("explore: %v", err)
+		}
+		ex.foreign[m.Resource.Group+"/"+m.Resource.Resource+"/"+s.object.GetName()] = true
+	}
+}
+
+func (ex *explorer) admin() client.Client {
+	c, err := client.New(ex.x.Operator.ControlPlane.Config, client.Options{Scheme: ex.x.Operator.Scheme})
+	if err != nil {
+		ex.t.Fatalf("explore: %v", err)
+	}
+	return c
+}
+
+// result is what one run did and left.
+type result struct {
+	name      string
+	p         perturbation
+	namespace string
+	writes    []write
+	watched   []string // the resources the operator watched, group/resource
+	end       state
+	objects   map[string]*unstructured.Unstructured
+	findings  []Violation
+	deleted   map[string]bool // "Kind name" of the workload's objects it deleted
+}
+
+// run makes one run of the workload under p, as a subtest named name.
+func (ex *explorer) run(t *testing.T, name string, p perturbation) *result {
+	res := &result{name: name, p: p, deleted: map[string]bool{}}
+	t.Run(name, func(t *testing.T) {
+		ex.runIn(t, res)
+	})
+	return res
+}
+
+func (ex *explorer) runIn(t *testing.T, res *result) {
+	e := ex.x.Operator.Env(t)
+	res.namespace = e.Namespace
+	ctx := t.Context()
+	led := &ledger{}
+	base := e.Config
+	admin := ex.admin()
+	watched := &sync.Map{}
+
+	var inc *incarnation
+	incarnations := 0
+	// ours counts the objects of the operator's kinds in the namespace: a new operator
+	// reconciles each of them before it can be judged settled.
+	ours := func() int {
+		objs, err := objectsOf(ctx, admin, e.Namespace, ex.ourKinds())
+		if err != nil {
+			t.Fatalf("explore: %v", err)
+		}
+		return len(objs)
+	}
+	var expected float64 // the reconciles the operator must have finished to be settled
+	start := func(p perturbation) {
+		incarnations++
+		inc = &incarnation{n: incarnations, p: p, led: led, killed: make(chan struct{}), watched: watched, admin: admin, ours: ex.ours, kinds: ex.kinds, namespace: e.Namespace}
+		e.Config = reconciletest.Intercept(rest.CopyConfig(base), inc.hook)
+		expected = reconciles() + float64(ours())
+		m := e.Run(t)
+		inc.stop = m.Stop
+		if !m.GetCache().WaitForCacheSync(ctx) {
+			t.Fatalf("explore: the operator's cache did not sync")
+		}
+	}
+	start(res.p)
+
+	// settle waits until the operator is quiet, restarting it if it was killed: it has
+	// made the reconciles expected of it, sent nothing for Quiet and written nothing for
+	// longer than the reconciles a child's change asks for may be delayed. (The queues'
+	// metrics cannot tell: they are the process's, and a stopped manager's stay as it
+	// left them.)
+	settle := func(step int) {
+		deadline := time.Now().Add(30 * time.Second)
+		before := led.count()
+		for {
+			select {
+			case <-inc.killed:
+				inc.stop()
+				start(perturbation{}) // the perturbation is spent: the new operator runs free
+				continue
+			default:
+			}
+			if reconciles() >= expected && led.idleFor() >= ex.x.Quiet && led.writeIdleFor() >= childDelay && inc.settled() {
+				return
+			}
+			if time.Now().After(deadline) || led.count()-before > 200 {
+				res.findings = append(res.findings, Violation{Oracle: "never settled", Detail: fmt.Sprintf(
+					"after step %d the operator made %d writes and did not settle", step+1, led.count()-before)})
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	settle(-1)
+	for i, s := range ex.x.Workload {
+		led.setStep(i)
+		expected = reconciles()
+		if s.object == nil || ex.ours[kindOf(s.object)] {
+			expected++ // a change of one of its objects is reconciled
+		}
+		if err := s.Do(ctx, e.Client, e.Namespace); err != nil {
+			t.Fatalf("explore: step %d, %s: %v", i+1, s.Name, err)
+		}
+		if strings.HasPrefix(s.Name, "delete ") {
+			res.deleted[strings.TrimPrefix(s.Name, "delete ")] = true
+		}
+		settle(i)
+		inc.checkCurrent(ctx, res, i)
+		if res.p.class == "" {
+			// The reference run proves convergence: a fresh operator, reconciling every
+			// object again, writes nothing.
+			inc.stop()
+			before := led.count()
+			start(perturbation{})
+			settle(i)
+			if n := led.count() - before; n > 0 {
+				ws := led.snapshot()[before:]
+				res.findings = append(res.findings, Violation{Oracle: "writes once converged", Detail: fmt.Sprintf(
+					"after step %d (%s), a restarted operator wrote %d times: %s", i+1, s.Name, n, joinWrites(ws))})
+			}
+		}
+	}
+	inc.stop()
+	res.writes = led.snapshot()
+	watched.Range(func(k, _ any) bool { res.watched = append(res.watched, k.(string)); return true })
+	slices.Sort(res.watched)
+	objs, err := objectsOf(ctx, admin, e.Namespace, ex.kinds)
+	if err != nil {
+		t.Fatalf("explore: %v", err)
+	}
+	res.objects = objs
+	res.end = normalise(objs, e.Namespace)
+}
+
+// childDelay is how long after a write of the operator it may still reconcile because of
+// it: the events of the children it writes reach it coalesced, a second late (package
+// reconcile's coalesceDelay), and their reconciles wait in its queue meanwhile, where no
+// metric shows them.
+const childDelay = 1200 * time.Millisecond
+
+// reconciles is how many reconciles every controller of the process has finished.
+func reconciles() float64 {
+	var n float64
+	families, _ := metrics.Registry.Gather()
+	for _, f := range families {
+		if f.GetName() == "controller_runtime_reconcile_total" {
+			for _, m := range f.GetMetric() {
+				n += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return n
+}
+
+// ourKinds are the kinds the operator reconciles.
+func (ex *explorer) ourKinds() []schema.GroupVersionKind {
+	var kinds []schema.GroupVersionKind
+	for _, k := range ex.kinds {
+		if ex.ours[k.Kind] {
+			kinds = append(kinds, k)
+		}
+	}
+	return kinds
+}
+
+// incarnation is one manager of a run: its hook records its requests and perturbs them.
+type incarnation struct {
+	n         int
+	p         perturbation
+	led       *ledger
+	admin     client.Client
+	ours      map[string]bool
+	kinds     []schema.GroupVersionKind
+	namespace string
+	watched   *sync.Map
+	stop      func()
+
+	mu       sync.Mutex
+	accepted int
+	sent     int
+	dead     bool
+	killed   chan struct{}
+	current  []currentClaim // Current verdicts written since the last settle
+	filters  []*watchFilter
+}
+
+// currentClaim is a status the operator wrote that kstatus reads as Current, with the
+// objects its owner controlled then.
+type currentClaim struct {
+	write    int
+	kind     string
+	name     string
+	uid      string
+	children state
+}
+
+var errKilled = errors.New("explore: the operator was killed")
+
+func (inc *incarnation) hook(r *reconciletest.Request) (*http.Response, error) {
+	inc.mu.Lock()
+	dead := inc.dead
+	inc.mu.Unlock()
+	if dead {
+		return nil, errKilled
+	}
+	if r.Verb == "watch" {
+		return inc.watch(r)
+	}
+	inc.led.touch()
+	defer inc.led.touch()
+	if !r.IsWrite() || r.Resource == "events" {
+		return r.Send()
+	}
+	// Answers the exploration reads: JSON, whatever the client asked for.
+	r.HTTP.Header.Set("Accept", "application/json")
+	w := write{Verb: r.Verb, Resource: r.Resource, Subresource: r.Subresource, Group: groupOf(r), Incarnation: inc.n}
+	inc.mu.Lock()
+	inc.sent++
+	fail := inc.p.class == Fail && inc.sent == inc.p.n
+	inc.mu.Unlock()
+	if fail {
+		w.Name, w.Code, w.Injected = nameOf(r, nil), http.StatusInternalServerError, true
+		if w.Name == "?" {
+			w.Name = "(create)"
+		}
+		inc.led.add(w)
+		return r.Fail(http.StatusInternalServerError, "explore: this write fails on purpose"), nil
+	}
+	resp, err := r.Send()
+	if resp != nil {
+		w.Code = resp.StatusCode
+		w.Object = readAnswer(resp)
+	}
+	w.Name = nameOf(r, w.Object)
+	n := inc.led.add(w)
+	if !w.accepted() {
+		return resp, err
+	}
+	inc.noteCurrent(r, w, n)
+	inc.mu.Lock()
+	inc.accepted++
+	if inc.p.class == Crash && inc.accepted == inc.p.n && !inc.dead {
+		inc.dead = true
+		close(inc.killed)
+	}
+	inc.mu.Unlock()
+	return resp, err
+}
+
+// noteCurrent records a write of one of the operator's own objects that kstatus reads
+// as Current, with what its owner controls at that moment, for checkCurrent.
+func (inc *incarnation) noteCurrent(r *reconciletest.Request, w write, n int) {
+	if w.Object == nil || w.Verb == "delete" {
+		return
+	}
+	kind, _ := w.Object["kind"].(string)
+	if !inc.ours[kind] {
+		return
+	}
+	u := &unstructured.Unstructured{Object: w.Object}
+	res, err := kstatus.Compute(u)
+	if err != nil || res.Status != kstatus.CurrentStatus || u.GetDeletionTimestamp() != nil {
+		return
+	}
+	children, err := inc.childrenOf(r.HTTP.Context(), string(u.GetUID()))
+	if err != nil {
+		return
+	}
+	inc.mu.Lock()
+	inc.current = append(inc.current, currentClaim{write: n, kind: kind, name: u.GetName(), uid: string(u.GetUID()), children: children})
+	inc.mu.Unlock()
+}
+
+// childrenOf is the state of the objects of the kinds a snapshot covers that uid owns.
+func (inc *incarnation) childrenOf(ctx context.Context, uid string) (state, error) {
+	objs, err := objectsOf(ctx, inc.admin, inc.namespace, inc.kinds)
+	if err != nil {
+		return nil, err
+	}
+	for k, o := range objs {
+		if !slices.Contains(ownerUIDs(o.Object), uid) {
+			delete(objs, k)
+		}
+	}
+	return normalise(objs, inc.namespace), nil
+}
+
+// checkCurrent compares each Current verdict written since the last settle with the
+// children its object has once the operator settled: a verdict of Current while the
+// operator still had to change them was premature.
+func (inc *incarnation) checkCurrent(ctx context.Context, res *result, step int) {
+	inc.mu.Lock()
+	claims := inc.current
+	inc.current = nil
+	inc.mu.Unlock()
+	for _, c := range claims {
+		now, err := inc.childrenOf(ctx, c.uid)
+		if err != nil {
+			continue
+		}
+		if d := cmp.Diff(c.children, now); d != "" {
+			res.findings = append(res.findings, Violation{Oracle: "current too early", Detail: fmt.Sprintf(
+				"write %d made %s %s Current (kstatus) before the objects it controls had settled (-then +settled):\n%s", c.write, c.kind, c.name, d)})
+		}
+	}
+}
+
+func (inc *incarnation) settled() bool {
+	inc.mu.Lock()
+	defer inc.mu.Unlock()
+	for _, f := range inc.filters {
+		if f.holding() {
+			return false
+		}
+	}
+	return true
+}
+
+// judge applies the oracles to got, compared with ref (nil for the reference itself),
+// and adds what they find to rep.
+func (ex *explorer) judge(rep *Report, got, ref *result) {
+	var vs []Violation
+	vs = append(vs, got.findings...)
+	vs = append(vs, ex.createdTwice(got)...)
+	vs = append(vs, ex.notControlled(got)...)
+	vs = append(vs, ex.leftBehind(got)...)
+	if ref != nil && got.end != nil && ref.end != nil {
+		if d := cmp.Diff(ref.end, got.end); d != "" {
+			vs = append(vs, Violation{Oracle: "end state", Detail: "the end state differs from the reference run's (-reference +this run):\n" + d})
+		}
+	}
+	if len(vs) == 0 {
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "explore %s, run %s: %d violation(s)\n", ex.x.Operator.User, got.name, len(vs))
+	for i := range vs {
+		vs[i].Run, vs[i].Class = got.name, got.p.class
+		fmt.Fprintf(&b, "  [%s] %s\n", vs[i].Oracle, vs[i].Detail)
+	}
+	fmt.Fprintf(&b, "replay: %s\n", ex.replayCommand(got.name))
+	if ref != nil {
+		b.WriteString(sideBySide(ref.writes, got.writes))
+	} else {
+		b.WriteString(sideBySide(got.writes, nil))
+	}
+	rep.Violations = append(rep.Violations, vs...)
+	rep.Details = append(rep.Details, b.String())
+}
+
+// replayCommand is the command that runs the reference run and the run named name alone.
+func (ex *explorer) replayCommand(name string) string {
+	pkg := "."
+	if wd, err := os.Getwd(); err == nil {
+		for dir := wd; ; dir = filepath.Dir(dir) {
+			if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+				if rel, err := filepath.Rel(dir, wd); err == nil {
+					pkg = "./" + filepath.ToSlash(rel)
+				}
+				break
+			}
+			if filepath.Dir(dir) == dir {
+				break
+			}
+		}
+	}
+	parts := strings.Split(ex.t.Name(), "/")
+	for i, p := range parts {
+		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+	}
+	return fmt.Sprintf("go test -count=1 -run '%s' %s -args -explore.replay=%s", strings.Join(parts, "/"), pkg, name)
+}
+
+// createdTwice finds an object created twice: two accepted creates of one name with no
+// accepted delete between them, or two objects named by generateName under one owner
+// where the workload made one.
+func (ex *explorer) createdTwice(got *result) []Violation {
+	var vs []Violation
+	live := map[string]int{}
+	for i, w := range got.writes {
+		key := w.Group + "/" + w.Resource + "/" + w.Name
+		switch {
+		case w.Subresource != "" || !w.accepted():
+		case w.Verb == "create" && !strings.HasSuffix(w.Name, "<generated>"):
+			if prev, ok := live[key]; ok {
+				vs = append(vs, Violation{Oracle: "created twice", Detail: fmt.Sprintf(
+					"write %d created %s %s again, which write %d had created", i+1, w.Resource, w.Name, prev)})
+			}
+			live[key] = i + 1
+		case w.Verb == "delete":
+			delete(live, key)
+		}
+	}
+	byOwner := map[string][]string{}
+	for _, o := range got.objects {
+		if o.GetGenerateName() == "" {
+			continue
+		}
+		kind, name, ok := controllerOf(o.Object)
+		if !ok {
+			continue
+		}
+		k := o.GetKind() + " " + o.GetGenerateName() + " of " + kind + " " + name
+		byOwner[k] = append(byOwner[k], o.GetName())
+	}
+	for _, k := range mapsKeys(byOwner) {
+		if names := byOwner[k]; len(names) > 1 {
+			vs = append(vs, Violation{Oracle: "created twice", Detail: fmt.Sprintf(
+				"%s: %d objects named by generateName, %s", k, len(names), strings.Join(names, ", "))})
+		}
+	}
+	return vs
+}
+
+// notControlled finds writes of objects that are not the operator's: ones the workload
+// created as someone else's, or ones controlled by an object of a kind the operator does
+// not reconcile.
+func (ex *explorer) notControlled(got *result) []Violation {
+	var vs []Violation
+	for i, w := range got.writes {
+		if !w.accepted() {
+			continue
+		}
+		if ex.foreign[w.Group+"/"+w.Resource+"/"+w.Name] {
+			vs = append(vs, Violation{Oracle: "not controlled", Detail: fmt.Sprintf(
+				"write %d (%s) wrote %s %s, which the workload created as someone else's", i+1, w, w.Resource, w.Name)})
+			continue
+		}
+		if w.Object == nil || w.Object["kind"] == "Status" {
+			continue
+		}
+		if kind, name, ok := controllerOf(w.Object); ok && !ex.ours[kind] {
+			vs = append(vs, Violation{Oracle: "not controlled", Detail: fmt.Sprintf(
+				"write %d (%s) wrote %s %s, which %s %s controls", i+1, w, w.Resource, w.Name, kind, name)})
+		}
+	}
+	return vs
+}
+
+// leftBehind finds, once the workload has deleted every object of the operator's kinds,
+// an object of them still there (a finalizer never removed), and an object the operator
+// created that nothing owns, which no garbage collector would delete.
+func (ex *explorer) leftBehind(got *result) []Violation {
+	var vs []Violation
+	for _, key := range mapsKeys(got.objects) {
+		o := got.objects[key]
+		if ex.ours[o.GetKind()] && got.deleted[key] {
+			vs = append(vs, Violation{Oracle: "left behind", Detail: fmt.Sprintf(
+				"%s was deleted by the workload and is still there, with finalizers %v", key, o.GetFinalizers())})
+		}
+	}
+	for _, key := range mapsKeys(got.objects) {
+		if ex.ours[got.objects[key].GetKind()] && !got.deleted[key] {
+			return vs // a custom resource is still there: its children may stay
+		}
+	}
+	created := map[string]bool{}
+	for _, w := range got.writes {
+		if w.accepted() && (w.Verb == "create" || w.Verb == "patch") && w.Subresource == "" && w.Object != nil {
+			if k, _ := w.Object["kind"].(string); k != "" {
+				created[k+" "+nameOf(&reconciletest.Request{}, w.Object)] = true
+			}
+		}
+	}
+	for _, key := range mapsKeys(got.objects) {
+		o := got.objects[key]
+		if created[key] && !ex.ours[o.GetKind()] && len(o.GetOwnerReferences()) == 0 {
+			vs = append(vs, Violation{Oracle: "left behind", Detail: fmt.Sprintf(
+				"%s, which the operator created, is still there with no owner for the garbage collector, though the workload deleted every %s", key, strings.Join(mapsKeys(ex.ours), ", "))})
+		}
+	}
+	return vs
+}
+
+// sideBySide lays out the writes of two runs in two columns.
+func sideBySide(a, b []write) string {
+	const width = 64
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "  %-4s %-*s | %s\n", "#", width, "reference run", "this run")
+	cell := func(ws []write, i int) string {
+		if i >= len(ws) {
+			return ""
+		}
+		s := ws[i].String()
+		if ws[i].Incarnation > 1 {
+			s = fmt.Sprintf("[%d] %s", ws[i].Incarnation, s)
+		}
+		if len(s) > width {
+			s = s[:width-1] + "…"
+		}
+		return s
+	}
+	for i := 0; i < max(len(a), len(b)); i++ {
+		fmt.Fprintf(&sb, "  %-4d %-*s | %s\n", i+1, width, cell(a, i), cell(b, i))
+	}
+	sb.WriteString("  ([n] marks the writes of the operator's nth incarnation, after a restart)\n")
+	return sb.String()
+}
+
+func joinWrites(ws []write) string {
+	s := make([]string, len(ws))
+	for i, w := range ws {
+		s[i] = w.String()
+	}
+	return strings.Join(s, "; ")
+}
+
+// tally adds up every exploration of the test binary, for Summary.
+var tally totals
+
+type totals struct {
+	mu                               sync.Mutex
+	operators, runs, points, violate int
+	seconds                          float64
+	mutants, caught                  int
+}
+
+func (t *totals) add(r *Report, mutant bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.runs += r.Runs
+	t.points += r.Points
+	t.seconds += r.Duration.Seconds()
+	if mutant {
+		t.mutants++
+		if len(r.Violations) > 0 {
+			t.caught++
+		}
+		return
+	}
+	t.operators++
+	t.violate += len(r.Violations)
+}
+
+// Summary is the line that sums up every exploration of the test binary so far, for a
+// TestMain to print: the operators explored (mutants apart), the runs made and the
+// perturbation points offered, the mutants caught, the violations found in the operators
+// that are not mutants, and the time it all took.
+func Summary() string {
+	tally.mu.Lock()
+	defer tally.mu.Unlock()
+	return fmt.Sprintf("explore: operators=%d runs=%d points=%d mutants_caught=%d/%d violations=%d seconds=%.0f",
+		tally.operators, tally.runs, tally.points, tally.caught, tally.mutants, tally.violate, tally.seconds)
+}

@@ -1,0 +1,159 @@
+package explore
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+)
+
+// write is one write of the operator, as the API server answered it.
+type write struct {
+	Verb, Resource, Subresource, Name string
+	// Group is the resource's API group, "" for the core group.
+	Group string
+	// Code is the HTTP status of the answer; 0 if the request never got one.
+	Code int
+	// Incarnation is the operator's: 1 for the first manager of the run, 2 after a restart.
+	Incarnation int
+	// Step is the index of the workload step during which it was sent.
+	Step int
+	// Object is the object the answer carried, if any.
+	Object map[string]any
+	// Injected says the answer was the exploration's, not the API server's.
+	Injected bool
+}
+
+func (w write) accepted() bool { return w.Code >= 200 && w.Code < 300 }
+
+func (w write) resource() string {
+	if w.Subresource != "" {
+		return w.Resource + "/" + w.Subresource
+	}
+	return w.Resource
+}
+
+func (w write) String() string {
+	code := fmt.Sprint(w.Code)
+	if w.Injected {
+		code += " (injected)"
+	}
+	return fmt.Sprintf("%s %s %s → %s", w.Verb, w.resource(), w.Name, code)
+}
+
+// ledger records the requests of every incarnation of the operator in one run.
+type ledger struct {
+	mu       sync.Mutex
+	writes   []write
+	last     time.Time // when the last request other than a watch was sent or answered
+	lastW    time.Time // when the last write was answered
+	step     int
+	requests int
+}
+
+func (l *ledger) touch() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.last = time.Now()
+	l.requests++
+}
+
+func (l *ledger) idleFor() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return time.Since(l.last)
+}
+
+func (l *ledger) writeIdleFor() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return time.Since(l.lastW)
+}
+
+func (l *ledger) add(w write) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	w.Step = l.step
+	l.writes = append(l.writes, w)
+	l.last, l.lastW = time.Now(), time.Now()
+	return len(l.writes)
+}
+
+func (l *ledger) snapshot() []write {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]write(nil), l.writes...)
+}
+
+func (l *ledger) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.writes)
+}
+
+func (l *ledger) setStep(i int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.step = i
+}
+
+// groupOf returns the API group of a request's path: /api/v1/... is the core group,
+// /apis/GROUP/VERSION/... any other.
+func groupOf(r *reconciletest.Request) string {
+	segments := strings.Split(strings.Trim(r.HTTP.URL.Path, "/"), "/")
+	if len(segments) > 2 && segments[0] == "apis" {
+		return segments[1]
+	}
+	return ""
+}
+
+// readAnswer reads an answer's body, leaving it readable for the client, and decodes it
+// as a JSON object; nil if it is none.
+func readAnswer(resp *http.Response) map[string]any {
+	if resp == nil || resp.Body == nil {
+		return nil
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		return nil
+	}
+	var obj map[string]any
+	if json.Unmarshal(body, &obj) != nil {
+		return nil
+	}
+	return obj
+}
+
+// nameOf is the name of the object a write is about: a create names it in its body, or
+// the answer does.
+func nameOf(r *reconciletest.Request, obj map[string]any) string {
+	if r.Name != "" {
+		return r.Name
+	}
+	if obj != nil && obj["kind"] != "Status" {
+		if md, ok := obj["metadata"].(map[string]any); ok {
+			if n, _ := md["name"].(string); n != "" {
+				return n
+			}
+			if g, _ := md["generateName"].(string); g != "" {
+				return g + "<generated>"
+			}
+		}
+	}
+	return "?"
+}
+
+// gr is a resource with its group, as the ledger and the snapshots key objects.
+func gr(group, resource string) schema.GroupResource {
+	return schema.GroupResource{Group: group, Resource: resource}
+}

@@ -1,0 +1,94 @@
+package explore_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	keyvalv1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
+	keyval "github.com/reconcilekit/reconcilekit/examples/keyval/controller"
+	podsetv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
+	podset "github.com/reconcilekit/reconcilekit/examples/podset/controller"
+	"github.com/reconcilekit/reconcilekit/reconcile"
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest/explore"
+)
+
+// examples is the root of the example operators.
+var examples = filepath.Join("..", "..", "..", "examples")
+
+// operators are the example operators explored, and the mutants of them, on one API
+// server that every run shares, each run in a namespace of its own: their children need
+// no pods to be compared, and what no controller of the cluster does (garbage
+// collection, rollouts) is what the oracles account for.
+var (
+	podsetOperator = newPodSet("podset-operator", podset.New())
+	keyvalOperator = newKeyval("keyval-operator", keyval.New())
+)
+
+func newPodSet(user string, d reconcile.Declaration) *reconciletest.Operator {
+	return &reconciletest.Operator{
+		User:           user,
+		AddToScheme:    podsetv1alpha1.AddToScheme,
+		CRDDirectories: []string{filepath.Join(examples, "podset", "config", "crd", "bases")},
+		Role:           filepath.Join(examples, "podset", "config", "rbac", "role.yaml"),
+		Controllers:    []reconcile.Declaration{d},
+	}
+}
+
+func newKeyval(user string, d reconcile.Declaration) *reconciletest.Operator {
+	return &reconciletest.Operator{
+		User:           user,
+		AddToScheme:    keyvalv1alpha1.AddToScheme,
+		CRDDirectories: []string{filepath.Join(examples, "keyval", "config", "crd", "bases")},
+		Role:           filepath.Join(examples, "keyval", "config", "rbac", "role.yaml"),
+		Controllers:    []reconcile.Declaration{d},
+	}
+}
+
+// controlPlane is the API server every exploration of the package shares.
+var controlPlane *reconciletest.ControlPlane
+
+// started are the operators started on it, stopped at the end.
+var started []*reconciletest.Operator
+
+// startOn starts o on the shared control plane once, for the test t.
+func startOn(t *testing.T, o *reconciletest.Operator) *reconciletest.Operator {
+	t.Helper()
+	if o.Scheme != nil {
+		return o
+	}
+	o.ControlPlane = controlPlane
+	if err := o.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	started = append(started, o)
+	return o
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	cp, err := reconciletest.Start(context.Background(), reconciletest.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	controlPlane = cp
+	code := m.Run()
+	for _, o := range started {
+		if err := o.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}
+	if err := cp.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = max(code, 1)
+	}
+	fmt.Println(explore.Summary())
+	return code
+}

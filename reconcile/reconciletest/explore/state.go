@@ -1,0 +1,186 @@
+package explore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/reconcilekit/reconcilekit/ownership"
+)
+
+// Masked are what the end states of two runs may differ in without a violation: what the
+// API server allocates or stamps, and what is derived from the run's namespace, whose name
+// each run has its own. docs/exploring.md lists them for the operator's author.
+var Masked = []string{
+	"metadata.uid, metadata.resourceVersion, metadata.creationTimestamp, metadata.managedFields, metadata.selfLink",
+	"metadata.generation (status.observedGeneration and each condition's observedGeneration are compared as current or behind it)",
+	"metadata.name of an object named by generateName (compared as the prefix, <generated>)",
+	"metadata.deletionTimestamp (compared as set or not)",
+	"metadata.ownerReferences[].uid",
+	"the annotations " + ownership.IntentAnnotation + " and " + ownership.ConfigHashAnnotation + " (hashes that cover the namespace)",
+	"status.conditions[].lastTransitionTime",
+	"spec.clusterIP and spec.clusterIPs of a Service (allocated)",
+	"the run's namespace, wherever a string names it (compared as {namespace})",
+}
+
+// state is what a namespace holds of the kinds explored, normalised: by "Kind name".
+type state map[string]map[string]any
+
+// objectsOf lists the objects of the kinds in namespace, unnormalised, by "Kind name".
+func objectsOf(ctx context.Context, c client.Client, namespace string, kinds []schema.GroupVersionKind) (map[string]*unstructured.Unstructured, error) {
+	out := map[string]*unstructured.Unstructured{}
+	for _, gvk := range kinds {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
+			return nil, fmt.Errorf("listing %s: %w", gvk.Kind, err)
+		}
+		for i := range list.Items {
+			o := &list.Items[i]
+			out[gvk.Kind+" "+o.GetName()] = o
+		}
+	}
+	return out, nil
+}
+
+// normalise makes a state of objects, masking what Masked lists.
+func normalise(objs map[string]*unstructured.Unstructured, namespace string) state {
+	s := state{}
+	for _, key := range mapsKeys(objs) {
+		o := objs[key]
+		n := normaliseObject(o.Object, namespace)
+		k := o.GetKind() + " " + o.GetName()
+		if g := o.GetGenerateName(); g != "" {
+			k = o.GetKind() + " " + g + "<generated>"
+		}
+		for i := 2; s[k] != nil; i++ {
+			k = fmt.Sprintf("%s (%d)", strings.TrimSuffix(k, fmt.Sprintf(" (%d)", i-1)), i)
+		}
+		s[k] = n
+	}
+	return s
+}
+
+func mapsKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func normaliseObject(in map[string]any, namespace string) map[string]any {
+	raw, _ := json.Marshal(in)
+	var obj map[string]any
+	_ = json.Unmarshal([]byte(strings.ReplaceAll(string(raw), namespace, "{namespace}")), &obj)
+	md, _ := obj["metadata"].(map[string]any)
+	generation, _ := md["generation"].(float64)
+	for _, f := range []string{"uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "selfLink"} {
+		delete(md, f)
+	}
+	if g, _ := md["generateName"].(string); g != "" {
+		md["name"] = g + "<generated>"
+	}
+	if _, ok := md["deletionTimestamp"]; ok {
+		md["deletionTimestamp"] = "<set>"
+	}
+	if a, ok := md["annotations"].(map[string]any); ok {
+		for _, k := range []string{ownership.IntentAnnotation, ownership.ConfigHashAnnotation} {
+			if _, ok := a[k]; ok {
+				a[k] = "<masked>"
+			}
+		}
+	}
+	if refs, ok := md["ownerReferences"].([]any); ok {
+		for _, r := range refs {
+			if m, ok := r.(map[string]any); ok {
+				delete(m, "uid")
+			}
+		}
+	}
+	// The template of a workload carries the config hash too.
+	if spec, ok := obj["spec"].(map[string]any); ok {
+		if tmpl, ok := spec["template"].(map[string]any); ok {
+			if tmd, ok := tmpl["metadata"].(map[string]any); ok {
+				if a, ok := tmd["annotations"].(map[string]any); ok {
+					if _, ok := a[ownership.ConfigHashAnnotation]; ok {
+						a[ownership.ConfigHashAnnotation] = "<masked>"
+					}
+				}
+			}
+		}
+		if obj["kind"] == "Service" {
+			for _, f := range []string{"clusterIP", "clusterIPs"} {
+				if v, ok := spec[f]; ok && v != "None" && !isNoneList(v) {
+					spec[f] = "<allocated>"
+				}
+			}
+		}
+	}
+	if status, ok := obj["status"].(map[string]any); ok {
+		markGeneration(status, generation)
+		if conds, ok := status["conditions"].([]any); ok {
+			for _, c := range conds {
+				if m, ok := c.(map[string]any); ok {
+					delete(m, "lastTransitionTime")
+					markGeneration(m, generation)
+				}
+			}
+		}
+	}
+	return obj
+}
+
+func isNoneList(v any) bool {
+	l, ok := v.([]any)
+	return ok && len(l) == 1 && l[0] == "None"
+}
+
+// markGeneration replaces m's observedGeneration by whether it is the object's generation.
+func markGeneration(m map[string]any, generation float64) {
+	og, ok := m["observedGeneration"].(float64)
+	if !ok {
+		return
+	}
+	if og == generation {
+		m["observedGeneration"] = "<current>"
+	} else {
+		m["observedGeneration"] = fmt.Sprintf("<%g behind>", generation-og)
+	}
+}
+
+// controllerOf returns the kind and name of obj's controller, if it has one.
+func controllerOf(obj map[string]any) (kind, name string, ok bool) {
+	md, _ := obj["metadata"].(map[string]any)
+	refs, _ := md["ownerReferences"].([]any)
+	for _, r := range refs {
+		m, _ := r.(map[string]any)
+		if c, _ := m["controller"].(bool); c {
+			kind, _ = m["kind"].(string)
+			name, _ = m["name"].(string)
+			return kind, name, true
+		}
+	}
+	return "", "", false
+}
+
+// ownerUIDs returns the uids of obj's owners.
+func ownerUIDs(obj map[string]any) []string {
+	md, _ := obj["metadata"].(map[string]any)
+	refs, _ := md["ownerReferences"].([]any)
+	var uids []string
+	for _, r := range refs {
+		m, _ := r.(map[string]any)
+		if u, _ := m["uid"].(string); u != "" {
+			uids = append(uids, u)
+		}
+	}
+	return uids
+}
