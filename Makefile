@@ -13,6 +13,10 @@ TOOL := $(GO) tool -modfile=hack/tools/go.mod
 
 # The control-plane binaries, built from source once and cached outside the checkout.
 # build.sh --dir honours a KUBEBUILDER_ASSETS that already holds all five.
+# EXPLORE_BUDGET is the most perturbed runs of each example's exploration in make
+# test-explore: enough for every class's points to be sampled within ten minutes on two cores.
+EXPLORE_BUDGET ?= 24
+
 export KUBEBUILDER_ASSETS := $(shell hack/controlplane/build.sh --dir)
 
 .PHONY: help
@@ -121,6 +125,10 @@ bench: controlplane ## Compare library-built operators with seed-style ones and 
 # How many inputs each fuzz target of the reliability suite tries after its committed
 # corpus (a count, for the reason FUZZ_BRIEF gives).
 FUZZTIME ?= 100000x
+
+.PHONY: test-explore
+test-explore: controlplane ## Explore the examples and prove the oracles catch every mutant; end with "explore: operators=N runs=N points=N mutants_caught=N/N violations=N seconds=N".
+	$(GO) test -count=1 -timeout 15m -run '^TestExploring' ./reconcile/reconciletest/explore -args -explore.mutants -explore.budget=$(EXPLORE_BUDGET)
 
 .PHONY: test-reliability
 test-reliability: controlplane ## Run the reliability scenarios at full size and the fuzzers briefly; end with "N scenarios, N passed, N failed".

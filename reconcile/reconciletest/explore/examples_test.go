@@ -14,18 +14,19 @@ import (
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest/explore"
 )
 
-// podsetWorkload creates a PodSet, scales it, creates a second one whose Deployment's name
-// someone else's Deployment holds, and deletes both.
+// podsetWorkload creates two PodSets, scales one, creates a third whose Deployment's name
+// someone else's Deployment holds, and deletes them all.
 func podsetWorkload() []explore.Step {
 	web := &podsetv1alpha1.PodSet{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: podsetv1alpha1.PodSetSpec{Size: 2}}
-	taken := &podsetv1alpha1.PodSet{ObjectMeta: metav1.ObjectMeta{Name: "taken"}, Spec: podsetv1alpha1.PodSetSpec{Size: 1}}
+	db := &podsetv1alpha1.PodSet{ObjectMeta: metav1.ObjectMeta{Name: "db"}, Spec: podsetv1alpha1.PodSetSpec{Size: 1}}
+	taken := &podsetv1alpha1.PodSet{ObjectMeta: metav1.ObjectMeta{Name: "taken"}, Spec: podsetv1alpha1.PodSetSpec{Size: 2}}
 	return []explore.Step{
 		explore.Create(web),
+		explore.Create(db),
 		explore.Update("size 3", web, func(o client.Object) { o.(*podsetv1alpha1.PodSet).Spec.Size = 3 }),
 		explore.Create(foreignDeployment("taken")),
 		explore.Create(taken),
-		explore.Delete(web),
-		explore.Delete(taken),
+		explore.Delete(web, db, taken),
 	}
 }
 
@@ -67,8 +68,8 @@ func TestExploringTheExamplesFindsNothing(t *testing.T) {
 		name string
 		x    explore.Exploration
 	}{
-		{"PodSet", explore.Exploration{Operator: startOn(t, podsetOperator), Workload: podsetWorkload(), Budget: 4}},
-		{"Keyval", explore.Exploration{Operator: startOn(t, keyvalOperator), Workload: keyvalWorkload(), Budget: 4}},
+		{"PodSet", explore.Exploration{Operator: startOn(t, podsetOperator), Workload: podsetWorkload(), Budget: 5}},
+		{"Keyval", explore.Exploration{Operator: startOn(t, keyvalOperator), Workload: keyvalWorkload(), Budget: 5}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			explore.Run(t, tc.x)

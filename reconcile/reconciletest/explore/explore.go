@@ -2,6 +2,7 @@ package explore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -27,7 +28,10 @@ import (
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
-var all = flag.Bool("explore.all", false, "explore every point of every class, whatever an Exploration's Budget")
+var (
+	all        = flag.Bool("explore.all", false, "explore every point of every class, whatever an Exploration's Budget")
+	budgetFlag = flag.Int("explore.budget", 0, "the most perturbed runs of each exploration, whatever its Budget; 0 keeps its own")
+)
 
 var replay = flag.String("explore.replay", "", "run only the reference run and the exploration run of this name (crash@7, fail@3, stale@deployments, ...), as a failure's report says")
 
@@ -45,9 +49,15 @@ const (
 	// sending it: the error path of each write. A point for each write of the reference
 	// run.
 	Fail Class = "fail"
-	// Stale holds back the watch events of one resource for a while, so that the
-	// operator's cache lags what it and others wrote: every read of that kind is stale
-	// meanwhile. A point for each resource the operator watches.
+	// Lost sends the operator's nth write to the API server, which applies it, and then
+	// loses the answer: the operator sees 504 Gateway Timeout for a write that was made.
+	// A point for each write of the reference run.
+	Lost Class = "lost"
+	// Stale restarts the operator once a step has settled, against a view of one resource
+	// that lags: the objects of that resource the step created stay hidden from the new
+	// operator's watch (its list) for a while, as from an API server whose watch cache
+	// lags etcd, while the other resources are current. A point for each resource the
+	// operator watches and each step.
 	Stale Class = "stale"
 	// Unobserved coalesces the watch events of one resource: of a series of changes of
 	// one object, the operator sees only the first and the last. A point for each
@@ -56,7 +66,7 @@ const (
 )
 
 // Classes are every class of perturbation, in the order they are explored.
-var Classes = []Class{Crash, Fail, Stale, Unobserved}
+var Classes = []Class{Crash, Fail, Lost, Stale, Unobserved}
 
 // Exploration describes what to explore: an operator, started (reconciletest.Operator's
 // Main in a TestMain, on a control plane its tests share), and a workload.
@@ -81,6 +91,10 @@ type Exploration struct {
 	// oracles catch it: its violations count as caught in Summary, not as violations.
 	Mutant string
 
+	// StopAtFirst ends the exploration at the first run an oracle faults: for a mutant,
+	// whose being caught at all is the point.
+	StopAtFirst bool
+
 	// Quiet is how long the operator must send nothing, with no reconcile queued or
 	// running, to count as settled; zero means 300ms.
 	Quiet time.Duration
@@ -93,8 +107,8 @@ type Violation struct {
 	// Class is the run's class of perturbation; "" for the reference run.
 	Class Class
 	// Oracle names the oracle that found it: "end state", "created twice",
-	// "not controlled", "left behind", "writes once converged", "current too early",
-	// "never settled".
+	// "deleted wrongly", "not controlled", "left behind", "writes once converged",
+	// "current too early", "never settled".
 	Oracle string
 	// Detail says what was found.
 	Detail string
@@ -163,12 +177,18 @@ func Explore(t *testing.T, x Exploration) *Report {
 		points = append(points, ex.points(c, ref)...)
 	}
 	rep.Points = len(points)
+	if *budgetFlag > 0 {
+		x.Budget = *budgetFlag
+	}
 	if !*all && *replay == "" {
 		points = budget(points, x.Budget)
 	}
 	for _, p := range points {
 		if *replay != "" && p.name() != *replay {
 			continue
+		}
+		if x.StopAtFirst && len(rep.Violations) > 0 {
+			break
 		}
 		got := ex.run(t, p.name(), p)
 		rep.Runs++
@@ -185,17 +205,21 @@ func budget(points []perturbation, n int) []perturbation {
 	if n <= 0 || n >= len(points) {
 		return points
 	}
-	var kept []perturbation
+	keep := map[int]bool{}
 	seen := map[Class]bool{}
-	for _, p := range points {
-		if !seen[p.class] && len(kept) < n {
+	for i, p := range points {
+		if !seen[p.class] && len(keep) < n {
 			seen[p.class] = true
-			kept = append(kept, p)
+			keep[i] = true
 		}
 	}
-	for i := 0; len(kept) < n && i < len(points); i += max(1, len(points)/n) {
-		if !slices.Contains(kept, points[i]) {
-			kept = append(kept, points[i])
+	for i := 0; len(keep) < n && i < len(points); i += max(1, len(points)/n) {
+		keep[i] = true
+	}
+	var kept []perturbation
+	for i, p := range points {
+		if keep[i] {
+			kept = append(kept, p)
 		}
 	}
 	return kept
@@ -204,16 +228,19 @@ func budget(points []perturbation, n int) []perturbation {
 // perturbation is one run's perturbation: a class and its point.
 type perturbation struct {
 	class Class
-	n     int    // Crash, Fail: the write
-	res   string // Stale, Unobserved: the resource watched
+	n     int             // Crash, Fail, Lost: the write; Stale: the step
+	res   string          // Stale, Unobserved: the resource watched
+	known map[string]bool // Stale: the objects of res the lagging view holds, by namespace/name
 }
 
 func (p perturbation) name() string {
 	switch p.class {
 	case "":
 		return "reference"
-	case Crash, Fail:
+	case Crash, Fail, Lost:
 		return fmt.Sprintf("%s@%d", p.class, p.n)
+	case Stale:
+		return fmt.Sprintf("%s@%s@%d", p.class, p.res, p.n)
 	}
 	return fmt.Sprintf("%s@%s", p.class, p.res)
 }
@@ -230,11 +257,17 @@ func (ex *explorer) points(c Class, ref *result) []perturbation {
 				ps = append(ps, perturbation{class: c, n: n})
 			}
 		}
-	case Fail:
+	case Fail, Lost:
 		for i := range ref.writes {
 			ps = append(ps, perturbation{class: c, n: i + 1})
 		}
-	case Stale, Unobserved:
+	case Stale:
+		for _, res := range ref.watched {
+			for i := range ex.x.Workload {
+				ps = append(ps, perturbation{class: c, res: res, n: i + 1})
+			}
+		}
+	case Unobserved:
 		for _, res := range ref.watched {
 			ps = append(ps, perturbation{class: c, res: res})
 		}
@@ -323,6 +356,9 @@ func (ex *explorer) run(t *testing.T, name string, p perturbation) *result {
 	res := &result{name: name, p: p, deleted: map[string]bool{}}
 	t.Run(name, func(t *testing.T) {
 		ex.runIn(t, res)
+		if testing.Verbose() {
+			t.Logf("writes:\n%s", sideBySide(res.writes, nil))
+		}
 	})
 	return res
 }
@@ -395,14 +431,28 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 		if s.object == nil || ex.ours[kindOf(s.object)] {
 			expected++ // a change of one of its objects is reconciled
 		}
+		var known map[string]bool
+		if res.p.class == Stale && res.p.n == i+1 {
+			known = ex.names(ctx, admin, e.Namespace, res.p.res)
+		}
 		if err := s.Do(ctx, e.Client, e.Namespace); err != nil {
 			t.Fatalf("explore: step %d, %s: %v", i+1, s.Name, err)
 		}
-		if strings.HasPrefix(s.Name, "delete ") {
-			res.deleted[strings.TrimPrefix(s.Name, "delete ")] = true
+		for _, d := range s.deletes {
+			res.deleted[d] = true
 		}
 		settle(i)
 		inc.checkCurrent(ctx, res, i)
+		if known != nil {
+			// A new operator, whose view of the resource lags by this step.
+			inc.stop()
+			p := res.p
+			p.known = known
+			expected = reconciles()
+			start(p)
+			settle(i)
+			inc.checkCurrent(ctx, res, i)
+		}
 		if res.p.class == "" {
 			// The reference run proves convergence: a fresh operator, reconciling every
 			// object again, writes nothing.
@@ -426,7 +476,26 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 		t.Fatalf("explore: %v", err)
 	}
 	res.objects = objs
-	res.end = normalise(objs, e.Namespace)
+	res.end = normalise(objs, e.Namespace, ex.ours)
+}
+
+// names returns the namespace/name of every object of resource (group/resource) in
+// namespace: what a lagging view of it holds.
+func (ex *explorer) names(ctx context.Context, c client.Client, namespace, resource string) map[string]bool {
+	group, res, _ := strings.Cut(resource, "/")
+	gvk, err := c.RESTMapper().KindFor(schema.GroupVersionResource{Group: group, Resource: res})
+	if err != nil {
+		ex.t.Fatalf("explore: %v", err)
+	}
+	objs, err := objectsOf(ctx, c, namespace, []schema.GroupVersionKind{gvk})
+	if err != nil {
+		ex.t.Fatalf("explore: %v", err)
+	}
+	names := map[string]bool{}
+	for _, o := range objs {
+		names[o.GetNamespace()+"/"+o.GetName()] = true
+	}
+	return names
 }
 
 // childDelay is how long after a write of the operator it may still reconcile because of
@@ -479,6 +548,7 @@ type incarnation struct {
 	killed   chan struct{}
 	current  []currentClaim // Current verdicts written since the last settle
 	filters  []*watchFilter
+	hidden   []json.RawMessage // Stale: the events of the objects its list hid, for its watch
 }
 
 // currentClaim is a status the operator wrote that kstatus reads as Current, with the
@@ -505,6 +575,9 @@ func (inc *incarnation) hook(r *reconciletest.Request) (*http.Response, error) {
 	}
 	inc.led.touch()
 	defer inc.led.touch()
+	if r.Verb == "list" && inc.p.class == Stale && inc.p.known != nil && groupOf(r)+"/"+r.Resource == inc.p.res {
+		return inc.staleList(r)
+	}
 	if !r.IsWrite() || r.Resource == "events" {
 		return r.Send()
 	}
@@ -514,6 +587,7 @@ func (inc *incarnation) hook(r *reconciletest.Request) (*http.Response, error) {
 	inc.mu.Lock()
 	inc.sent++
 	fail := inc.p.class == Fail && inc.sent == inc.p.n
+	lose := inc.p.class == Lost && inc.sent == inc.p.n
 	inc.mu.Unlock()
 	if fail {
 		w.Name, w.Code, w.Injected = nameOf(r, nil), http.StatusInternalServerError, true
@@ -529,6 +603,15 @@ func (inc *incarnation) hook(r *reconciletest.Request) (*http.Response, error) {
 		w.Object = readAnswer(resp)
 	}
 	w.Name = nameOf(r, w.Object)
+	if lose && err == nil {
+		w.Injected = true
+		n := inc.led.add(w)
+		if w.accepted() {
+			inc.noteCurrent(r, w, n)
+		}
+		resp.Body.Close()
+		return r.Fail(http.StatusGatewayTimeout, "explore: the answer to this write is lost on purpose"), nil
+	}
 	n := inc.led.add(w)
 	if !w.accepted() {
 		return resp, err
@@ -579,7 +662,7 @@ func (inc *incarnation) childrenOf(ctx context.Context, uid string) (state, erro
 			delete(objs, k)
 		}
 	}
-	return normalise(objs, inc.namespace), nil
+	return normalise(objs, inc.namespace, inc.ours), nil
 }
 
 // checkCurrent compares each Current verdict written since the last settle with the
@@ -621,6 +704,9 @@ func (ex *explorer) judge(rep *Report, got, ref *result) {
 	vs = append(vs, ex.createdTwice(got)...)
 	vs = append(vs, ex.notControlled(got)...)
 	vs = append(vs, ex.leftBehind(got)...)
+	if ref != nil {
+		vs = append(vs, churn(ref, got)...)
+	}
 	if ref != nil && got.end != nil && ref.end != nil {
 		if d := cmp.Diff(ref.end, got.end); d != "" {
 			vs = append(vs, Violation{Oracle: "end state", Detail: "the end state differs from the reference run's (-reference +this run):\n" + d})
@@ -704,6 +790,34 @@ func (ex *explorer) createdTwice(got *result) []Violation {
 		if names := byOwner[k]; len(names) > 1 {
 			vs = append(vs, Violation{Oracle: "created twice", Detail: fmt.Sprintf(
 				"%s: %d objects named by generateName, %s", k, len(names), strings.Join(names, ", "))})
+		}
+	}
+	return vs
+}
+
+// churn finds objects the run created or deleted more often than the reference run did:
+// an object deleted and made again is one whose data, pods or claims a user loses.
+func churn(ref, got *result) []Violation {
+	count := func(ws []write) map[string]int {
+		n := map[string]int{}
+		for _, w := range ws {
+			if w.accepted() && w.Subresource == "" && (w.Verb == "create" || w.Verb == "delete") {
+				n[w.Verb+" "+w.Resource+" "+w.Name]++
+			}
+		}
+		return n
+	}
+	want, have := count(ref.writes), count(got.writes)
+	var vs []Violation
+	for _, k := range mapsKeys(have) {
+		if have[k] > want[k] {
+			verb, what, _ := strings.Cut(k, " ")
+			oracle := "created twice"
+			if verb == "delete" {
+				oracle = "deleted wrongly"
+			}
+			vs = append(vs, Violation{Oracle: oracle, Detail: fmt.Sprintf(
+				"the operator sent %d accepted %s of %s, the reference run %d", have[k], verb, what, want[k])})
 		}
 	}
 	return vs

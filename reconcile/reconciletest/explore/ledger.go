@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
@@ -151,9 +149,4 @@ func nameOf(r *reconciletest.Request, obj map[string]any) string {
 		}
 	}
 	return "?"
-}
-
-// gr is a resource with its group, as the ledger and the snapshots key objects.
-func gr(group, resource string) schema.GroupResource {
-	return schema.GroupResource{Group: group, Resource: resource}
 }

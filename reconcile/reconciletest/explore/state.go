@@ -26,6 +26,7 @@ var Masked = []string{
 	"the annotations " + ownership.IntentAnnotation + " and " + ownership.ConfigHashAnnotation + " (hashes that cover the namespace)",
 	"status.conditions[].lastTransitionTime",
 	"spec.clusterIP and spec.clusterIPs of a Service (allocated)",
+	"the status of every object of a kind the operator does not reconcile (its children's status is their controllers')",
 	"the run's namespace, wherever a string names it (compared as {namespace})",
 }
 
@@ -49,12 +50,17 @@ func objectsOf(ctx context.Context, c client.Client, namespace string, kinds []s
 	return out, nil
 }
 
-// normalise makes a state of objects, masking what Masked lists.
-func normalise(objs map[string]*unstructured.Unstructured, namespace string) state {
+// normalise makes a state of objects, masking what Masked lists. The status of an object
+// of a kind that ours does not hold is another controller's (a Deployment's rollout), not
+// the operator's, and is left out.
+func normalise(objs map[string]*unstructured.Unstructured, namespace string, ours map[string]bool) state {
 	s := state{}
 	for _, key := range mapsKeys(objs) {
 		o := objs[key]
 		n := normaliseObject(o.Object, namespace)
+		if !ours[o.GetKind()] {
+			delete(n, "status")
+		}
 		k := o.GetKind() + " " + o.GetName()
 		if g := o.GetGenerateName(); g != "" {
 			k = o.GetKind() + " " + g + "<generated>"

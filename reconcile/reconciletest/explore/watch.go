@@ -1,19 +1,24 @@
 package explore
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
-// How long Stale holds each watch event back, and how long Unobserved gathers the events
-// of a series before it delivers the last of them.
+// How long Stale hides the objects its view lacks, and how long Unobserved gathers the
+// events of a series before it delivers the last of them. The lag outlasts the second by
+// which package reconcile delays the reconciles a child's events ask for, so that those
+// reconciles see the lagging view.
 const (
-	staleLag       = time.Second
+	staleLag       = 2 * time.Second
 	coalesceWindow = time.Second
 )
 
@@ -25,7 +30,7 @@ func (inc *incarnation) watch(r *reconciletest.Request) (*http.Response, error) 
 	}
 	res := groupOf(r) + "/" + r.Resource
 	inc.watched.Store(res, true)
-	perturbed := (inc.p.class == Stale || inc.p.class == Unobserved) && inc.p.res == res
+	perturbed := (inc.p.class == Stale && inc.p.known != nil || inc.p.class == Unobserved) && inc.p.res == res
 	if !perturbed {
 		return r.Send()
 	}
@@ -35,7 +40,13 @@ func (inc *incarnation) watch(r *reconciletest.Request) (*http.Response, error) 
 	if err != nil || resp.StatusCode != http.StatusOK {
 		return resp, err
 	}
-	f := &watchFilter{class: inc.p.class, in: resp.Body, pending: map[string]int{}}
+	f := &watchFilter{class: inc.p.class, known: inc.p.known, in: resp.Body, pending: map[string]int{}}
+	inc.mu.Lock()
+	for _, raw := range inc.hidden {
+		f.hidden = append(f.hidden, heldEvent{raw: raw, due: f.hideUntil(time.Now()), key: eventKey(raw)})
+	}
+	inc.hidden = nil
+	inc.mu.Unlock()
 	pr, pw := io.Pipe()
 	f.out = pw
 	resp.Body = &filteredBody{PipeReader: pr, in: resp.Body}
@@ -50,6 +61,7 @@ func (inc *incarnation) watch(r *reconciletest.Request) (*http.Response, error) 
 // watchFilter holds back or coalesces the events of one watch.
 type watchFilter struct {
 	class Class
+	known map[string]bool // Stale: the objects the lagging view holds
 	in    io.ReadCloser
 	out   *io.PipeWriter
 
@@ -57,6 +69,8 @@ type watchFilter struct {
 	queue   []heldEvent
 	pending map[string]int       // Unobserved: the queue index of an object's held last event
 	recent  map[string]time.Time // Unobserved: when an object's last event was delivered
+	hidden  []heldEvent          // Stale: the events of the objects the view lacks
+	until   time.Time            // Stale: when the hidden events are shown
 	ended   bool
 }
 
@@ -79,7 +93,16 @@ func (b *filteredBody) Close() error {
 func (f *watchFilter) holding() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return len(f.queue) > 0 && !f.ended
+	return (len(f.queue) > 0 || len(f.hidden) > 0) && !f.ended
+}
+
+// hideUntil is when the hidden events are shown: staleLag after the first is hidden.
+// Called with mu held.
+func (f *watchFilter) hideUntil(now time.Time) time.Time {
+	if f.until.IsZero() {
+		f.until = now.Add(staleLag)
+	}
+	return f.until
 }
 
 // read takes each event of the watch and queues it: Stale delays every event by
@@ -99,7 +122,14 @@ func (f *watchFilter) read() {
 		f.mu.Lock()
 		switch f.class {
 		case Stale:
-			f.queue = append(f.queue, heldEvent{raw: raw, due: now.Add(staleLag)})
+			// An object the view lacks stays hidden for staleLag, and everything of it
+			// after; the rest passes, in order among itself.
+			key := eventKey(raw)
+			if key != "" && !f.known[key] {
+				f.hidden = append(f.hidden, heldEvent{raw: raw, due: f.hideUntil(now), key: key})
+			} else {
+				f.queue = append(f.queue, heldEvent{raw: raw, due: now, key: key})
+			}
 		default:
 			key := eventKey(raw)
 			if i, ok := f.pending[key]; ok && key != "" {
@@ -136,6 +166,10 @@ func (f *watchFilter) deliver() {
 	defer tick.Stop()
 	for range tick.C {
 		f.mu.Lock()
+		if len(f.hidden) > 0 && !time.Now().Before(f.until) {
+			f.queue = append(f.queue, f.hidden...)
+			f.hidden = nil
+		}
 		var due []heldEvent
 		for len(f.queue) > 0 && !time.Now().Before(f.queue[0].due) {
 			due = append(due, f.queue[0])
@@ -186,4 +220,53 @@ func eventKey(raw json.RawMessage) string {
 		return ""
 	}
 	return ev.Object.Metadata.Namespace + "/" + ev.Object.Metadata.Name
+}
+
+// staleList answers a list of the lagging resource without the objects the lagging view
+// lacks, and keeps an ADDED event of each for the watch that follows the list, which
+// shows them staleLag later.
+func (inc *incarnation) staleList(r *reconciletest.Request) (*http.Response, error) {
+	r.HTTP.Header.Set("Accept", "application/json")
+	resp, err := r.Send()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return resp, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	var list map[string]any
+	if err := json.Unmarshal(body, &list); err != nil {
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		return resp, nil
+	}
+	items, _ := list["items"].([]any)
+	kind := strings.TrimSuffix(fmt.Sprint(list["kind"]), "List")
+	var kept []any
+	var hidden []json.RawMessage
+	for _, it := range items {
+		obj, _ := it.(map[string]any)
+		md, _ := obj["metadata"].(map[string]any)
+		key := fmt.Sprint(md["namespace"]) + "/" + fmt.Sprint(md["name"])
+		if inc.p.known[key] {
+			kept = append(kept, it)
+			continue
+		}
+		obj["kind"], obj["apiVersion"] = kind, list["apiVersion"]
+		raw, _ := json.Marshal(map[string]any{"type": "ADDED", "object": obj})
+		hidden = append(hidden, raw)
+	}
+	list["items"] = kept
+	if kept == nil {
+		list["items"] = []any{}
+	}
+	out, _ := json.Marshal(list)
+	resp.Body = io.NopCloser(bytes.NewReader(out))
+	resp.ContentLength = int64(len(out))
+	resp.Header.Del("Content-Length")
+	inc.mu.Lock()
+	inc.hidden = append(inc.hidden, hidden...)
+	inc.mu.Unlock()
+	return resp, nil
 }

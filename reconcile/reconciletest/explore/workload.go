@@ -3,6 +3,7 @@ package explore
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,6 +22,8 @@ type Step struct {
 	// object is what Create creates: a custom resource of the operator's kinds, or an
 	// object of someone else's that the operator must leave alone.
 	object client.Object
+	// deletes are the "Kind name" of the objects Delete deletes.
+	deletes []string
 }
 
 // Create is the step that creates obj in the run's namespace. An object of a kind the
@@ -56,15 +59,25 @@ func Update(name string, obj client.Object, change func(client.Object)) Step {
 	}
 }
 
-// Delete is the step that deletes obj from the run's namespace, by name; the operator's
-// finalizer, if any, holds it until its cleanup is done.
-func Delete(obj client.Object) Step {
+// Delete is the step that deletes objs from the run's namespace, by name, at once; the
+// operator's finalizer, if any, holds each until its cleanup is done.
+func Delete(objs ...client.Object) Step {
+	names := make([]string, len(objs))
+	for i, obj := range objs {
+		names[i] = kindOf(obj) + " " + obj.GetName()
+	}
 	return Step{
-		Name: fmt.Sprintf("delete %s %s", kindOf(obj), obj.GetName()),
+		Name:    "delete " + strings.Join(names, ", "),
+		deletes: names,
 		Do: func(ctx context.Context, c client.Client, namespace string) error {
-			o := obj.DeepCopyObject().(client.Object)
-			o.SetNamespace(namespace)
-			return client.IgnoreNotFound(c.Delete(ctx, o))
+			for _, obj := range objs {
+				o := obj.DeepCopyObject().(client.Object)
+				o.SetNamespace(namespace)
+				if err := client.IgnoreNotFound(c.Delete(ctx, o)); err != nil {
+					return err
+				}
+			}
+			return nil
 		},
 	}
 }

@@ -1,0 +1,358 @@
+package explore_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/reconcilekit/reconcilekit/conditions"
+	keyvalv1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
+	podsetv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
+	podset "github.com/reconcilekit/reconcilekit/examples/podset/controller"
+	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/reconcile"
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest/explore"
+	"github.com/reconcilekit/reconcilekit/requeue"
+)
+
+// A mutant is a deliberately buggy copy of an example's logic, with one bug of a class
+// that Sieve and Acto report, and the class of perturbation expected to catch it ("" for
+// the reference run itself, which every class repeats).
+type mutant struct {
+	bug      string
+	caughtBy explore.Class
+	logic    reconcile.Declaration
+	workload func() []explore.Step
+}
+
+var mutants = []mutant{
+	{
+		bug:      "status written before the child exists, never repaired",
+		caughtBy: "",
+		logic:    podsetMutant(statusFirst{}),
+		workload: podsetWorkload,
+	},
+	{
+		bug:      "a phase advanced before its side effect is recorded",
+		caughtBy: explore.Crash,
+		logic:    podsetMutant(recordFirst{}),
+		workload: podsetWorkload,
+	},
+	{
+		bug:      "a child created under a generated name",
+		caughtBy: explore.Crash,
+		logic:    podsetMutant(generatedName{}),
+		workload: podsetWorkload,
+	},
+	{
+		bug:      "ownership checked by name instead of UID",
+		caughtBy: "",
+		logic:    podsetMutant(byName{}),
+		workload: podsetWorkload,
+	},
+	{
+		bug:      "a deletion decided on stale state",
+		caughtBy: explore.Stale,
+		logic:    podsetMutant(orphanCleanup{}),
+		workload: podsetWorkload,
+	},
+	{
+		bug:      "a default that fights the API server",
+		caughtBy: "",
+		logic:    podsetMutant(fightDefaults{}),
+		workload: podsetWorkload,
+	},
+	{
+		bug:      "an error swallowed into Ready",
+		caughtBy: explore.Fail,
+		logic:    podsetMutant(swallowError{}),
+		workload: podsetWorkload,
+	},
+	{
+		bug:      "a finalizer removed before its cleanup",
+		caughtBy: explore.Crash,
+		logic:    keyvalMutant(),
+		workload: keyvalWorkload,
+	},
+}
+
+// allMutants explores every mutant; without it, the package's usual tests explore the one
+// its reference run catches at least cost, and make test-explore the rest.
+var allMutants = flag.Bool("explore.mutants", false, "explore every mutant, not only the cheapest")
+
+// TestExploringAMutantCatchesIt explores each mutant with the class expected to catch it
+// alone, stopping at its first point that does: the report must name that class and the
+// bug's violation.
+func TestExploringAMutantCatchesIt(t *testing.T) {
+	for i, m := range mutants {
+		if !*allMutants && m.bug != "a default that fights the API server" {
+			continue
+		}
+		t.Run(strings.ReplaceAll(m.bug, " ", "_"), func(t *testing.T) {
+			o := startOn(t, mutantOperator(fmt.Sprintf("mutant-%d", i), m.logic))
+			x := explore.Exploration{Operator: o, Workload: m.workload(), Mutant: m.bug, StopAtFirst: true}
+			if m.caughtBy != "" {
+				x.Classes = []explore.Class{m.caughtBy}
+			} else {
+				x.Classes = []explore.Class{}
+			}
+			r := explore.Explore(t, x)
+			if !r.Caught(m.caughtBy, "") {
+				t.Fatalf("the mutant %q was not caught by %q: %d runs, violations %v", m.bug, m.caughtBy, r.Runs, r.Violations)
+			}
+			t.Logf("caught %q: %v", m.bug, r.Violations[0])
+			if testing.Verbose() {
+				t.Log(r.Details[0])
+			}
+		})
+	}
+}
+
+// mutantOperator is an operator of the examples' types with a mutant's logic and a role
+// that allows whatever a mutant does.
+func mutantOperator(user string, d reconcile.Declaration) *reconciletest.Operator {
+	return &reconciletest.Operator{
+		User: user,
+		AddToScheme: func(s *runtime.Scheme) error {
+			if err := podsetv1alpha1.AddToScheme(s); err != nil {
+				return err
+			}
+			return keyvalv1alpha1.AddToScheme(s)
+		},
+		CRDDirectories: []string{
+			filepath.Join(examples, "podset", "config", "crd", "bases"),
+			filepath.Join(examples, "keyval", "config", "crd", "bases"),
+		},
+		Role:        filepath.Join("testdata", "mutant-role.yaml"),
+		Controllers: []reconcile.Declaration{d},
+	}
+}
+
+// podsetMutant declares a PodSet controller with logic, a Deployment of its own for each.
+func podsetMutant(logic reconcile.Logic[*podsetv1alpha1.PodSet]) reconcile.Declaration {
+	return reconcile.For(&podsetv1alpha1.PodSet{}, logic,
+		reconcile.WithFieldOwner("podset-operator"),
+		reconcile.WithChildren(&appsv1.Deployment{}),
+	)
+}
+
+// ensured is the correct PodSet logic's core: its Deployment, and its readiness in the
+// status.
+func ensured(ctx context.Context, ps *podsetv1alpha1.PodSet, s reconcile.Scope) requeue.Outcome {
+	dep, _, err := ownership.Ensure(ctx, s.Writer, ps, podset.Deployment(ps))
+	switch {
+	case ownership.IsNotControlled(err):
+		conditions.MarkTrue(ps, conditions.Stalled, "DeploymentNotOwned", "%v", err)
+		return requeue.Done()
+	case err != nil:
+		return requeue.Retry(err)
+	}
+	ownership.DeploymentReadiness(dep).Mark(ps)
+	return requeue.Done()
+}
+
+// statusFirst reports the PodSet Ready before its Deployment exists, and believes it
+// afterwards: a PodSet reported Ready is not reconciled again.
+type statusFirst struct{}
+
+func (statusFirst) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, s reconcile.Scope) requeue.Outcome {
+	if conditions.IsTrue(ps, conditions.Ready) {
+		return requeue.Done()
+	}
+	conditions.MarkTrue(ps, conditions.Ready, "Created", "the Deployment is created")
+	if err := s.Client.Status().Update(ctx, ps); err != nil {
+		return requeue.Retry(err)
+	}
+	if _, _, err := ownership.Ensure(ctx, s.Writer, ps, podset.Deployment(ps)); err != nil {
+		return requeue.Retry(err)
+	}
+	return requeue.Done()
+}
+
+// recordFirst records the size it is about to apply in the status before it applies it,
+// and takes a recorded size for an applied one.
+type recordFirst struct{}
+
+func (recordFirst) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, s reconcile.Scope) requeue.Outcome {
+	if ps.Status.Replicas == ps.Spec.Size {
+		return requeue.Done()
+	}
+	ps.Status.Replicas = ps.Spec.Size
+	if err := s.Client.Status().Update(ctx, ps); err != nil {
+		return requeue.Retry(err)
+	}
+	out := ensured(ctx, ps, s)
+	ps.Status.Replicas = ps.Spec.Size
+	return out
+}
+
+// generatedName creates the PodSet's Deployment under a name the API server generates,
+// and records that name in the status (as its selector) afterwards: a PodSet whose status
+// records none gets a new Deployment.
+type generatedName struct{}
+
+func (generatedName) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, s reconcile.Scope) requeue.Outcome {
+	if ps.Status.Selector != "" {
+		return requeue.Done()
+	}
+	d := podset.Deployment(ps)
+	d.Name, d.GenerateName = "", ps.Name+"-"
+	if err := controllerutil.SetControllerReference(ps, d, s.Client.Scheme()); err != nil {
+		return requeue.Terminal(err)
+	}
+	if err := s.Client.Create(ctx, d); err != nil {
+		return requeue.Retry(err)
+	}
+	ps.Status.Selector = "deployment=" + d.Name
+	return requeue.Done()
+}
+
+// byName takes the Deployment of the PodSet's name for its own, whoever controls it.
+type byName struct{}
+
+func (byName) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, s reconcile.Scope) requeue.Outcome {
+	var live appsv1.Deployment
+	err := s.Client.Get(ctx, client.ObjectKey{Namespace: ps.Namespace, Name: ps.Name}, &live)
+	if apierrors.IsNotFound(err) {
+		return ensured(ctx, ps, s)
+	}
+	if err != nil {
+		return requeue.Retry(err)
+	}
+	if live.Spec.Replicas == nil || *live.Spec.Replicas != ps.Spec.Size {
+		live.Spec.Replicas = &ps.Spec.Size
+		if err := s.Client.Update(ctx, &live); err != nil {
+			return requeue.Retry(err)
+		}
+	}
+	return requeue.Done()
+}
+
+// orphanCleanup deletes the Deployments of PodSets it does not find in its cache, on
+// every reconcile of any PodSet.
+type orphanCleanup struct{}
+
+func (orphanCleanup) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, s reconcile.Scope) requeue.Outcome {
+	var list appsv1.DeploymentList
+	if err := s.Client.List(ctx, &list, client.InNamespace(ps.Namespace), client.MatchingLabels{"app.kubernetes.io/managed-by": "podset-operator"}); err != nil {
+		return requeue.Retry(err)
+	}
+	for i := range list.Items {
+		d := &list.Items[i]
+		owner := d.Labels["app.kubernetes.io/instance"]
+		err := s.Client.Get(ctx, client.ObjectKey{Namespace: d.Namespace, Name: owner}, &podsetv1alpha1.PodSet{})
+		if apierrors.IsNotFound(err) {
+			if err := s.Client.Delete(ctx, d); client.IgnoreNotFound(err) != nil {
+				return requeue.Retry(err)
+			}
+		}
+	}
+	return ensured(ctx, ps, s)
+}
+
+// fightDefaults writes the Deployment's whole spec whenever it differs from the one it
+// wants, which lacks what the API server defaults: it always does.
+type fightDefaults struct{}
+
+func (fightDefaults) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, s reconcile.Scope) requeue.Outcome {
+	want := podset.Deployment(ps)
+	var live appsv1.Deployment
+	err := s.Client.Get(ctx, client.ObjectKeyFromObject(want), &live)
+	if apierrors.IsNotFound(err) {
+		return ensured(ctx, ps, s)
+	}
+	if err != nil {
+		return requeue.Retry(err)
+	}
+	if !metav1.IsControlledBy(&live, ps) {
+		return ensured(ctx, ps, s)
+	}
+	if !equality.Semantic.DeepEqual(live.Spec, want.Spec) {
+		live.Spec = want.Spec
+		if err := s.Client.Update(ctx, &live); err != nil {
+			return requeue.Retry(err)
+		}
+	}
+	return requeue.Done()
+}
+
+// swallowError reports the PodSet Ready when its Deployment cannot be written, and asks
+// for no retry.
+type swallowError struct{}
+
+func (swallowError) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, s reconcile.Scope) requeue.Outcome {
+	dep, _, err := ownership.Ensure(ctx, s.Writer, ps, podset.Deployment(ps))
+	if err != nil && !ownership.IsNotControlled(err) {
+		conditions.MarkTrue(ps, conditions.Ready, "Reconciled", "reconciled")
+		return requeue.Done()
+	}
+	if err != nil {
+		conditions.MarkTrue(ps, conditions.Stalled, "DeploymentNotOwned", "%v", err)
+		return requeue.Done()
+	}
+	ownership.DeploymentReadiness(dep).Mark(ps)
+	return requeue.Done()
+}
+
+// registryFinalizer holds a Keyval until its registry entry, a ConfigMap nothing owns, is
+// deleted.
+const registryFinalizer = "store.example.com/registry"
+
+// keyvalMutant declares a Keyval controller that registers each Keyval in a ConfigMap of
+// its own, which nothing owns, and whose finalizer lets the Keyval go before it deletes
+// that ConfigMap.
+func keyvalMutant() reconcile.Declaration {
+	return reconcile.For(&keyvalv1alpha1.Keyval{}, registry{},
+		reconcile.WithFieldOwner("keyval-operator"),
+		reconcile.WithChildren(&corev1.ConfigMap{}),
+		reconcile.WithFinalizer(registryFinalizer, unregister),
+	)
+}
+
+type registry struct{}
+
+func registryOf(kv *keyvalv1alpha1.Keyval) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: kv.Namespace, Name: kv.Name + "-registry"}}
+}
+
+func (registry) Reconcile(ctx context.Context, kv *keyvalv1alpha1.Keyval, s reconcile.Scope) requeue.Outcome {
+	cm := registryOf(kv)
+	err := s.Client.Get(ctx, client.ObjectKeyFromObject(cm), cm)
+	if apierrors.IsNotFound(err) {
+		cm.Data = map[string]string{"replicas": fmt.Sprint(kv.Spec.Replicas)}
+		err = s.Client.Create(ctx, cm)
+	}
+	if err != nil {
+		return requeue.Retry(err)
+	}
+	conditions.MarkTrue(kv, conditions.Ready, "Registered", "registered")
+	return requeue.Done()
+}
+
+// unregister lets the Keyval go first, and then deletes its registry entry.
+func unregister(ctx context.Context, kv *keyvalv1alpha1.Keyval, s reconcile.Scope) requeue.Outcome {
+	if slices.Contains(kv.Finalizers, registryFinalizer) {
+		kv.Finalizers = slices.DeleteFunc(kv.Finalizers, func(f string) bool { return f == registryFinalizer })
+		if err := s.Client.Update(ctx, kv); client.IgnoreNotFound(err) != nil {
+			return requeue.Retry(err)
+		}
+	}
+	if err := s.Client.Delete(ctx, registryOf(kv)); client.IgnoreNotFound(err) != nil {
+		return requeue.Retry(err)
+	}
+	return requeue.Done()
+}
