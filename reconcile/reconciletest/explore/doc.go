@@ -2,14 +2,16 @@
 // Sieve (OSDI 2022) and Acto (SOSP 2023) test controllers, from a go test and with no
 // assertion written by its author: a reference run of a short workload on a real API
 // server, then runs of the same workload each perturbed at one point (the operator killed
-// right after one of its writes and started again, one of its writes failed, the watch
-// events of one resource held back or coalesced), each compared with the reference by
-// oracles that know nothing of the operator: the same end state, no object created twice,
-// no object written that the operator does not control, nothing left behind once the
-// workload has deleted what it made, no write once converged, and no Current verdict
-// (kstatus) for a state that has not converged.
+// right after one of its writes and started again, one of its writes failed or its answer
+// lost, a restart against a view of one resource that lags, a watch that delivers only
+// the first and last of a series of events), each judged by oracles that know nothing of
+// the operator: the same end state as the reference, no object created twice or deleted
+// needlessly, no object written that the operator does not control, nothing left behind
+// once the workload has deleted what it made, no write once converged, and no Current
+// verdict (kstatus) before what it controls has settled.
 //
 // A run is named by its class and point ("crash@7": killed right after its seventh
-// write); a violation is reported with the one command that replays that run and the
-// writes of both runs side by side. docs/exploring.md shows it at work.
+// accepted write); a violation is reported with the one command that replays that run
+// and the writes of both runs side by side. docs/exploring.md shows it at work, and lists
+// what the comparison of end states masks.
 package explore

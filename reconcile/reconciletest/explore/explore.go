@@ -281,6 +281,7 @@ type explorer struct {
 	x     Exploration
 	kinds []schema.GroupVersionKind // the kinds whose objects make a state
 	ours  map[string]bool           // the kinds the operator reconciles
+	owned map[string]bool           // the kinds of its children
 	// foreign are the group/resource and name of the objects the workload creates that
 	// the operator does not reconcile: someone else's.
 	foreign map[string]bool
@@ -297,6 +298,7 @@ func (ex *explorer) prepare() {
 	}
 	c := ex.admin()
 	ex.ours = map[string]bool{}
+	ex.owned = map[string]bool{}
 	ex.foreign = map[string]bool{}
 	add := func(obj client.Object) schema.GroupVersionKind {
 		gvk, err := apiutil.GVKForObject(obj, o.Scheme)
@@ -311,7 +313,7 @@ func (ex *explorer) prepare() {
 	for _, d := range o.Controllers {
 		ex.ours[add(d.Object()).Kind] = true
 		for _, child := range d.Children() {
-			add(child)
+			ex.owned[add(child).Kind] = true
 		}
 	}
 	for _, s := range ex.x.Workload {
@@ -799,11 +801,23 @@ func (ex *explorer) createdTwice(got *result) []Violation {
 // an object deleted and made again is one whose data, pods or claims a user loses.
 func churn(ref, got *result) []Violation {
 	count := func(ws []write) map[string]int {
+		generated := map[string]string{} // an object's name → its generateName's <generated>
 		n := map[string]int{}
 		for _, w := range ws {
-			if w.accepted() && w.Subresource == "" && (w.Verb == "create" || w.Verb == "delete") {
-				n[w.Verb+" "+w.Resource+" "+w.Name]++
+			if !w.accepted() || w.Subresource != "" || (w.Verb != "create" && w.Verb != "delete") {
+				continue
 			}
+			name := w.Name
+			if w.Verb == "create" && w.Object != nil {
+				md, _ := w.Object["metadata"].(map[string]any)
+				if g, _ := md["generateName"].(string); g != "" {
+					generated[w.Resource+"/"+name] = g + "<generated>"
+				}
+			}
+			if g, ok := generated[w.Resource+"/"+name]; ok {
+				name = g
+			}
+			n[w.Verb+" "+w.Resource+" "+name]++
 		}
 		return n
 	}
@@ -824,8 +838,8 @@ func churn(ref, got *result) []Violation {
 }
 
 // notControlled finds writes of objects that are not the operator's: ones the workload
-// created as someone else's, or ones controlled by an object of a kind the operator does
-// not reconcile.
+// created as someone else's, or ones controlled by an object of a kind the operator
+// neither reconciles nor owns.
 func (ex *explorer) notControlled(got *result) []Violation {
 	var vs []Violation
 	for i, w := range got.writes {
@@ -840,7 +854,9 @@ func (ex *explorer) notControlled(got *result) []Violation {
 		if w.Object == nil || w.Object["kind"] == "Status" {
 			continue
 		}
-		if kind, name, ok := controllerOf(w.Object); ok && !ex.ours[kind] {
+		// Controlled by one of its objects, or by one of its children (a StatefulSet's
+		// claims): the operator's to write.
+		if kind, name, ok := controllerOf(w.Object); ok && !ex.ours[kind] && !ex.owned[kind] {
 			vs = append(vs, Violation{Oracle: "not controlled", Detail: fmt.Sprintf(
 				"write %d (%s) wrote %s %s, which %s %s controls", i+1, w, w.Resource, w.Name, kind, name)})
 		}

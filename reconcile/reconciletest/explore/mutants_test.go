@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -79,7 +80,7 @@ var mutants = []mutant{
 	{
 		bug:      "an error swallowed into Ready",
 		caughtBy: explore.Fail,
-		logic:    podsetMutant(swallowError{}),
+		logic:    podsetMutant(swallowError{done: &sync.Map{}}),
 		workload: podsetWorkload,
 	},
 	{
@@ -291,13 +292,19 @@ func (fightDefaults) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, s
 }
 
 // swallowError reports the PodSet Ready when its Deployment cannot be written, and asks
-// for no retry.
-type swallowError struct{}
+// for no retry; like many an operator, it remembers each generation it has reconciled and
+// does nothing more for it.
+type swallowError struct{ done *sync.Map }
 
-func (swallowError) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, s reconcile.Scope) requeue.Outcome {
+func (m swallowError) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, s reconcile.Scope) requeue.Outcome {
+	key := fmt.Sprintf("%s/%d", ps.UID, ps.Generation)
+	if _, done := m.done.Load(key); done {
+		return requeue.Done()
+	}
 	dep, _, err := ownership.Ensure(ctx, s.Writer, ps, podset.Deployment(ps))
 	if err != nil && !ownership.IsNotControlled(err) {
 		conditions.MarkTrue(ps, conditions.Ready, "Reconciled", "reconciled")
+		m.done.Store(key, true)
 		return requeue.Done()
 	}
 	if err != nil {
