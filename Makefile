@@ -128,7 +128,7 @@ FUZZTIME ?= 100000x
 
 .PHONY: test-explore
 test-explore: controlplane ## Explore the examples and prove the oracles catch every mutant; end with "explore: operators=N runs=N points=N mutants_caught=N/N violations=N seconds=N".
-	$(GO) test -count=1 -timeout 15m -run '^TestExploring' ./reconcile/reconciletest/explore -args -explore.mutants -explore.budget=$(EXPLORE_BUDGET)
+	cd reconcile/reconciletest/explore && $(GO) test -count=1 -timeout 15m -run '^TestExploring' -args -explore.mutants -explore.budget=$(EXPLORE_BUDGET)
 
 .PHONY: test-reliability
 test-reliability: controlplane ## Run the reliability scenarios at full size and the fuzzers briefly; end with "N scenarios, N passed, N failed".
