@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/go-logr/logr"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
 	keyvalv1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
 	keyval "github.com/reconcilekit/reconcilekit/examples/keyval/controller"
 	podsetv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
@@ -73,6 +76,8 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	// The operators' logs would drown the reports; a failing run's writes say what they did.
+	log.SetLogger(logr.Discard())
 	cp, err := reconciletest.Start(context.Background(), reconciletest.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
