@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -473,12 +474,52 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 	res.writes = led.snapshot()
 	watched.Range(func(k, _ any) bool { res.watched = append(res.watched, k.(string)); return true })
 	slices.Sort(res.watched)
-	objs, err := objectsOf(ctx, admin, e.Namespace, ex.kinds)
+	objs, err := ex.collected(ctx, admin, e.Namespace)
 	if err != nil {
 		t.Fatalf("explore: %v", err)
 	}
 	res.objects = objs
 	res.end = normalise(objs, e.Namespace, ex.ours)
+}
+
+// collectionWait bounds how long the end state waits for the garbage collector.
+const collectionWait = 30 * time.Second
+
+// collected returns the objects of namespace once the garbage collector has deleted the
+// children of the operator's objects the workload deleted, or after collectionWait: when
+// it does is up to the controller manager, not the operator, and an end state read
+// before would differ from the reference run's by a child about to go. One still there
+// after the wait is what the oracles then report.
+func (ex *explorer) collected(ctx context.Context, c client.Client, namespace string) (map[string]*unstructured.Unstructured, error) {
+	deadline := time.Now().Add(collectionWait)
+	for {
+		objs, err := objectsOf(ctx, c, namespace, ex.kinds)
+		if err != nil || time.Now().After(deadline) || !awaitingCollection(objs, ex.ours) {
+			return objs, err
+		}
+		select {
+		case <-ctx.Done():
+			return objs, nil
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// awaitingCollection reports whether an object of objs has an owner of one of the kinds
+// ours that is no longer among them: deleted, its children left to the garbage collector.
+func awaitingCollection(objs map[string]*unstructured.Unstructured, ours map[string]bool) bool {
+	present := map[types.UID]bool{}
+	for _, o := range objs {
+		present[o.GetUID()] = true
+	}
+	for _, o := range objs {
+		for _, ref := range o.GetOwnerReferences() {
+			if ours[ref.Kind] && !present[ref.UID] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // names returns the namespace/name of every object of resource (group/resource) in
