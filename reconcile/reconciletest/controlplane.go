@@ -52,6 +52,7 @@ type ControlPlane struct {
 	trips     tripwire      // in Config: cuts the requests of a test stopped for a refusal
 
 	stopOnce sync.Once
+	users    sync.Mutex // envtest's AddUser signs with a serial number it does not guard
 	stopErr  error
 }
 

@@ -62,7 +62,9 @@ func (cp *ControlPlane) ConfigFor(t testing.TB, user, clusterRole string) *rest.
 		}
 	}
 
+	cp.users.Lock()
 	authenticated, err := cp.env.AddUser(envtest.User{Name: user}, &rest.Config{QPS: -1})
+	cp.users.Unlock()
 	if err != nil {
 		t.Fatalf("reconciletest: provisioning user %s: %v", user, err)
 	}
