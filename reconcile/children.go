@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 )
@@ -202,4 +204,18 @@ func (r *shell[T]) newChild(gvk schema.GroupVersionKind) (client.Object, error) 
 		return nil, fmt.Errorf("reconcile: %s is not an object", gvk)
 	}
 	return obj, nil
+}
+
+// note records an accepted write of obj, when it is a child (a kind the controller owns),
+// for read-your-own-writes (children.go).
+func (c scopeClient) note(obj client.Object, deleted bool) {
+	if c.wrote == nil {
+		return
+	}
+	gvk, err := apiutil.GVKForObject(obj, c.Scheme())
+	if err != nil || !slices.Contains(c.owns, gvk) {
+		return
+	}
+	*c.wrote = append(*c.wrote, childWrite{childKey: childKey{gvk, client.ObjectKeyFromObject(obj)},
+		rv: obj.GetResourceVersion(), uid: obj.GetUID(), deleted: deleted})
 }

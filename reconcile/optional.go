@@ -688,20 +688,6 @@ func (c scopeClient) DeleteAllOf(ctx context.Context, obj client.Object, opts ..
 	return c.Client.DeleteAllOf(ctx, obj, opts...)
 }
 
-// note records an accepted write of obj, when it is a child (a kind the controller owns),
-// for read-your-own-writes (children.go).
-func (c scopeClient) note(obj client.Object, deleted bool) {
-	if c.wrote == nil {
-		return
-	}
-	gvk, err := apiutil.GVKForObject(obj, c.Scheme())
-	if err != nil || !slices.Contains(c.owns, gvk) {
-		return
-	}
-	*c.wrote = append(*c.wrote, childWrite{childKey: childKey{gvk, client.ObjectKeyFromObject(obj)},
-		rv: obj.GetResourceVersion(), uid: obj.GetUID(), deleted: deleted})
-}
-
 // optionalMapper returns provider's RESTMapper made to answer for the optional kinds of
 // ds whose CRD is absent: namespaced, by the resource name kubebuilder would give them. The
 // manager's cache asks, when it is made, whether each kind restricted by a ByObject entry
