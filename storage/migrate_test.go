@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -274,55 +272,11 @@ func startOldGadgets(t *testing.T) *oldGadgets {
 	hooks.Await(t)
 
 	start := time.Now()
-	next := make(chan int)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var failed []error
-	for range 16 {
-		wg.Go(func() {
-			for i := range next {
-				if err := s.write(t.Context(), i); err != nil {
-					mu.Lock()
-					failed = append(failed, err)
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	for i := range objects {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	if len(failed) > 0 {
-		t.Fatalf("%d Gadgets not written, the first: %v", len(failed), failed[0])
+	if failed, err := gadget.WriteOld(t.Context(), s.c, s.ns, objects, 16); err != nil {
+		t.Fatalf("%d Gadgets not written, the first: %v", failed, err)
 	}
 	t.Logf("%d Gadgets written as v1alpha1 in %v", objects, time.Since(start).Round(time.Millisecond))
 	return s
-}
-
-// write writes the i-th Gadget.
-func (s *oldGadgets) write(ctx context.Context, i int) error {
-	meta := metav1.ObjectMeta{Namespace: s.ns, Name: fmt.Sprintf("g-%04d", i), Labels: map[string]string{"index": strconv.Itoa(i)}}
-	mode := []string{"standard", "legacy", "fast"}[i%3]
-	var obj client.Object
-	if i%7 == 0 {
-		obj = &v1beta1.Gadget{ObjectMeta: meta, Spec: v1beta1.GadgetSpec{Replicas: int32(i%5 + 1), Mode: mode, Paused: true}}
-	} else {
-		obj = &v1alpha1.Gadget{ObjectMeta: meta, Spec: v1alpha1.GadgetSpec{Size: int32(i%5 + 1), Mode: mode}}
-	}
-	if err := s.c.Create(ctx, obj); err != nil {
-		return err
-	}
-	if i%10 != 0 {
-		return nil
-	}
-	old := &v1alpha1.Gadget{}
-	if err := s.c.Get(ctx, client.ObjectKeyFromObject(obj), old); err != nil {
-		return err
-	}
-	old.Status.Phase = "Running"
-	return s.c.Status().Update(ctx, old)
 }
 
 // fields are what a Gadget holds in both versions, read through the API server.

@@ -5,10 +5,14 @@ package gadget
 
 import (
 	"context"
+	"fmt"
+	"strconv"
+	"sync"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
 	"github.com/reconcilekit/reconcilekit/internal/gadget/v1alpha1"
@@ -82,4 +86,57 @@ func CRD() *apiextensionsv1.CustomResourceDefinition {
 			},
 		},
 	}
+}
+
+// WriteOld creates n Gadgets in namespace, named g-0000 on and labelled with their index, as
+// a cluster holds them before a storage migration: each in v1alpha1 but every seventh, paused,
+// in v1beta1 (which v1alpha1 keeps in an annotation); every tenth given a status. workers
+// create at once. It returns how many were not written and the first error.
+func WriteOld(ctx context.Context, c client.Client, namespace string, n, workers int) (failed int, first error) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for range workers {
+		wg.Go(func() {
+			for i := range next {
+				if err := writeOld(ctx, c, namespace, i); err != nil {
+					mu.Lock()
+					if failed++; first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return failed, first
+}
+
+// writeOld writes the i-th Gadget of WriteOld.
+func writeOld(ctx context.Context, c client.Client, namespace string, i int) error {
+	meta := metav1.ObjectMeta{Namespace: namespace, Name: fmt.Sprintf("g-%04d", i), Labels: map[string]string{"index": strconv.Itoa(i)}}
+	mode := []string{"standard", "legacy", "fast"}[i%3]
+	var obj client.Object
+	if i%7 == 0 {
+		obj = &v1beta1.Gadget{ObjectMeta: meta, Spec: v1beta1.GadgetSpec{Replicas: int32(i%5 + 1), Mode: mode, Paused: true}}
+	} else {
+		obj = &v1alpha1.Gadget{ObjectMeta: meta, Spec: v1alpha1.GadgetSpec{Size: int32(i%5 + 1), Mode: mode}}
+	}
+	if err := c.Create(ctx, obj); err != nil {
+		return err
+	}
+	if i%10 != 0 {
+		return nil
+	}
+	old := &v1alpha1.Gadget{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), old); err != nil {
+		return err
+	}
+	old.Status.Phase = "Running"
+	return c.Status().Update(ctx, old)
 }

@@ -40,7 +40,7 @@ import (
 //
 //	var operator = &reconciletest.Operator{
 //		User:           "memcached-operator",
-//		AddToScheme:    cachev1alpha1.AddToScheme,
+//		AddToScheme:    cachev1beta1.AddToScheme,
 //		CRDDirectories: []string{filepath.Join("..", "config", "crd", "bases")},
 //		Role:           filepath.Join("..", "config", "rbac", "role.yaml"),
 //		Nodes:          2,

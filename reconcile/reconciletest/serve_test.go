@@ -35,26 +35,6 @@ import (
 	"github.com/reconcilekit/reconcilekit/webhook"
 )
 
-// warnings records the warnings the API server returns to a client.
-type warnings struct {
-	mu   sync.Mutex
-	seen []string
-}
-
-func (w *warnings) HandleWarningHeaderWithContext(_ context.Context, _ int, _ string, text string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.seen = append(w.seen, text)
-}
-
-func (w *warnings) take() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	seen := w.seen
-	w.seen = nil
-	return seen
-}
-
 // gadgetController declares the Gadget's controller with its three webhooks: mode
 // defaulted to "standard"; replicas at most 5, mode "legacy" warned of; v1alpha1
 // converted to and from the hub, v1beta1.
@@ -84,12 +64,12 @@ func gadgetController() *reconcile.Controller[*v1beta1.Gadget] {
 
 // startGadgets starts an API server with the Gadget's CRD, and a manager serving the
 // Gadget's webhooks to it with certs; it returns a client that records warnings.
-func startGadgets(t *testing.T, certs *webhook.Certificates) (*reconciletest.ControlPlane, client.Client, *warnings, *reconciletest.Webhooks, string) {
+func startGadgets(t *testing.T, certs *webhook.Certificates) (*reconciletest.ControlPlane, client.Client, *reconciletest.Warnings, *reconciletest.Webhooks, string) {
 	t.Helper()
 	cp, scheme := gadgetAPIServer(t)
 	ns := cp.Namespace(t)
 	hooks := serveGadgets(t, cp, scheme, ns, certs, cp.Config)
-	w := &warnings{}
+	w := &reconciletest.Warnings{}
 	cfg := rest.CopyConfig(cp.Config)
 	cfg.WarningHandlerWithContext = w
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
@@ -172,7 +152,7 @@ func TestWebhooksServedToTheAPIServer(t *testing.T) {
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				warned.take()
+				warned.Take()
 				err := c.Create(t.Context(), tt.obj)
 				switch {
 				case tt.wantErr == "" && err != nil:
@@ -180,7 +160,7 @@ func TestWebhooksServedToTheAPIServer(t *testing.T) {
 				case tt.wantErr != "" && (err == nil || !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tt.wantErr)):
 					t.Fatalf("create: %v; want 422 Invalid naming %q", err, tt.wantErr)
 				}
-				if got := strings.Join(warned.take(), "; "); got != tt.wantWarning {
+				if got := strings.Join(warned.Take(), "; "); got != tt.wantWarning {
 					t.Errorf("warnings %q, want %q", got, tt.wantWarning)
 				}
 				if tt.wantMode != "" {

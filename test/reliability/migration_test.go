@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -54,7 +53,9 @@ func TestStorageMigrationKilledMidwayAndResumedLosesNothingAndWritesNoChild(t *t
 	s := sized()
 	n := migratedGadgets()
 	g := startGadgets(t)
-	g.write(t, n)
+	if failed, err := gadget.WriteOld(t.Context(), g.c, g.ns, n, 8); err != nil {
+		t.Fatalf("%d Gadgets not written, the first: %v", failed, err)
+	}
 	g.switchStorage(t)
 	if stored := g.storedAs(t, v1alpha1.GroupVersion.String()); stored != n {
 		t.Fatalf("before the migration, %d Gadgets are stored as v1alpha1, want %d", stored, n)
@@ -207,58 +208,6 @@ func startGadgets(t *testing.T) *gadgets {
 	reconciletest.StartManager(t, g.operator.Wrap(cp.Config), spec)
 	hooks.Await(t)
 	return g
-}
-
-// write writes n Gadgets, each in v1alpha1 but every seventh, paused, in v1beta1 (which
-// v1alpha1 keeps in an annotation); every tenth with a status.
-func (g *gadgets) write(t *testing.T, n int) {
-	t.Helper()
-	next := make(chan int)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var failed []error
-	for range 8 {
-		wg.Go(func() {
-			for i := range next {
-				if err := g.writeOne(t.Context(), i); err != nil {
-					mu.Lock()
-					failed = append(failed, err)
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	if len(failed) > 0 {
-		t.Fatalf("%d Gadgets not written, the first: %v", len(failed), failed[0])
-	}
-}
-
-func (g *gadgets) writeOne(ctx context.Context, i int) error {
-	meta := metav1.ObjectMeta{Namespace: g.ns, Name: fmt.Sprintf("g-%04d", i), Labels: map[string]string{"index": strconv.Itoa(i)}}
-	mode := []string{"standard", "legacy", "fast"}[i%3]
-	var obj client.Object
-	if i%7 == 0 {
-		obj = &v1beta1.Gadget{ObjectMeta: meta, Spec: v1beta1.GadgetSpec{Replicas: int32(i%5 + 1), Mode: mode, Paused: true}}
-	} else {
-		obj = &v1alpha1.Gadget{ObjectMeta: meta, Spec: v1alpha1.GadgetSpec{Size: int32(i%5 + 1), Mode: mode}}
-	}
-	if err := g.c.Create(ctx, obj); err != nil {
-		return err
-	}
-	if i%10 != 0 {
-		return nil
-	}
-	old := &v1alpha1.Gadget{}
-	if err := g.c.Get(ctx, client.ObjectKeyFromObject(obj), old); err != nil {
-		return err
-	}
-	old.Status.Phase = "Running"
-	return g.c.Status().Update(ctx, old)
 }
 
 // switchStorage makes v1beta1 the storage version and returns once the API server stores

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -30,33 +29,13 @@ import (
 	"github.com/reconcilekit/reconcilekit/webhook"
 )
 
-// warnings records the warnings the API server returns to a client.
-type warnings struct {
-	mu   sync.Mutex
-	seen []string
-}
-
-func (w *warnings) HandleWarningHeaderWithContext(_ context.Context, _ int, _ string, text string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.seen = append(w.seen, text)
-}
-
-func (w *warnings) take() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	seen := w.seen
-	w.seen = nil
-	return seen
-}
-
 // serveWebhooks runs the Memcached operator with its webhooks (controller.Webhooks), as
 // cmd/main.go does, on the tests' control plane, for a namespace of its own; it returns
 // the namespace and a client of both versions that records the warnings it receives. The
 // CRD converts through the operator until the test ends: the Memcached's CRD has one
 // conversion webhook, which the API server calls only for v1alpha1, and only this test
 // reads or writes v1alpha1.
-func serveWebhooks(t *testing.T) (string, client.Client, *warnings) {
+func serveWebhooks(t *testing.T) (string, client.Client, *reconciletest.Warnings) {
 	t.Helper()
 	cp := operator.ControlPlane
 	scheme := runtime.NewScheme()
@@ -76,7 +55,7 @@ func serveWebhooks(t *testing.T) (string, client.Client, *warnings) {
 	reconciletest.StartManager(t, cp.Config, spec)
 	hooks.Await(t)
 
-	w := &warnings{}
+	w := &reconciletest.Warnings{}
 	cfg := rest.CopyConfig(cp.Config)
 	cfg.WarningHandlerWithContext = w
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
@@ -161,7 +140,7 @@ func TestWebhooksOfTheMemcached(t *testing.T) {
 				obj: &cachev1beta1.Memcached{ObjectMeta: meta("absent"), Spec: cachev1beta1.MemcachedSpec{Replicas: 1, Server: cachev1beta1.MemcachedServer{ConfigMapRef: ref("absent")}}}},
 		} {
 			t.Run(tt.name, func(t *testing.T) {
-				warned.take()
+				warned.Take()
 				err := c.Create(ctx, tt.obj)
 				switch want := strings.ReplaceAll(strings.ReplaceAll(tt.wantErr, `"%s"`, `"`+tt.obj.GetName()+`"`), "%s", ns); {
 				case want == "" && err != nil:
@@ -169,7 +148,7 @@ func TestWebhooksOfTheMemcached(t *testing.T) {
 				case want != "" && (!apierrors.IsInvalid(err) || err.Error() != want):
 					t.Fatalf("got %v\nwant Invalid: %s", err, want)
 				}
-				if got, want := strings.Join(warned.take(), "; "), strings.ReplaceAll(tt.wantWarning, "%s", ns); got != want {
+				if got, want := strings.Join(warned.Take(), "; "), strings.ReplaceAll(tt.wantWarning, "%s", ns); got != want {
 					t.Errorf("warnings %q, want %q", got, want)
 				}
 			})
