@@ -7,9 +7,10 @@
 // controller-runtime and Kubernetes libraries, the process's flags and its measurement.
 //
 // It serves controller-runtime's metrics on -metrics-bind-address at /metrics (the
-// benchmark reads controller_runtime_reconcile_total and the queue's depth there) and, at
+// benchmark reads controller_runtime_reconcile_total and the queue's depth there); at
 // /heap, the live heap after two full collections, in bytes: what the benchmark weighs
-// per object. It logs nothing, as the operators measured in the benchmark's own process.
+// per object; and at /synced, 200 once the cache of every type the operator watches has
+// synced (503 before): the benchmark starts its clock after. It logs nothing, as the operators measured in the benchmark's own process.
 //
 //	peer -style flux -kind memcached -kubeconfig kubeconfig -concurrency 16 -metrics-bind-address 127.0.0.1:8080
 package main
@@ -24,9 +25,13 @@ import (
 	"os/signal"
 	"runtime"
 	"strconv"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -39,8 +44,6 @@ import (
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-
-	corev1 "k8s.io/api/core/v1"
 
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
 	at "github.com/reconcilekit/reconcilekit/examples/at/controller"
@@ -118,14 +121,57 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (manager.Manager, err
 	if o.Concurrency < 1 {
 		return nil, fmt.Errorf("-concurrency is %d; want 1 or more", o.Concurrency)
 	}
+	watched, ok := watches[o.Kind]
+	if !ok {
+		return nil, fmt.Errorf("-kind %q: want %s, %s or %s", o.Kind, Memcached, PodSet, At)
+	}
+	synced := &syncedHandler{}
 	opts := ctrl.Options{
 		Scheme: scheme,
 		Metrics: metricsserver.Options{
 			BindAddress:   o.MetricsAddress,
-			ExtraHandlers: map[string]http.Handler{"/heap": http.HandlerFunc(serveHeap)},
+			ExtraHandlers: map[string]http.Handler{"/heap": http.HandlerFunc(serveHeap), "/synced": synced},
 		},
 		HealthProbeBindAddress: "0",
 	}
+	mgr, err := newManager(ctx, cfg, opts, o)
+	if err != nil {
+		return nil, err
+	}
+	// The informers of every watched type, started with the manager, as the benchmark's
+	// in-process managers start theirs: /synced answers for all of them.
+	for _, obj := range watched {
+		if _, err := mgr.GetCache().GetInformer(ctx, obj); err != nil {
+			return nil, err
+		}
+	}
+	synced.cache.Store(mgr.GetCache())
+	return mgr, nil
+}
+
+// watches are the types the operators of each kind watch.
+var watches = map[string][]client.Object{
+	Memcached: {&cachev1beta1.Memcached{}, &appsv1.Deployment{}, &corev1.Service{}},
+	PodSet:    {&appsv1alpha1.PodSet{}, &appsv1.Deployment{}, &corev1.Pod{}},
+	At:        {&cnatv1alpha1.At{}, &corev1.Pod{}},
+}
+
+// syncedHandler answers 200 once the cache has synced, 503 before.
+type syncedHandler struct{ cache atomic.Value } // a cache.Cache, once the manager is made
+
+func (h *syncedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c, _ := h.cache.Load().(cache.Cache)
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Millisecond)
+	defer cancel()
+	if c == nil || !c.WaitForCacheSync(ctx) {
+		http.Error(w, "the cache has not synced", http.StatusServiceUnavailable)
+		return
+	}
+	_, _ = w.Write([]byte("ok\n"))
+}
+
+// newManager makes the manager of o's style with its controller.
+func newManager(ctx context.Context, cfg *rest.Config, opts ctrl.Options, o Options) (manager.Manager, error) {
 	if o.Style == Reconcilekit {
 		declare, err := declaration(o.Kind)
 		if err != nil {
