@@ -343,7 +343,8 @@ func assertCurrent(ctx context.Context, c client.Client, k *kind) error {
 		case err != nil:
 			wrong = append(wrong, fmt.Sprintf("%s: %v", list.Items[i].GetName(), err))
 		case res.Status != kstatus.CurrentStatus:
-			wrong = append(wrong, fmt.Sprintf("%s: %s (%s)", list.Items[i].GetName(), res.Status, res.Message))
+			status, _, _ := unstructured.NestedMap(list.Items[i].Object, "status")
+			wrong = append(wrong, fmt.Sprintf("%s: %s (%s), generation %d, status %v", list.Items[i].GetName(), res.Status, res.Message, list.Items[i].GetGeneration(), status))
 		}
 	}
 	if len(wrong) > 0 {

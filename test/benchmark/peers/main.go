@@ -80,6 +80,9 @@ type Options struct {
 	Concurrency int
 	// MetricsAddress is where it serves /metrics and /heap; "0" serves nothing.
 	MetricsAddress string
+	// SkipNameValidation lets several managers of one controller run, one after the
+	// other, in one process: the tests'.
+	SkipNameValidation bool
 }
 
 func main() {
@@ -133,6 +136,7 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (manager.Manager, err
 			ExtraHandlers: map[string]http.Handler{"/heap": http.HandlerFunc(serveHeap), "/synced": synced},
 		},
 		HealthProbeBindAddress: "0",
+		Controller:             ctrlconfig.Controller{SkipNameValidation: ptr.To(o.SkipNameValidation)},
 	}
 	mgr, err := newManager(ctx, cfg, opts, o)
 	if err != nil {
@@ -193,7 +197,7 @@ func newManager(ctx context.Context, cfg *rest.Config, opts ctrl.Options, o Opti
 		setup = fluxSetup(o.Kind, o.Concurrency)
 	case ClusterAPI:
 		// Cluster API's main turns the priority queue on with its feature gate, on by default.
-		opts.Controller = ctrlconfig.Controller{UsePriorityQueue: ptr.To(true)}
+		opts.Controller.UsePriorityQueue = ptr.To(true)
 		setup = capiSetup(ctx, o.Kind, o.Concurrency)
 	default:
 		return nil, fmt.Errorf("-style %q: want %s, %s or %s", o.Style, Flux, ClusterAPI, Reconcilekit)
