@@ -7,9 +7,11 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -82,10 +84,25 @@ func newObserver(k *kind, bare bool, want int) *observer {
 	return &observer{kind: k, bare: bare, want: want, objects: map[string]bool{}, children: map[string]bool{}, convergedAt: map[string]time.Time{}, done: make(chan struct{}), stop: func() {}}
 }
 
+// object records whether obj's status says it is done, and kstatus reads it Current: an
+// implementation whose status says done while kstatus reads it in progress (an operator
+// that writes its conditions and its observedGeneration apart, say) has not converged for
+// the clients that read kstatus.
 func (o *observer) object(obj client.Object) {
+	done := o.kind.statusDone(obj) && kstatusCurrent(obj)
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.set(o.objects, obj.GetName(), o.kind.statusDone(obj))
+	o.set(o.objects, obj.GetName(), done)
+}
+
+// kstatusCurrent says kstatus reads obj as Current.
+func kstatusCurrent(obj client.Object) bool {
+	data, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return false
+	}
+	res, err := kstatus.Compute(&unstructured.Unstructured{Object: data})
+	return err == nil && res.Status == kstatus.CurrentStatus
 }
 
 func (o *observer) child(obj client.Object) {

@@ -91,17 +91,17 @@ func TestEveryStyleConvergesEveryKindAsKstatusReadsIt(t *testing.T) {
 				}
 				stop := run(t, cp, Options{Style: style, Kind: kind, Concurrency: 4, MetricsAddress: "0", SkipNameValidation: true})
 				defer stop()
-				for i := range 3 {
+				for i := range testObjects {
 					if err := admin.Create(t.Context(), k.object(ns, fmt.Sprintf("%s-%d", kind, i))); err != nil {
 						t.Fatal(err)
 					}
 				}
-				if err := awaitDone(t.Context(), admin, k, ns, 3); err != nil {
+				if err := awaitDone(t.Context(), admin, k, ns, testObjects); err != nil {
 					t.Fatal(err)
 				}
 				// The objects go, so that the next style's operator of the kind, which
 				// watches every namespace, has none of this one's to reconcile.
-				for i := range 3 {
+				for i := range testObjects {
 					if err := admin.Delete(t.Context(), k.object(ns, fmt.Sprintf("%s-%d", kind, i))); err != nil {
 						t.Fatal(err)
 					}
@@ -212,3 +212,6 @@ func status(data map[string]any) map[string]any {
 	s, _ := data["status"].(map[string]any)
 	return s
 }
+
+// testObjects is how many objects of each kind each style converges.
+const testObjects = 10
