@@ -22,6 +22,8 @@ import (
 type observer struct {
 	kind *kind
 	bare bool // no objects: only the children count
+	// kstatus says an object's status must also read Current to kstatus to be done.
+	kstatus bool
 	want int
 
 	mu        sync.Mutex
@@ -36,11 +38,12 @@ type observer struct {
 }
 
 // observe starts watching namespace for k's objects and children and returns once its
-// cache has synced. want objects must converge; bare says the children have no owners.
-func observe(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, namespace string, k *kind, bare bool, want int) (*observer, error) {
+// cache has synced. want objects must converge; bare says the children have no owners;
+// withKstatus that an object is done only once kstatus reads it Current too.
+func observe(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, namespace string, k *kind, bare, withKstatus bool, want int) (*observer, error) {
 	ctx, stop := context.WithCancel(ctx)
 	o := newObserver(k, bare, want)
-	o.stop = stop
+	o.stop, o.kstatus = stop, withKstatus
 	c, err := cache.New(cfg, cache.Options{
 		Scheme:            scheme,
 		DefaultNamespaces: map[string]cache.Config{namespace: {}},
@@ -89,7 +92,7 @@ func newObserver(k *kind, bare bool, want int) *observer {
 // that writes its conditions and its observedGeneration apart, say) has not converged for
 // the clients that read kstatus.
 func (o *observer) object(obj client.Object) {
-	done := o.kind.statusDone(obj) && kstatusCurrent(obj)
+	done := o.kind.statusDone(obj) && (!o.kstatus || kstatusCurrent(obj))
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.set(o.objects, obj.GetName(), done)
