@@ -231,9 +231,9 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 
 // readByKstatus says impl writes a status kstatus reads right, which the benchmark then
 // requires: every implementation but the seed-style operators, which, as the seeds, set
-// no observedGeneration (kstatus reads them in progress for good), and the bare pipeline,
-// which has no status.
-func readByKstatus(impl string) bool { return impl != seeded && impl != bare }
+// no observedGeneration (kstatus reads them in progress for good), the ideal pipeline,
+// whose least status has none for an At either, and the bare pipeline, which has no status.
+func readByKstatus(impl string) bool { return impl != seeded && impl != ideal && impl != bare }
 
 // events is how many event writes c counted.
 func events(c *reconciletest.Counter) float64 {
