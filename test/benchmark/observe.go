@@ -24,7 +24,7 @@ type observer struct {
 	bare bool // no objects: only the children count
 	// kstatus says an object's status must also read Current to kstatus to be done.
 	kstatus bool
-	want int
+	want    int
 
 	mu        sync.Mutex
 	objects   map[string]bool // by object name: the status says done
