@@ -103,8 +103,17 @@ func TestEveryStyleConvergesEveryKindAsKstatusReadsIt(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				if err := awaitDone(t.Context(), admin, k, ns, testObjects); err != nil {
+				// reconcilekit writes an object's status in one request: kstatus must never
+				// read it Current before it is ready. Flux's and Cluster API's patch helpers
+				// write the conditions, then the rest of the status, in two: between them a
+				// reader may see Ready with the rest not yet written (an At Current while
+				// RUNNING). That is the peers' behaviour, logged, not this test's failure.
+				splits, err := awaitDone(t.Context(), admin, k, ns, testObjects, style == Reconcilekit)
+				if err != nil {
 					t.Fatal(err)
+				}
+				for _, split := range splits {
+					t.Logf("between two writes of one patch: %s", split)
 				}
 				// The objects go, so that the next style's operator of the kind, which
 				// watches every namespace, has none of this one's to reconcile.
@@ -160,18 +169,19 @@ func run(t *testing.T, cp *reconciletest.ControlPlane, o Options) (stop func()) 
 }
 
 // awaitDone looks at the objects of k in namespace until want of them are done and read
-// Current by kstatus, and fails as soon as kstatus reads one Current before its status
-// says it is ready. Two minutes is a broken operator, not a slow one.
-func awaitDone(ctx context.Context, c client.Client, k testKind, namespace string, want int) error {
+// Current by kstatus. An object kstatus reads Current before its status says it is ready
+// fails it at once when strict, and is returned otherwise. Two minutes is a broken
+// operator, not a slow one.
+func awaitDone(ctx context.Context, c client.Client, k testKind, namespace string, want int, strict bool) (splits []string, err error) {
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		list := k.list.DeepCopyObject().(client.ObjectList)
 		if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
-			return err
+			return splits, err
 		}
 		items, err := meta.ExtractList(list)
 		if err != nil {
-			return err
+			return splits, err
 		}
 		converged := 0
 		var last []string
@@ -179,11 +189,11 @@ func awaitDone(ctx context.Context, c client.Client, k testKind, namespace strin
 			obj := item.(client.Object)
 			data, err := k8sruntime.DefaultUnstructuredConverter.ToUnstructured(obj)
 			if err != nil {
-				return err
+				return splits, err
 			}
 			res, err := kstatus.Compute(&unstructured.Unstructured{Object: data})
 			if err != nil {
-				return err
+				return splits, err
 			}
 			current := res.Status == kstatus.CurrentStatus
 			done := k.ready
@@ -200,20 +210,24 @@ func awaitDone(ctx context.Context, c client.Client, k testKind, namespace strin
 			case current && len(status(data)) > 0 && !k.ready(obj):
 				// An object no operator has written a status to yet reads Current to
 				// kstatus whatever it is written with; one with a status must not.
-				return fmt.Errorf("kstatus reads %s Current before its status says it is ready: %+v", obj.GetName(), data["status"])
+				split := fmt.Sprintf("kstatus reads %s Current before its status says it is ready: %+v", obj.GetName(), data["status"])
+				if strict {
+					return splits, errors.New(split)
+				}
+				splits = append(splits, split)
 			default:
 				last = append(last, fmt.Sprintf("%s: kstatus %s (%s)", obj.GetName(), res.Status, res.Message))
 			}
 		}
 		if converged == want {
-			return nil
+			return splits, nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d objects done in 2 minutes: %s", converged, want, strings.Join(last, "; "))
+			return splits, fmt.Errorf("%d of %d objects done in 2 minutes: %s", converged, want, strings.Join(last, "; "))
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return splits, ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
