@@ -44,15 +44,22 @@ verify-generated: generate ## Fail when generated files differ from what is comm
 	@git diff --exit-code -- examples hack/newoperator/minimal || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
 	@test -z "$$(git status --porcelain -- examples hack/newoperator/minimal)" || { git status --porcelain -- examples hack/newoperator/minimal; echo "untracked generated files: run 'make generate' and commit"; exit 1; }
 
+# PEERS is the benchmark's nested module of peer operators (Flux's and Cluster API's
+# helpers), kept out of the library's go.mod: lint and unit cover it too.
+PEERS := test/benchmark/peers
+
 .PHONY: lint
-lint: ## gofmt, go vet and staticcheck.
+lint: ## gofmt, go vet and staticcheck, of the library and of the benchmark's peers module.
 	@out=$$(gofmt -l $$(git ls-files '*.go')); test -z "$$out" || { echo "gofmt would change: $$out"; exit 1; }
 	$(GO) vet ./...
 	$(TOOL) staticcheck ./...
+	cd $(PEERS) && $(GO) vet ./...
+	staticcheck=$$($(TOOL) -n staticcheck) && cd $(PEERS) && "$$staticcheck" ./...
 
 .PHONY: unit
-unit: controlplane ## Run the tests with the race detector and print coverage.
+unit: controlplane ## Run the tests with the race detector and print coverage (the benchmark's peers module's too).
 	$(GO) test -race -cover -timeout 25m ./...
+	cd $(PEERS) && $(GO) test -race -cover -timeout 10m ./...
 
 .PHONY: fuzz
 fuzz: ## Run each fuzz target for FUZZ_BRIEF (20000 inputs) beyond its committed corpus.
@@ -119,7 +126,7 @@ need-kubectl:
 	@command -v kubectl >/dev/null || { echo "kubectl is not installed; 'make manifests' prints what to apply" >&2; exit 1; }
 
 .PHONY: bench
-bench: controlplane ## Compare library-built operators with seed-style ones and the ideal pipeline (N=200 by default; N=10000 runs one round).
+bench: controlplane ## Compare library-built operators with seed-style, Flux-style and Cluster-API-style ones and the ideal pipeline (N=200 by default; N=10000 runs one round).
 	$(GO) run ./test/benchmark $(if $(N),-n $(N))
 
 # How many inputs each fuzz target of the reliability suite tries after its committed

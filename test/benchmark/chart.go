@@ -18,11 +18,15 @@ const (
 	chartTop    = 60
 	chartLeft   = 60
 	legendSpace = 40
+	// legendEntryWidth and legendLineHeight are one legend entry's room.
+	legendEntryWidth = 170
+	legendLineHeight = 20
 )
 
 // The colour of each implementation's line; the ideal pipelines', the floors, are dashed,
 // as is the bare pipeline's, the control plane's limit.
-var colours = map[string]string{bare: "#aaaaaa", ideal: "#555555", fullIdeal: "#7570b3", seeded: "#d95f02", library: "#1b7f9e", traced: "#66a61e"}
+var colours = map[string]string{bare: "#aaaaaa", ideal: "#555555", fullIdeal: "#7570b3", seeded: "#d95f02", fluxStyle: "#e7298a", capiStyle: "#e6ab02",
+	library: "#1b7f9e", libraryProcess: "#0b4f6e", traced: "#66a61e"}
 
 func lineStyle(impl string) string {
 	if impl == bare || impl == ideal || impl == fullIdeal {
@@ -52,7 +56,17 @@ func chart(results []result) []byte {
 			shown = append(shown, k)
 		}
 	}
-	width, height := chartLeft+len(shown)*panelWidth, chartTop+len(figures)*rowHeight+legendSpace
+	var legend []string
+	for _, impl := range implementations {
+		if slices.ContainsFunc(results, func(r result) bool { return r.Implementation == impl }) {
+			legend = append(legend, impl)
+		}
+	}
+	// The legend wraps into as many lines as its entries need.
+	width := chartLeft + len(shown)*panelWidth
+	perLine := max(1, (width-chartLeft)/legendEntryWidth)
+	lines := max(1, (len(legend)+perLine-1)/perLine)
+	height := chartTop + len(figures)*rowHeight + legendSpace + (lines-1)*legendLineHeight
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n",
 		width, height, width, height)
@@ -71,14 +85,8 @@ func chart(results []result) []byte {
 			panel(&b, chartLeft+i*panelWidth, top, k.name, f, mine)
 		}
 	}
-	var legend []string
-	for _, impl := range implementations {
-		if slices.ContainsFunc(results, func(r result) bool { return r.Implementation == impl }) {
-			legend = append(legend, impl)
-		}
-	}
 	for i, impl := range legend {
-		x, y := chartLeft+i*170, height-18
+		x, y := chartLeft+(i%perLine)*legendEntryWidth, height-18-(lines-1-i/perLine)*legendLineHeight
 		fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke-width="2.5" %s/>`+"\n", x, y-4, x+30, y-4, lineStyle(impl))
 		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`+"\n", x+38, y, impl)
 	}

@@ -298,9 +298,16 @@ var kinds = []*kind{
 }
 
 // has says whether k can be measured with impl: a kind with no seed-style operator (the
-// Keyval, which no seed has) is not measured seed-style.
+// Keyval, which no seed has) is not measured seed-style, nor one the peer binary does not
+// run (the Keyval again) as a process.
 func (k *kind) has(impl string) bool {
-	return impl != seeded || k.seed.setup != nil
+	switch {
+	case impl == seeded:
+		return k.seed.setup != nil
+	case isProcess(impl):
+		return peerKinds[k.name] != ""
+	}
+	return true
 }
 
 // kindNamed returns the kind with the name, in any case, or nil.

@@ -29,6 +29,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,7 +41,9 @@ func main() {
 	n := flag.Int("n", 200, "objects per kind and implementation, at least 1")
 	rounds := flag.Int("rounds", 0, "rounds; the table shows the median of each figure (0: 3 up to N=1000, 1 above, where a run takes many minutes)")
 	only := flag.String("kinds", "memcached,podset,at,keyval", "the kinds to measure, separated by commas")
-	impls := flag.String("implementations", "ideal,full-ideal,seed,reconcilekit", "the implementations to measure, separated by commas: ideal, full-ideal, seed, reconcilekit, bare, traced (reconcilekit tracing each reconcile and write)")
+	impls := flag.String("implementations", "ideal,full-ideal,seed,flux,capi,reconcilekit,reconcilekit-process",
+		"the implementations to measure, separated by commas: ideal, full-ideal, seed, flux (Flux-style), capi (Cluster-API-style), reconcilekit, "+
+			"reconcilekit-process (the same operator run as its own process, as the peers run), bare, traced (reconcilekit tracing each reconcile and write)")
 	record := flag.Bool("record", true, "record the medians in test/benchmark/results.json and redraw docs/performance.svg (not with -workers)")
 	workers := flag.Int("workers", 0, "reconciles at a time for the library-built operators; 0 keeps what the examples ship with")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (the operators under test among it) to this file")
@@ -109,13 +112,25 @@ func bench(ctx context.Context, n, rounds, workers int, only, impls string, reco
 	for name := range strings.SplitSeq(impls, ",") {
 		impl, ok := implementationFlags[strings.TrimSpace(name)]
 		if !ok {
-			return fmt.Errorf("unknown implementation %q in -implementations; want ideal, full-ideal, seed, reconcilekit, bare or traced", name)
+			return fmt.Errorf("unknown implementation %q in -implementations; want ideal, full-ideal, seed, flux, capi, reconcilekit, reconcilekit-process, bare or traced", name)
 		}
 		measuredImpls = append(measuredImpls, impl)
 	}
 	root, err := moduleRoot()
 	if err != nil {
 		return err
+	}
+	// The implementations run as processes are built once, from the nested module.
+	dir, err := os.MkdirTemp("", "bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	var peer string
+	if slices.ContainsFunc(measuredImpls, isProcess) {
+		if peer, err = buildPeer(ctx, root, dir); err != nil {
+			return err
+		}
 	}
 
 	// Each node of the simulated cluster takes up to 1000 pods.
@@ -133,7 +148,7 @@ func bench(ctx context.Context, n, rounds, workers int, only, impls string, reco
 					continue
 				}
 				started := time.Now()
-				m, err := run{kind: k, impl: impl, n: n, nodes: nodes, progress: progress}.measure(ctx, root)
+				m, err := run{kind: k, impl: impl, n: n, nodes: nodes, progress: progress, peer: peer, dir: dir}.measure(ctx, root)
 				if err != nil {
 					return fmt.Errorf("round %d, %s, %s: %w", round+1, k.name, impl, err)
 				}

@@ -7,9 +7,11 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -20,7 +22,9 @@ import (
 type observer struct {
 	kind *kind
 	bare bool // no objects: only the children count
-	want int
+	// kstatus says an object's status must also read Current to kstatus to be done.
+	kstatus bool
+	want    int
 
 	mu        sync.Mutex
 	objects   map[string]bool // by object name: the status says done
@@ -34,11 +38,12 @@ type observer struct {
 }
 
 // observe starts watching namespace for k's objects and children and returns once its
-// cache has synced. want objects must converge; bare says the children have no owners.
-func observe(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, namespace string, k *kind, bare bool, want int) (*observer, error) {
+// cache has synced. want objects must converge; bare says the children have no owners;
+// withKstatus that an object is done only once kstatus reads it Current too.
+func observe(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, namespace string, k *kind, bare, withKstatus bool, want int) (*observer, error) {
 	ctx, stop := context.WithCancel(ctx)
 	o := newObserver(k, bare, want)
-	o.stop = stop
+	o.stop, o.kstatus = stop, withKstatus
 	c, err := cache.New(cfg, cache.Options{
 		Scheme:            scheme,
 		DefaultNamespaces: map[string]cache.Config{namespace: {}},
@@ -82,10 +87,25 @@ func newObserver(k *kind, bare bool, want int) *observer {
 	return &observer{kind: k, bare: bare, want: want, objects: map[string]bool{}, children: map[string]bool{}, convergedAt: map[string]time.Time{}, done: make(chan struct{}), stop: func() {}}
 }
 
+// object records whether obj's status says it is done, and kstatus reads it Current: an
+// implementation whose status says done while kstatus reads it in progress (an operator
+// that writes its conditions and its observedGeneration apart, say) has not converged for
+// the clients that read kstatus.
 func (o *observer) object(obj client.Object) {
+	done := o.kind.statusDone(obj) && (!o.kstatus || kstatusCurrent(obj))
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.set(o.objects, obj.GetName(), o.kind.statusDone(obj))
+	o.set(o.objects, obj.GetName(), done)
+}
+
+// kstatusCurrent says kstatus reads obj as Current.
+func kstatusCurrent(obj client.Object) bool {
+	data, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return false
+	}
+	res, err := kstatus.Compute(&unstructured.Unstructured{Object: data})
+	return err == nil && res.Status == kstatus.CurrentStatus
 }
 
 func (o *observer) child(obj client.Object) {

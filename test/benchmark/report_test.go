@@ -52,6 +52,44 @@ func TestSummaryReportsTheWorstKindAgainstTheIdealAndTheSeed(t *testing.T) {
 	}
 }
 
+func TestSummaryComparesTheProcessWithTheBestPeerOfEachKind(t *testing.T) {
+	memcached, at := kindNamed("memcached"), kindNamed("at")
+	r := &report{n: 100, kinds: []*kind{memcached, at}, medians: map[*kind]map[string]measurement{
+		memcached: {
+			fluxStyle:      {Converge: 10, Writes: 900},
+			capiStyle:      {Converge: 8, Writes: 1000},
+			library:        {Converge: 1, Writes: 1},   // in process: not what the peers are compared with
+			libraryProcess: {Converge: 6, Writes: 450}, // 0.75 of CAPI's time, 0.50 of Flux's writes
+		},
+		at: {
+			fluxStyle:      {Converge: 4, Writes: 500},
+			capiStyle:      {Converge: 5, Writes: 400},
+			libraryProcess: {Converge: 4.4, Writes: 300}, // 1.10 of Flux's time, 0.75 of CAPI's writes
+		},
+	}}
+	if got, want := r.summary(), "time_vs_best_peer=1.10 writes_vs_best_peer=0.75"; !strings.HasSuffix(got, want) {
+		t.Errorf("summary:\n got %s\nwant it to end %s", got, want)
+	}
+}
+
+func TestSummaryComparesTheInProcessOperatorWhenNoProcessWasMeasured(t *testing.T) {
+	podset := kindNamed("podset")
+	r := &report{n: 10, kinds: []*kind{podset}, medians: map[*kind]map[string]measurement{
+		podset: {fluxStyle: {Converge: 4, Writes: 80}, library: {Converge: 2, Writes: 40}},
+	}}
+	if got, want := r.summary(), "time_vs_best_peer=0.50 writes_vs_best_peer=0.50"; !strings.HasSuffix(got, want) {
+		t.Errorf("summary:\n got %s\nwant it to end %s", got, want)
+	}
+}
+
+func TestSummaryLeavesThePeersOutWhenNoneWasMeasured(t *testing.T) {
+	at := kindNamed("at")
+	r := &report{n: 10, kinds: []*kind{at}, medians: map[*kind]map[string]measurement{at: {library: {Converge: 2, Writes: 40}}}}
+	if got := r.summary(); strings.Contains(got, "peer") {
+		t.Errorf("summary %q compares with a peer that was not measured", got)
+	}
+}
+
 func TestThePrintedTableEndsWithTheSummary(t *testing.T) {
 	memcached := kindNamed("memcached")
 	r := &report{n: 10, rounds: 1, nodes: 1, kinds: []*kind{memcached}, medians: map[*kind]map[string]measurement{

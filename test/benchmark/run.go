@@ -45,10 +45,11 @@ const (
 	traced    = "reconcilekit, traced"
 )
 
-var implementations = []string{bare, ideal, fullIdeal, seeded, library, traced}
+var implementations = []string{bare, ideal, fullIdeal, seeded, fluxStyle, capiStyle, library, libraryProcess, traced}
 
 // implementationFlags names the implementations on the command line.
-var implementationFlags = map[string]string{"bare": bare, "ideal": ideal, "full-ideal": fullIdeal, "seed": seeded, "reconcilekit": library, "traced": traced}
+var implementationFlags = map[string]string{"bare": bare, "ideal": ideal, "full-ideal": fullIdeal, "seed": seeded,
+	"flux": fluxStyle, "capi": capiStyle, "reconcilekit": library, "reconcilekit-process": libraryProcess, "traced": traced}
 
 // namespace holds every object of a run; it enforces no pod security level, since the
 // seed-style pods would not pass the restricted one.
@@ -72,8 +73,12 @@ type measurement struct {
 	// APIServerCPU and ProcessCPU are CPU seconds over the convergence: the API server's,
 	// and this process's (the operator with the benchmark's creators and observer); then
 	// the other components' of the control plane.
+	// For an implementation run as a process of its own, ProcessCPU is this process's and
+	// the operator's together, so that it covers what it covers for the others, and
+	// OperatorCPU is the operator's alone (0 for the others: it cannot be told apart).
 	APIServerCPU         float64 `json:"apiServerCPUSeconds"`
 	ProcessCPU           float64 `json:"processCPUSeconds"`
+	OperatorCPU          float64 `json:"operatorCPUSeconds,omitempty"`
 	EtcdCPU              float64 `json:"etcdCPUSeconds"`
 	ControllerManagerCPU float64 `json:"controllerManagerCPUSeconds"`
 	SchedulerCPU         float64 `json:"schedulerCPUSeconds"`
@@ -98,7 +103,7 @@ type measurement struct {
 
 // fields lists m's fields, for the medians.
 func (m *measurement) fields() []*float64 {
-	return []*float64{&m.Converge, &m.Writes, &m.Events, &m.Reads, &m.APIServerCPU, &m.ProcessCPU,
+	return []*float64{&m.Converge, &m.Writes, &m.Events, &m.Reads, &m.APIServerCPU, &m.ProcessCPU, &m.OperatorCPU,
 		&m.EtcdCPU, &m.ControllerManagerCPU, &m.SchedulerCPU, &m.KwokCPU, &m.Reconciles, &m.Conflicts,
 		&m.LatencyP50, &m.LatencyP90, &m.Resync, &m.ResyncWrites, &m.ResyncReads, &m.ResyncReconciles, &m.ResyncConflicts, &m.HeapPerObject}
 }
@@ -112,6 +117,12 @@ type run struct {
 	nodes int
 	// progress, when not 0, is how often to print on stderr how far the convergence is.
 	progress time.Duration
+	// peer is the peer binary, which the implementations run as processes run.
+	peer string
+	// dir is a directory the run may write in (the proxy's kubeconfig).
+	dir string
+	// operatorCPU, when set, reads the CPU time of the operator's own process.
+	operatorCPU func() (time.Duration, error)
 }
 
 func (r run) measure(ctx context.Context, root string) (m measurement, err error) {
@@ -137,6 +148,9 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 		err = r.converge(ctx, cp, scheme, admin, r.kind.bare, &m)
 		return m, err
 	}
+	if isProcess(r.impl) {
+		return r.measureProcess(ctx, cp, scheme, admin)
+	}
 
 	var requests reconciletest.Counter
 	var conflicts conflictCounter
@@ -150,6 +164,9 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 		}
 		requests.Reset()
 		err = r.converge(ctx, cp, scheme, admin, r.kind.object, &m)
+		if err == nil && readByKstatus(r.impl) {
+			err = assertCurrent(ctx, admin, r.kind)
+		}
 		if cause := context.Cause(ctx); err != nil && cause != nil {
 			err = cause
 		}
@@ -174,7 +191,10 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 	requests.Reset()
 	conflicts.reset()
 	reconciled := metricsNow().reconciles()
-	if err = r.converge(ctx, cp, scheme, admin, r.kind.object, &m); err != nil {
+	if err = r.converge(ctx, cp, scheme, admin, r.kind.object, &m); err == nil && readByKstatus(r.impl) {
+		err = assertCurrent(ctx, admin, r.kind)
+	}
+	if err != nil {
 		return m, errors.Join(err, mgr.stop())
 	}
 	m.Writes, m.Events, m.Reads, m.Conflicts = objectWrites(&requests), events(&requests), float64(requests.Reads()), conflicts.count()
@@ -194,7 +214,7 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 	if mgr, err = startManager(ctx, cfg, scheme, r.kind, op); err != nil {
 		return m, err
 	}
-	drained, err := awaitDrained(ctx, reconciled+float64(r.n), stale)
+	drained, err := awaitDrained(ctx, reconciled+float64(r.n), stale, metricsNow)
 	if err != nil {
 		return m, errors.Join(err, mgr.stop())
 	}
@@ -208,6 +228,12 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 	m.HeapPerObject = (float64(full) - float64(liveHeap()) - float64(fixed)) / float64(r.n)
 	return m, nil
 }
+
+// readByKstatus says impl writes a status kstatus reads right, which the benchmark then
+// requires: every implementation but the seed-style operators, which, as the seeds, set
+// no observedGeneration (kstatus reads them in progress for good), the ideal pipeline,
+// whose least status has none for an At either, and the bare pipeline, which has no status.
+func readByKstatus(impl string) bool { return impl != seeded && impl != ideal && impl != bare }
 
 // events is how many event writes c counted.
 func events(c *reconciletest.Counter) float64 {
@@ -224,7 +250,7 @@ func objectWrites(c *reconciletest.Counter) float64 { return float64(c.Writes())
 // converge creates n objects with newObject and records in m how many seconds passed
 // until all of them converged, and the CPU the API server and this process used meanwhile.
 func (r run) converge(ctx context.Context, cp *reconciletest.ControlPlane, scheme *k8sruntime.Scheme, admin client.Client, newObject func(namespace, name string) client.Object, m *measurement) error {
-	obs, err := observe(ctx, cp.Config, scheme, namespace, r.kind, r.impl == bare, r.n)
+	obs, err := observe(ctx, cp.Config, scheme, namespace, r.kind, r.impl == bare, readByKstatus(r.impl), r.n)
 	if err != nil {
 		return err
 	}
@@ -238,6 +264,12 @@ func (r run) converge(ctx context.Context, cp *reconciletest.ControlPlane, schem
 	cpuBefore, err := controlPlaneCPU(cp)
 	if err != nil {
 		return err
+	}
+	var operatorBefore time.Duration
+	if r.operatorCPU != nil {
+		if operatorBefore, err = r.operatorCPU(); err != nil {
+			return err
+		}
 	}
 	procCPU, start := processCPU(), time.Now()
 	if r.progress > 0 {
@@ -256,6 +288,14 @@ func (r run) converge(ctx context.Context, cp *reconciletest.ControlPlane, schem
 		return fmt.Errorf("%s %s did not converge: %w", r.kind.name, r.impl, err)
 	}
 	m.ProcessCPU = (processCPU() - procCPU).Seconds()
+	if r.operatorCPU != nil {
+		operatorAfter, err := r.operatorCPU()
+		if err != nil {
+			return err
+		}
+		m.OperatorCPU = (operatorAfter - operatorBefore).Seconds()
+		m.ProcessCPU += m.OperatorCPU
+	}
 	cpuAfter, err := controlPlaneCPU(cp)
 	spent := func(name string) float64 { return (cpuAfter[name] - cpuBefore[name]).Seconds() }
 	m.APIServerCPU, m.EtcdCPU, m.ControllerManagerCPU = spent("kube-apiserver"), spent("etcd"), spent("kube-controller-manager")
@@ -400,16 +440,16 @@ func (m *manager) stop() error {
 	return <-m.done
 }
 
-// awaitDrained waits until the process has finished at least reconciled reconciles and
-// its controllers have been idle for a while, and returns when they went idle. Stopped
-// managers leave their queue gauges where they were, at stale.
-func awaitDrained(ctx context.Context, reconciled, stale float64) (time.Time, error) {
+// awaitDrained waits until the process whose metrics now reads has finished at least
+// reconciled reconciles and its controllers have been idle for a while, and returns when
+// they went idle. Stopped managers leave their queue gauges where they were, at stale.
+func awaitDrained(ctx context.Context, reconciled, stale float64, metrics func() snapshot) (time.Time, error) {
 	const idle = time.Second
 	deadline := time.Now().Add(10 * time.Minute)
 	var since time.Time
 	last := -1.0
 	for time.Now().Before(deadline) {
-		now := metricsNow()
+		now := metrics()
 		done, busy := now.reconciles(), now.activity()-stale
 		switch {
 		case done < reconciled || busy > 0 || done != last:

@@ -8,15 +8,23 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
-// Every implementation of every kind converges on a real cluster, and the figures the
-// benchmark reports for steady state hold: the reconcilekit operators make no request while
-// they resync, the seed-style Memcached one status update per object.
+// Every implementation of every kind converges on a real cluster, kstatus reading each
+// object Current, and the figures the benchmark reports for steady state hold: the
+// reconcilekit operators, in this process or in their own, make no request while they
+// resync, the seed-style Memcached one status update per object; the operators run as
+// processes are measured as the others are (their reconciles read from their metrics,
+// their heap from their endpoint).
 func TestEveryImplementationConvergesAndOnlyTheSeedWritesWhileItResyncs(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts twenty-three clusters")
+		t.Skip("starts thirty-two clusters")
 	}
 	ctrl.SetLogger(logr.Discard())
 	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	peer, err := buildPeer(t.Context(), root, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,19 +35,21 @@ func TestEveryImplementationConvergesAndOnlyTheSeedWritesWhileItResyncs(t *testi
 				continue
 			}
 			t.Run(k.name+"/"+impl, func(t *testing.T) {
-				m, err := run{kind: k, impl: impl, n: n, nodes: 1}.measure(t.Context(), root)
+				m, err := run{kind: k, impl: impl, n: n, nodes: 1, peer: peer, dir: dir}.measure(t.Context(), root)
 				if err != nil {
 					t.Fatal(err)
 				}
 				switch {
 				case (impl == ideal || impl == fullIdeal) && m.Writes != float64(n)*k.idealWrites():
 					t.Errorf("the ideal pipeline made %v writes, want %v per object", m.Writes, k.idealWrites())
-				case (impl == library || impl == traced) && m.ResyncWrites+m.ResyncReads > 0:
+				case (impl == library || impl == traced || impl == libraryProcess) && m.ResyncWrites+m.ResyncReads > 0:
 					t.Errorf("the resync made %v writes and %v reads, want none", m.ResyncWrites, m.ResyncReads)
 				case impl == seeded && k.name == "Memcached" && m.ResyncWrites != n:
 					t.Errorf("the seed-style Memcached resync made %v writes, want one status update per object", m.ResyncWrites)
-				case (impl == library || impl == traced || impl == seeded) && m.ResyncReconciles < n:
+				case impl != ideal && impl != fullIdeal && m.ResyncReconciles < n:
 					t.Errorf("the resync reconciled %v times, want every object at least once", m.ResyncReconciles)
+				case isProcess(impl) && (m.Reconciles < n || m.Writes < n || m.HeapPerObject == 0 || m.OperatorCPU == 0):
+					t.Errorf("the process was not measured: %v reconciles, %v writes, %v bytes of heap per object, %v s of CPU", m.Reconciles, m.Writes, m.HeapPerObject, m.OperatorCPU)
 				}
 			})
 		}

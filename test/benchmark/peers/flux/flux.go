@@ -1,0 +1,91 @@
+// Package flux holds the Memcached, PodSet and At operators written the way Flux's own
+// controllers write theirs, with github.com/fluxcd/pkg/runtime: image-automation-controller's
+// ImageUpdateAutomationReconciler is the model (Reconcile fetches the object, makes a
+// patch.SerialPatcher, defers the final patch with runtime/reconcile.AddPatchOptions and
+// owned conditions; reconcile marks progress with ProgressiveStatus, persists Reconciling
+// when the generation is new, and defers the kstatus-aware ResultFinalizer), with
+// source-controller's summarized Ready condition (conditions.SetSummary through the
+// finalizer's Conditions: Stalled, Reconciling and the kind's own condition) and the
+// predicates every Flux controller puts on its object: GenerationChangedPredicate or
+// ReconcileRequestedPredicate.
+//
+// Flux objects carry a spec.interval and a controller requeues each one at it: success is
+// a result that requeues at Interval. The examples' kinds have no interval, so the
+// operators use Interval for all; while a child is not done they requeue at
+// RetryInterval (Flux's spec.retryInterval), a result that is no success, so that
+// Reconciling stays. The owned children's events bring an object back sooner, through
+// Owns, as source-controller's watches of what it depends on do.
+//
+// No finalizer: Flux controllers add one to delete the artifacts they store, and these
+// operators store none; their children go with garbage collection, as the examples'.
+package flux
+
+import (
+	"context"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/fluxcd/pkg/runtime/patch"
+	runtimereconcile "github.com/fluxcd/pkg/runtime/reconcile"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+const (
+	// Interval is how often a Flux controller reconciles an object on its own: the
+	// spec.interval these kinds do not have.
+	Interval = 10 * time.Minute
+	// RetryInterval is when an object whose children are not done yet comes back if no
+	// event of theirs brings it back sooner.
+	RetryInterval = time.Minute
+
+	// Available is the condition of a Memcached and a PodSet that says their Deployment
+	// is available, as the examples report it.
+	Available = "Available"
+	// Succeeded is the condition of an At that says its command succeeded.
+	Succeeded = "Succeeded"
+)
+
+// isSuccess is what success means to these reconcilers: no error, and the requeue at the
+// interval (a SuccessWithRequeue reconciler, as image-automation-controller's).
+func isSuccess(res ctrl.Result, err error) bool {
+	return err == nil && res.RequeueAfter == Interval
+}
+
+// patchOptions are the options of every patch of an object, as getPatchOptions in
+// image-automation-controller makes them.
+func patchOptions(owned []string, fieldOwner string) []patch.Option {
+	return []patch.Option{
+		patch.WithOwnedConditions{Conditions: owned},
+		patch.WithFieldOwner(fieldOwner),
+	}
+}
+
+// patchAtTheEnd is the final patch Reconcile defers: the status the reconcile left, with
+// observedGeneration once Ready or Stalled. A not-found answer for an object being
+// deleted is no error; an error leaves the result empty.
+func patchAtTheEnd(ctx context.Context, sp *patch.SerialPatcher, obj conditions.Setter, opts []patch.Option, owned []string, fieldOwner string, result *ctrl.Result, retErr *error) {
+	patchOpts := runtimereconcile.AddPatchOptions(obj, opts, owned, fieldOwner)
+	if err := sp.Patch(ctx, obj, patchOpts...); err != nil {
+		if !obj.GetDeletionTimestamp().IsZero() {
+			err = kerrors.FilterOut(err, apierrors.IsNotFound)
+		}
+		*retErr = kerrors.NewAggregate([]error{*retErr, err})
+	}
+	if *retErr != nil {
+		*result = ctrl.Result{}
+	}
+}
+
+// progress marks the object Reconciling and, for a new generation, persists that at
+// once, as Flux controllers do before they act.
+func progress(ctx context.Context, sp *patch.SerialPatcher, obj conditions.Setter, generation, observed int64, opts []patch.Option) error {
+	runtimereconcile.ProgressiveStatus(false, obj, meta.ProgressingReason, "reconciliation in progress")
+	if generation == observed {
+		return nil
+	}
+	runtimereconcile.ProgressiveStatus(false, obj, meta.ProgressingReason, "processing object: new generation %d -> %d", observed, generation)
+	return sp.Patch(ctx, obj, opts...)
+}
