@@ -439,7 +439,9 @@ func TestASpecItsSchemaRefusesIsReportedStalledAndNotApplied(t *testing.T) {
 	})
 
 	// A valid spec again, it converges again.
-	e.patch(t, kv, func(kv *storev1alpha1.Keyval) { kv.Spec.Replicas, kv.Spec.Storage.WhenDeleted = 2, storev1alpha1.Retain })
+	e.patch(t, kv, func(kv *storev1alpha1.Keyval) {
+		kv.Spec.Replicas, kv.Spec.Storage.WhenDeleted = 2, storev1alpha1.Retain
+	})
 	e.awaitConverged(t, kv)
 }
 
