@@ -488,7 +488,7 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 			if err != nil {
 				t.Fatalf("explore: %v", err)
 			}
-			ex.mapping.learn(normalise(objs, e.Namespace, ex.ours))
+			ex.mapping.learn(normalise(objs, e.Namespace, ex.ours), managed(objs))
 		}
 		if tr := res.p.tr; tr != nil && tr.step == i {
 			// The transition, settled and judged, then the spec before it, settled and
