@@ -63,7 +63,7 @@ func TestStatusOfAPodSetAsStandardClientsReadIt(t *testing.T) {
 			event: &reconciletest.Event{Type: corev1.EventTypeWarning, Reason: "ProgressDeadlineExceeded"},
 		},
 		{
-			name: "a size its schema refuses, stored past the API server: Failed, and not retried",
+			name: "a size its schema refuses, stored past the API server: Failed, its Deployment left as it was",
 			then: func(t *testing.T, e *env, ps *appsv1alpha1.PodSet) {
 				e.awaitReady(t, ps)
 				storeSize(t, ps, controller.MaxSize+1)
