@@ -395,21 +395,25 @@ func TestASpecItsSchemaRefusesIsReportedStalledAndNotApplied(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		stored func(spec map[string]any)
+		// message is what Stalled's message names.
+		message string
 	}{
-		{"more replicas than the schema's maximum", func(spec map[string]any) { spec["replicas"] = int64(controller.MaxReplicas + 1) }},
-		{"no replicas, read as 0", func(spec map[string]any) { delete(spec, "replicas") }},
+		{"more replicas than the schema's maximum", func(spec map[string]any) { spec["replicas"] = int64(controller.MaxReplicas + 1) }, "spec.replicas 6"},
+		{"no replicas, read as 0", func(spec map[string]any) { delete(spec, "replicas") }, "spec.replicas 0"},
 		{"a retention outside the schema's enum", func(spec map[string]any) {
 			spec["replicas"] = int64(2)
 			spec["storage"] = map[string]any{"whenDeleted": "Never", "size": "1Gi"}
-		}},
+		}, `spec.storage.whenDeleted "Never"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			// Past the API server, which would refuse it, with the generation it would give.
 			key := fmt.Sprintf("/registry/store.example.com/keyvals/%s/%s", kv.Namespace, kv.Name)
+			var generation int64
 			if err := operator.ControlPlane.RewriteStored(t.Context(), key, func(obj map[string]any) {
 				tt.stored(obj["spec"].(map[string]any))
 				md := obj["metadata"].(map[string]any)
-				md["generation"] = md["generation"].(float64) + 1
+				generation = int64(md["generation"].(float64)) + 1
+				md["generation"] = generation
 			}); err != nil {
 				t.Fatal(err)
 			}
@@ -417,13 +421,13 @@ func TestASpecItsSchemaRefusesIsReportedStalledAndNotApplied(t *testing.T) {
 				if err := e.Get(ctx, client.ObjectKeyFromObject(kv), kv); err != nil {
 					return err
 				}
-				if v := reconciletest.VerdictOf(t, operator.Scheme, kv); kv.Status.ObservedGeneration != kv.Generation || v.Status != kstatus.FailedStatus {
+				if v := reconciletest.VerdictOf(t, operator.Scheme, kv); kv.Generation != generation || kv.Status.ObservedGeneration != generation || v.Status != kstatus.FailedStatus {
 					return fmt.Errorf("generation %d, observed %d: %s", kv.Generation, kv.Status.ObservedGeneration, v)
 				}
 				return nil
 			})
-			if stalled := conditions.Find(kv, conditions.Stalled); stalled == nil || stalled.Reason != controller.ReasonInvalidSpec {
-				t.Errorf("Stalled is %+v; want reason %s", stalled, controller.ReasonInvalidSpec)
+			if stalled := conditions.Find(kv, conditions.Stalled); stalled == nil || stalled.Reason != controller.ReasonInvalidSpec || !strings.Contains(stalled.Message, tt.message) {
+				t.Errorf("Stalled is %+v; want reason %s, naming %s", stalled, controller.ReasonInvalidSpec, tt.message)
 			}
 			if r := *e.statefulSet(t, kv).Spec.Replicas; r != 2 {
 				t.Errorf("the StatefulSet has %d replicas; want the 2 of the last valid spec", r)
