@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -85,6 +86,12 @@ var mutants = []mutant{
 		bug:      "an error swallowed into Ready",
 		caughtBy: explore.Fail,
 		logic:    podsetMutant(swallowError{done: &sync.Map{}}),
+		workload: podsetWorkload,
+	},
+	{
+		bug:      "an intent held in memory only",
+		caughtBy: explore.Crash,
+		logic:    podsetMutant(intentInMemory{creating: &sync.Map{}}),
 		workload: podsetWorkload,
 	},
 	{
@@ -334,6 +341,50 @@ func (m swallowError) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, 
 		return requeue.Done()
 	}
 	ownership.DeploymentReadiness(dep).Mark(ps)
+	return requeue.Done()
+}
+
+// intentInMemory creates the PodSet's Deployment under a generated name and records the
+// name in the status; before a create it notes, in memory alone, that it is about to
+// make one, and when a note is there it first looks (on the API server) for a Deployment
+// it may have made: a failed or lost create is found again, a create made just before
+// the process died is not. Its memory is its manager's (noted by the manager's API
+// reader): the managers of a run share the mutant's value, as a restarted process would
+// not.
+type intentInMemory struct{ creating *sync.Map }
+
+// intent is what intentInMemory notes: an object, in one manager's memory.
+type intent struct {
+	manager client.Reader
+	uid     types.UID
+}
+
+func (m intentInMemory) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, s reconcile.Scope) requeue.Outcome {
+	if ps.Status.Selector != "" {
+		return requeue.Done()
+	}
+	if _, noted := m.creating.Load(intent{s.APIReader, ps.UID}); noted {
+		var list appsv1.DeploymentList
+		if err := s.APIReader.List(ctx, &list, client.InNamespace(ps.Namespace)); err != nil {
+			return requeue.Retry(err)
+		}
+		for i := range list.Items {
+			if metav1.IsControlledBy(&list.Items[i], ps) {
+				ps.Status.Selector = "deployment=" + list.Items[i].Name
+				return requeue.Done()
+			}
+		}
+	}
+	m.creating.Store(intent{s.APIReader, ps.UID}, true)
+	d := podset.Deployment(ps)
+	d.Name, d.GenerateName = "", ps.Name+"-"
+	if err := controllerutil.SetControllerReference(ps, d, s.Client.Scheme()); err != nil {
+		return requeue.Terminal(err)
+	}
+	if err := s.Client.Create(ctx, d); err != nil {
+		return requeue.Retry(err)
+	}
+	ps.Status.Selector = "deployment=" + d.Name
 	return requeue.Done()
 }
 
