@@ -475,7 +475,7 @@ func managed(objs map[string]*unstructured.Unstructured) map[string]map[string]b
 				continue
 			}
 			var set map[string]any
-			if json.Unmarshal(mf.FieldsV1.Raw, &set) == nil {
+			if json.Unmarshal(mf.FieldsV1.GetRawBytes(), &set) == nil {
 				fieldPaths(set, "", fields)
 			}
 		}
