@@ -180,9 +180,13 @@ func podsetMutant(logic reconcile.Logic[*podsetv1alpha1.PodSet]) reconcile.Decla
 	)
 }
 
-// ensured is the correct PodSet logic's core: its Deployment, and its readiness in the
-// status.
+// ensured is the correct PodSet logic's core: a size its schema refuses reported Stalled,
+// else its Deployment, and its readiness in the status.
 func ensured(ctx context.Context, ps *podsetv1alpha1.PodSet, s reconcile.Scope) requeue.Outcome {
+	if ps.Spec.Size < 0 || ps.Spec.Size > podset.MaxSize {
+		conditions.MarkTrue(ps, conditions.Stalled, podset.ReasonInvalidSpec, "spec.size %d is not between 0 and %d", ps.Spec.Size, podset.MaxSize)
+		return requeue.Done()
+	}
 	dep, _, err := ownership.Ensure(ctx, s.Writer, ps, podset.Deployment(ps))
 	switch {
 	case ownership.IsNotControlled(err):
