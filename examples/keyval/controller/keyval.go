@@ -92,6 +92,13 @@ type logic struct{}
 // Reconcile ensures the Keyval's children, its ConfigMap first, whose hash its StatefulSet
 // carries, and reports the StatefulSet's readiness and scale in its status.
 func (r *logic) Reconcile(ctx context.Context, kv *storev1alpha1.Keyval, s reconcile.Scope) requeue.Outcome {
+	// The schema refuses such a spec, but one can reach the operator past it (written to
+	// etcd directly, or stored under an older schema): no retry can make it valid, and the
+	// children must not follow it. Its next change reconciles it again.
+	if err := invalid(kv); err != nil {
+		conditions.MarkTrue(kv, conditions.Stalled, ReasonInvalidSpec, "%v", err)
+		return requeue.Done()
+	}
 	config := ConfigMap(kv)
 	if _, _, err := ownership.Ensure(ctx, s.Writer, kv, config); err != nil {
 		return failed(kv, "ConfigMapNotOwned", err)
@@ -126,6 +133,29 @@ func (r *logic) Reconcile(ctx context.Context, kv *storev1alpha1.Keyval, s recon
 	}
 	readiness.Mark(kv)
 	return requeue.Done()
+}
+
+// ReasonInvalidSpec is Stalled's reason when the spec is one the schema refuses.
+const ReasonInvalidSpec = "InvalidSpec"
+
+// The bounds of spec.replicas in the Keyval's schema.
+const (
+	MinReplicas = 1
+	MaxReplicas = 5
+)
+
+// invalid says what of kv's spec its schema refuses, as far as the operator relies on it:
+// the number of servers, and what happens to their volumes on deletion.
+func invalid(kv *storev1alpha1.Keyval) error {
+	if r := kv.Spec.Replicas; r < MinReplicas || r > MaxReplicas {
+		return fmt.Errorf("spec.replicas %d is not between %d and %d", r, MinReplicas, MaxReplicas)
+	}
+	switch w := kv.Spec.Storage.WhenDeleted; w {
+	case "", storev1alpha1.Retain, storev1alpha1.Delete: // "" is Retain, the default
+	default:
+		return fmt.Errorf("spec.storage.whenDeleted %q is neither %s nor %s", w, storev1alpha1.Retain, storev1alpha1.Delete)
+	}
+	return nil
 }
 
 // failed reports err: an object kv needs that belongs to someone else, which only a person

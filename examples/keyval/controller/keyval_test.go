@@ -386,6 +386,69 @@ func TestDeletingAKeyvalKeepsOrDeletesItsVolumesAsItsSpecSays(t *testing.T) {
 	}
 }
 
+func TestASpecItsSchemaRefusesIsReportedStalledAndNotApplied(t *testing.T) {
+	e := newEnv(t)
+	first := e.Run(t)
+	kv := e.create(t, "sessions", 2)
+	e.awaitConverged(t, kv)
+
+	for _, tt := range []struct {
+		name   string
+		stored func(spec map[string]any)
+		// message is what Stalled's message names.
+		message string
+	}{
+		{"more replicas than the schema's maximum", func(spec map[string]any) { spec["replicas"] = int64(controller.MaxReplicas + 1) }, "spec.replicas 6"},
+		{"no replicas, read as 0", func(spec map[string]any) { delete(spec, "replicas") }, "spec.replicas 0"},
+		{"a retention outside the schema's enum", func(spec map[string]any) {
+			spec["replicas"] = int64(2)
+			spec["storage"] = map[string]any{"whenDeleted": "Never", "size": "1Gi"}
+		}, `spec.storage.whenDeleted "Never"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			// Past the API server, which would refuse it, with the generation it would give.
+			key := fmt.Sprintf("/registry/store.example.com/keyvals/%s/%s", kv.Namespace, kv.Name)
+			var generation int64
+			if err := operator.ControlPlane.RewriteStored(t.Context(), key, func(obj map[string]any) {
+				tt.stored(obj["spec"].(map[string]any))
+				md := obj["metadata"].(map[string]any)
+				generation = int64(md["generation"].(float64)) + 1
+				md["generation"] = generation
+			}); err != nil {
+				t.Fatal(err)
+			}
+			reconciletest.Eventually(t, func(ctx context.Context) error {
+				if err := e.Get(ctx, client.ObjectKeyFromObject(kv), kv); err != nil {
+					return err
+				}
+				if v := reconciletest.VerdictOf(t, operator.Scheme, kv); kv.Generation != generation || kv.Status.ObservedGeneration != generation || v.Status != kstatus.FailedStatus {
+					return fmt.Errorf("generation %d, observed %d: %s", kv.Generation, kv.Status.ObservedGeneration, v)
+				}
+				return nil
+			})
+			if stalled := conditions.Find(kv, conditions.Stalled); stalled == nil || stalled.Reason != controller.ReasonInvalidSpec || !strings.Contains(stalled.Message, tt.message) {
+				t.Errorf("Stalled is %+v; want reason %s, naming %s", stalled, controller.ReasonInvalidSpec, tt.message)
+			}
+			if r := *e.statefulSet(t, kv).Spec.Replicas; r != 2 {
+				t.Errorf("the StatefulSet has %d replicas; want the 2 of the last valid spec", r)
+			}
+		})
+	}
+
+	// Reported once, then left alone: reconciling it again writes nothing, and asks for
+	// no retry.
+	first.Stop()
+	reconciletest.ExpectNoWrites(t, &e.Requests, func() {
+		e.Run(t).AwaitReconciles("keyval", 1)
+	})
+
+	// A valid spec again, it converges again.
+	e.patch(t, kv, func(kv *storev1alpha1.Keyval) {
+		kv.Spec.Replicas, kv.Spec.Storage.WhenDeleted = 2, storev1alpha1.Retain
+	})
+	e.awaitConverged(t, kv)
+}
+
 func TestStatusOfAKeyvalBlockedByAForeignStatefulSetIsFailed(t *testing.T) {
 	e := newEnv(t)
 	foreign := ownership.StatefulSet(e.Namespace, "sessions", 1, corev1.PodTemplateSpec{

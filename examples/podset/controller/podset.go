@@ -38,6 +38,10 @@ const (
 	instance = "app.kubernetes.io/instance"
 	// foreignRecheck is how often a PodSet blocked by a Deployment it does not own looks again.
 	foreignRecheck = time.Minute
+	// MaxSize is the largest spec.size the PodSet's schema allows.
+	MaxSize = 100
+	// ReasonInvalidSpec is Stalled's reason when the spec is one the schema refuses.
+	ReasonInvalidSpec = "InvalidSpec"
 )
 
 // New declares the PodSet controller, with opts added to its own (a test's clock, say, or
@@ -66,6 +70,13 @@ func New(opts ...reconcile.Option) *reconcile.Controller[*appsv1alpha1.PodSet] {
 type podset struct{}
 
 func (r *podset) Reconcile(ctx context.Context, ps *appsv1alpha1.PodSet, s reconcile.Scope) requeue.Outcome {
+	// The schema refuses such a size, but a spec can reach the operator past it (written
+	// to etcd directly, or stored under an older schema): no retry can make it valid, and
+	// the Deployment's replicas must not follow it. Its next change reconciles it again.
+	if ps.Spec.Size < 0 || ps.Spec.Size > MaxSize {
+		conditions.MarkTrue(ps, conditions.Stalled, ReasonInvalidSpec, "spec.size %d is not between 0 and %d", ps.Spec.Size, MaxSize)
+		return requeue.Done()
+	}
 	dep, _, err := ownership.Ensure(ctx, s.Writer, ps, Deployment(ps))
 	switch {
 	case ownership.IsNotControlled(err):

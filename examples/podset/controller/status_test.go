@@ -26,6 +26,7 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
+	"github.com/reconcilekit/reconcilekit/examples/podset/controller"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
@@ -41,6 +42,8 @@ func TestStatusOfAPodSetAsStandardClientsReadIt(t *testing.T) {
 		reason string
 		// event is the event recorded on the PodSet on its way there, if any.
 		event *reconciletest.Event
+		// check checks what else the PodSet's verdict comes with, if anything.
+		check func(t *testing.T, e *env, ps *appsv1alpha1.PodSet)
 	}{
 		{
 			name: "converged: Current, and Ready",
@@ -58,6 +61,20 @@ func TestStatusOfAPodSetAsStandardClientsReadIt(t *testing.T) {
 			then:   shortenProgressDeadline,
 			want:   reconciletest.Verdict{Status: kstatus.FailedStatus, Ready: metav1.ConditionFalse}, reason: "ProgressDeadlineExceeded",
 			event: &reconciletest.Event{Type: corev1.EventTypeWarning, Reason: "ProgressDeadlineExceeded"},
+		},
+		{
+			name: "a size its schema refuses, stored past the API server: Failed, its Deployment left as it was",
+			then: func(t *testing.T, e *env, ps *appsv1alpha1.PodSet) {
+				e.awaitReady(t, ps)
+				storeSize(t, ps, controller.MaxSize+1)
+			},
+			check: func(t *testing.T, e *env, ps *appsv1alpha1.PodSet) {
+				if r := *e.deployment(t, ps).Spec.Replicas; r != 1 {
+					t.Errorf("the Deployment has %d replicas; want the 1 of the last valid spec", r)
+				}
+			},
+			want: reconciletest.Verdict{Status: kstatus.FailedStatus, Ready: metav1.ConditionFalse}, reason: "InvalidSpec",
+			event: &reconciletest.Event{Type: corev1.EventTypeWarning, Reason: "InvalidSpec"},
 		},
 		{
 			// kstatus looks at the deletion first. The Ready condition keeps the last
@@ -110,6 +127,9 @@ func TestStatusOfAPodSetAsStandardClientsReadIt(t *testing.T) {
 			if tt.event != nil {
 				ev := e.AwaitEvent(t, ps, *tt.event)
 				t.Logf("kstatus: %s; event: %s %s: %s", got, ev.Type, ev.Reason, ev.Note)
+			}
+			if tt.check != nil {
+				tt.check(t, e, ps)
 			}
 		})
 	}
@@ -349,6 +369,20 @@ func refusePods(t *testing.T, e *env) {
 // shortenProgressDeadline sets the progress deadline of the PodSet's Deployment to a
 // second, as an administrator would, under a field manager of its own: the operator does
 // not set the field, so it keeps the administrator's value.
+// storeSize stores size as ps's spec.size in etcd, behind the API server, whose schema
+// would refuse it, with the next generation, as the API server would have given it.
+func storeSize(t *testing.T, ps *appsv1alpha1.PodSet, size int32) {
+	key := fmt.Sprintf("/registry/apps.example.com/podsets/%s/%s", ps.Namespace, ps.Name)
+	err := operator.ControlPlane.RewriteStored(t.Context(), key, func(obj map[string]any) {
+		obj["spec"].(map[string]any)["size"] = size
+		md := obj["metadata"].(map[string]any)
+		md["generation"] = md["generation"].(float64) + 1
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func shortenProgressDeadline(t *testing.T, e *env, ps *appsv1alpha1.PodSet) {
 	dep := &appsv1.Deployment{}
 	reconciletest.Eventually(t, func(ctx context.Context) error {

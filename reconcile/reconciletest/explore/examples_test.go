@@ -68,8 +68,8 @@ func TestExploringTheExamplesFindsNothing(t *testing.T) {
 		name string
 		x    explore.Exploration
 	}{
-		{"PodSet", explore.Exploration{Operator: startOn(t, podsetOperator), Workload: podsetWorkload(), Budget: 5}},
-		{"Keyval", explore.Exploration{Operator: startOn(t, keyvalOperator), Workload: keyvalWorkload(), Budget: 5}},
+		{"PodSet", explore.Exploration{Operator: startOn(t, podsetOperator), Workload: podsetWorkload(), Budget: 6}},
+		{"Keyval", explore.Exploration{Operator: startOn(t, keyvalOperator), Workload: keyvalWorkload(), Budget: 6}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			explore.Run(t, tc.x)

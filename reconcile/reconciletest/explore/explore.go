@@ -64,10 +64,18 @@ const (
 	// one object, the operator sees only the first and the last. A point for each
 	// resource the operator watches.
 	Unobserved Class = "unobserved"
+	// Spec changes the spec of one of the workload's objects of the operator's kinds once
+	// the step that creates it has settled, and then writes its spec back: a transition
+	// generated from the schema of its CRD (a bound, a random value between the bounds,
+	// an enum's other values, a boolean's other value, a field's removal), or, written to
+	// etcd past the schema, a value the schema refuses (just outside a bound, outside an
+	// enum, a required field removed). A point for each transition of each object; the
+	// random values are the seed's (-explore.seed).
+	Spec Class = "spec"
 )
 
 // Classes are every class of perturbation, in the order they are explored.
-var Classes = []Class{Crash, Fail, Lost, Stale, Unobserved}
+var Classes = []Class{Crash, Fail, Lost, Stale, Unobserved, Spec}
 
 // Exploration describes what to explore: an operator, started (reconciletest.Operator's
 // Main in a TestMain, on a control plane its tests share), and a workload.
@@ -109,7 +117,8 @@ type Violation struct {
 	Class Class
 	// Oracle names the oracle that found it: "end state", "created twice",
 	// "deleted wrongly", "not controlled", "left behind", "writes once converged",
-	// "current too early", "never settled".
+	// "current too early", "never settled", and for spec transitions "invalid spec not
+	// stalled", "retry storm", "spec not acted on", "not recovered".
 	Oracle string
 	// Detail says what was found.
 	Detail string
@@ -166,7 +175,7 @@ func Explore(t *testing.T, x Exploration) *Report {
 	if x.Classes == nil {
 		x.Classes = Classes
 	}
-	ex := &explorer{t: t, x: x}
+	ex := &explorer{t: t, x: x, mapping: mapping{}}
 	ex.prepare()
 	rep := &Report{}
 	ref := ex.run(t, "reference", perturbation{})
@@ -194,6 +203,9 @@ func Explore(t *testing.T, x Exploration) *Report {
 		got := ex.run(t, p.name(), p)
 		rep.Runs++
 		ex.judge(rep, got, ref)
+		if p.class == Spec && len(got.findings) > 0 {
+			rep.Runs += ex.shrink(t, rep, p, got)
+		}
 	}
 	rep.Duration = time.Since(start)
 	tally.add(rep, x.Mutant != "")
@@ -232,6 +244,8 @@ type perturbation struct {
 	n     int             // Crash, Fail, Lost: the write; Stale: the step
 	res   string          // Stale, Unobserved: the resource watched
 	known map[string]bool // Stale: the objects of res the lagging view holds, by namespace/name
+	tr    *transition     // Spec: the transition
+	drop  map[int]bool    // Spec, while shrinking: the workload's steps left out, by index
 }
 
 func (p perturbation) name() string {
@@ -242,6 +256,9 @@ func (p perturbation) name() string {
 		return fmt.Sprintf("%s@%d", p.class, p.n)
 	case Stale:
 		return fmt.Sprintf("%s@%s@%d", p.class, p.res, p.n)
+	case Spec:
+		_, name, _ := strings.Cut(p.tr.object, " ")
+		return fmt.Sprintf("%s@%s@%s", p.class, name, p.tr.name())
 	}
 	return fmt.Sprintf("%s@%s", p.class, p.res)
 }
@@ -272,6 +289,10 @@ func (ex *explorer) points(c Class, ref *result) []perturbation {
 		for _, res := range ref.watched {
 			ps = append(ps, perturbation{class: c, res: res})
 		}
+	case Spec:
+		for _, tr := range ex.transitions() {
+			ps = append(ps, perturbation{class: c, tr: &tr})
+		}
 	}
 	return ps
 }
@@ -286,6 +307,9 @@ type explorer struct {
 	// foreign are the group/resource and name of the objects the workload creates that
 	// the operator does not reconcile: someone else's.
 	foreign map[string]bool
+	// mapping is where the reference run showed the operator puts each field of its
+	// objects' specs.
+	mapping mapping
 }
 
 func (ex *explorer) prepare() {
@@ -352,6 +376,7 @@ type result struct {
 	objects   map[string]*unstructured.Unstructured
 	findings  []Violation
 	deleted   map[string]bool // "Kind name" of the workload's objects it deleted
+	broken    error           // while shrinking: a step failed without a step left out
 }
 
 // run makes one run of the workload under p, as a subtest named name.
@@ -359,6 +384,9 @@ func (ex *explorer) run(t *testing.T, name string, p perturbation) *result {
 	res := &result{name: name, p: p, deleted: map[string]bool{}}
 	t.Run(name, func(t *testing.T) {
 		ex.runIn(t, res)
+		for _, v := range res.findings {
+			t.Logf("[%s] %s", v.Oracle, v.Detail)
+		}
 		if testing.Verbose() {
 			t.Logf("writes:\n%s", sideBySide(res.writes, nil))
 		}
@@ -429,6 +457,9 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 	}
 	settle(-1)
 	for i, s := range ex.x.Workload {
+		if res.p.drop[i] {
+			continue
+		}
 		led.setStep(i)
 		expected = reconciles()
 		if s.object == nil || ex.ours[kindOf(s.object)] {
@@ -439,6 +470,12 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 			known = ex.names(ctx, admin, e.Namespace, res.p.res)
 		}
 		if err := s.Do(ctx, e.Client, e.Namespace); err != nil {
+			if res.p.drop != nil {
+				// A step that needs a step left out while shrinking: no sequence to try.
+				res.broken = fmt.Errorf("step %d, %s: %w", i+1, s.Name, err)
+				inc.stop()
+				return
+			}
 			t.Fatalf("explore: step %d, %s: %v", i+1, s.Name, err)
 		}
 		for _, d := range s.deletes {
@@ -446,6 +483,48 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 		}
 		settle(i)
 		inc.checkCurrent(ctx, res, i)
+		if res.p.class == "" {
+			objs, err := objectsOf(ctx, admin, e.Namespace, ex.kinds)
+			if err != nil {
+				t.Fatalf("explore: %v", err)
+			}
+			ex.mapping.learn(normalise(objs, e.Namespace, ex.ours), managed(objs))
+		}
+		if tr := res.p.tr; tr != nil && tr.step == i {
+			// The transition, settled and judged, then the spec before it, settled and
+			// compared with the state before it.
+			before, err := ex.family(ctx, admin, e.Namespace, tr.object)
+			if err != nil {
+				t.Fatalf("explore: %v", err)
+			}
+			start := reconciles()
+			generation := ex.generation(ctx, admin, e.Namespace, tr.object)
+			spec, err := ex.apply(ctx, admin, e.Namespace, *tr)
+			if err != nil {
+				t.Fatalf("explore: %s: %v", tr.describe(), err)
+			}
+			expected = start
+			if ex.generation(ctx, admin, e.Namespace, tr.object) != generation {
+				expected++ // a change the API server took for none is not reconciled
+			}
+			settle(i)
+			inc.checkCurrent(ctx, res, i)
+			res.findings = append(res.findings, ex.judgeTransition(ctx, admin, e.Namespace, *tr, int(reconciles()-start), ex.mapping)...)
+			expected, generation = reconciles(), ex.generation(ctx, admin, e.Namespace, tr.object)
+			if err := ex.restore(ctx, admin, e.Namespace, tr.object, spec); err != nil {
+				t.Fatalf("explore: restoring the spec of %s: %v", tr.object, err)
+			}
+			if ex.generation(ctx, admin, e.Namespace, tr.object) != generation {
+				expected++
+			}
+			settle(i)
+			inc.checkCurrent(ctx, res, i)
+			after, err := ex.family(ctx, admin, e.Namespace, tr.object)
+			if err != nil {
+				t.Fatalf("explore: %v", err)
+			}
+			res.findings = append(res.findings, recovered(*tr, before, after)...)
+		}
 		if known != nil {
 			// A new operator, whose view of the resource lags by this step.
 			inc.stop()
@@ -490,11 +569,13 @@ const collectionWait = 30 * time.Second
 // it does is up to the controller manager, not the operator, and an end state read
 // before would differ from the reference run's by a child about to go. One still there
 // after the wait is what the oracles then report.
+// An API server alone has no garbage collector: there is nothing to wait for.
 func (ex *explorer) collected(ctx context.Context, c client.Client, namespace string) (map[string]*unstructured.Unstructured, error) {
+	_, collector := ex.x.Operator.ControlPlane.PIDs()["kube-controller-manager"]
 	deadline := time.Now().Add(collectionWait)
 	for {
 		objs, err := objectsOf(ctx, c, namespace, ex.kinds)
-		if err != nil || time.Now().After(deadline) || !awaitingCollection(objs, ex.ours) {
+		if err != nil || !collector || time.Now().After(deadline) || !awaitingCollection(objs, ex.ours) {
 			return objs, err
 		}
 		select {
@@ -794,7 +875,11 @@ func (ex *explorer) replayCommand(name string) string {
 	for i, p := range parts {
 		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
 	}
-	return fmt.Sprintf("go test -count=1 -run '%s' %s -args -explore.replay=%s", strings.Join(parts, "/"), pkg, name)
+	seeded := ""
+	if *seed != 1 {
+		seeded = fmt.Sprintf(" -explore.seed=%d", *seed)
+	}
+	return fmt.Sprintf("go test -count=1 -run '%s' %s -args -explore.replay=%s%s", strings.Join(parts, "/"), pkg, name, seeded)
 }
 
 // createdTwice finds an object created twice: two accepted creates of one name with no

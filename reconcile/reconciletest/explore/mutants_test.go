@@ -16,8 +16,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	keyvalv1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
@@ -81,6 +86,30 @@ var mutants = []mutant{
 		bug:      "an error swallowed into Ready",
 		caughtBy: explore.Fail,
 		logic:    podsetMutant(swallowError{done: &sync.Map{}}),
+		workload: podsetWorkload,
+	},
+	{
+		bug:      "an intent held in memory only",
+		caughtBy: explore.Crash,
+		logic:    podsetMutant(intentInMemory{creating: &sync.Map{}}),
+		workload: podsetWorkload,
+	},
+	{
+		bug:      "observedGeneration ignored",
+		caughtBy: explore.Spec,
+		logic:    podsetMutant(observedOnce{}),
+		workload: podsetOnce,
+	},
+	{
+		bug:      "a retry storm on an invalid spec",
+		caughtBy: explore.Spec,
+		logic:    podsetMutant(retryInvalid{}),
+		workload: podsetOnce,
+	},
+	{
+		bug:      "a step taken on the event of an intermediate state",
+		caughtBy: explore.Unobserved,
+		logic:    edgeTriggered(),
 		workload: podsetWorkload,
 	},
 	{
@@ -151,9 +180,13 @@ func podsetMutant(logic reconcile.Logic[*podsetv1alpha1.PodSet]) reconcile.Decla
 	)
 }
 
-// ensured is the correct PodSet logic's core: its Deployment, and its readiness in the
-// status.
+// ensured is the correct PodSet logic's core: a size its schema refuses reported Stalled,
+// else its Deployment, and its readiness in the status.
 func ensured(ctx context.Context, ps *podsetv1alpha1.PodSet, s reconcile.Scope) requeue.Outcome {
+	if ps.Spec.Size < 0 || ps.Spec.Size > podset.MaxSize {
+		conditions.MarkTrue(ps, conditions.Stalled, podset.ReasonInvalidSpec, "spec.size %d is not between 0 and %d", ps.Spec.Size, podset.MaxSize)
+		return requeue.Done()
+	}
 	dep, _, err := ownership.Ensure(ctx, s.Writer, ps, podset.Deployment(ps))
 	switch {
 	case ownership.IsNotControlled(err):
@@ -312,6 +345,131 @@ func (m swallowError) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, 
 		return requeue.Done()
 	}
 	ownership.DeploymentReadiness(dep).Mark(ps)
+	return requeue.Done()
+}
+
+// intentInMemory creates the PodSet's Deployment under a generated name and records the
+// name in the status; before a create it notes, in memory alone, that it is about to
+// make one, and when a note is there it first looks (on the API server) for a Deployment
+// it may have made: a failed or lost create is found again, a create made just before
+// the process died is not. Its memory is its manager's (noted by the manager's API
+// reader): the managers of a run share the mutant's value, as a restarted process would
+// not.
+type intentInMemory struct{ creating *sync.Map }
+
+// intent is what intentInMemory notes: an object, in one manager's memory.
+type intent struct {
+	manager client.Reader
+	uid     types.UID
+}
+
+func (m intentInMemory) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, s reconcile.Scope) requeue.Outcome {
+	if ps.Status.Selector != "" {
+		return requeue.Done()
+	}
+	if _, noted := m.creating.Load(intent{s.APIReader, ps.UID}); noted {
+		var list appsv1.DeploymentList
+		if err := s.APIReader.List(ctx, &list, client.InNamespace(ps.Namespace)); err != nil {
+			return requeue.Retry(err)
+		}
+		for i := range list.Items {
+			if metav1.IsControlledBy(&list.Items[i], ps) {
+				ps.Status.Selector = "deployment=" + list.Items[i].Name
+				return requeue.Done()
+			}
+		}
+	}
+	m.creating.Store(intent{s.APIReader, ps.UID}, true)
+	d := podset.Deployment(ps)
+	d.Name, d.GenerateName = "", ps.Name+"-"
+	if err := controllerutil.SetControllerReference(ps, d, s.Client.Scheme()); err != nil {
+		return requeue.Terminal(err)
+	}
+	if err := s.Client.Create(ctx, d); err != nil {
+		return requeue.Retry(err)
+	}
+	ps.Status.Selector = "deployment=" + d.Name
+	return requeue.Done()
+}
+
+// podsetOnce creates a PodSet and deletes it: a workload that changes no spec, which the
+// spec transitions change.
+func podsetOnce() []explore.Step {
+	web := &podsetv1alpha1.PodSet{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: podsetv1alpha1.PodSetSpec{Size: 2}}
+	return []explore.Step{explore.Create(web), explore.Delete(web)}
+}
+
+// observedOnce takes a PodSet whose status has observed a generation for one whose status
+// observed this one: it compares status.observedGeneration with 0, not with
+// metadata.generation, and so reports Ready, for the new generation, a spec it never
+// applied.
+type observedOnce struct{}
+
+func (observedOnce) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, s reconcile.Scope) requeue.Outcome {
+	if ps.Status.ObservedGeneration > 0 {
+		return requeue.Done()
+	}
+	return ensured(ctx, ps, s)
+}
+
+// retryInvalid returns an error for a size its schema refuses, every time, where it
+// should report the PodSet Stalled: retried with backoff, without end.
+type retryInvalid struct{}
+
+func (retryInvalid) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, s reconcile.Scope) requeue.Outcome {
+	if ps.Spec.Size < 0 || ps.Spec.Size > podset.MaxSize {
+		return requeue.Retry(fmt.Errorf("spec.size %d is not between 0 and %d", ps.Spec.Size, podset.MaxSize))
+	}
+	return ensured(ctx, ps, s)
+}
+
+// The phases edgeTriggered records in a PodSet's status.selector.
+const (
+	phasePending = "phase=pending"
+	phaseWaiting = "phase=waiting"
+)
+
+// edgeTriggered declares a PodSet controller that records a new PodSet pending and then
+// waiting, and makes its Deployment when its watch shows it the PodSet pending: a step
+// taken on the event of an intermediate state, not on the state. A restarted operator
+// resumes every PodSet past pending that its first list shows it.
+func edgeTriggered() reconcile.Declaration {
+	seen := &sync.Map{}
+	events := handler.Funcs{
+		CreateFunc: func(_ context.Context, e event.CreateEvent, _ workqueue.TypedRateLimitingInterface[rtreconcile.Request]) {
+			if e.Object.(*podsetv1alpha1.PodSet).Status.Selector != "" {
+				seen.Store(e.Object.GetUID(), true)
+			}
+		},
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[rtreconcile.Request]) {
+			if e.ObjectNew.(*podsetv1alpha1.PodSet).Status.Selector == phasePending {
+				seen.Store(e.ObjectNew.GetUID(), true)
+				q.Add(rtreconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.ObjectNew)})
+			}
+		},
+	}
+	return reconcile.For(&podsetv1alpha1.PodSet{}, pendingThenWaiting{seen: seen},
+		reconcile.WithFieldOwner("podset-operator"),
+		reconcile.WithChildren(&appsv1.Deployment{}),
+		reconcile.WithWatch(&podsetv1alpha1.PodSet{}, events),
+	)
+}
+
+type pendingThenWaiting struct{ seen *sync.Map }
+
+func (m pendingThenWaiting) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, s reconcile.Scope) requeue.Outcome {
+	if _, ok := m.seen.Load(ps.UID); ok {
+		return ensured(ctx, ps, s)
+	}
+	if ps.Status.Selector != "" {
+		return requeue.Done() // its pending event will make the Deployment
+	}
+	for _, phase := range []string{phasePending, phaseWaiting} {
+		ps.Status.Selector = phase
+		if err := s.Client.Status().Update(ctx, ps); err != nil {
+			return requeue.Retry(err)
+		}
+	}
 	return requeue.Done()
 }
 

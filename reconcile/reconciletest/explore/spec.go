@@ -1,0 +1,698 @@
+package explore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/retry"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/reconcilekit/reconcilekit/conditions"
+)
+
+var seed = flag.Uint64("explore.seed", 1, "the seed of the random values of spec transitions; a replay needs the seed of the run it replays")
+
+// maxInvalidReconciles bounds the reconciles an operator may make while an invalid spec
+// stands: the one its change asks for, and a few that the events of its own status write
+// and of its children may bring. An operator that retries the invalid spec makes more
+// before its backoff is long enough for it to look settled.
+const maxInvalidReconciles = 5
+
+// transition is a change of the spec of one of the workload's objects of the operator's
+// kinds, generated from its CRD's schema.
+type transition struct {
+	// object is the "Kind name" of the object; step the index of the workload step that
+	// creates it.
+	object string
+	step   int
+	// path is the field changed, below spec; value its new value, unless remove.
+	path   []string
+	value  any
+	remove bool
+	// past says the API server would refuse the change: it is written to etcd behind the
+	// API server's back (reconciletest.ControlPlane.RewriteStored).
+	past bool
+	// invalid says the spec the operator reads is one the schema refuses: the operator
+	// must end Stalled, with a reason, in a bounded number of reconciles. A removal the
+	// operator's Go type reads as the field's zero value is invalid only if that value is.
+	invalid bool
+	// seen is the value the operator reads for a removed field, if its Go type reads one.
+	seen any
+}
+
+// name is the transition's part of its point's name: "size=101", "-suspend",
+// "storage.whenDeleted=Invalid".
+func (tr transition) name() string {
+	p := strings.Join(tr.path, ".")
+	if tr.remove {
+		return "-" + p
+	}
+	return fmt.Sprintf("%s=%v", p, tr.value)
+}
+
+// describe says what the transition does, for a report.
+func (tr transition) describe() string {
+	how := "updated"
+	if tr.past {
+		how = "written past the schema (RewriteStored)"
+	}
+	what := fmt.Sprintf("spec.%s = %v", strings.Join(tr.path, "."), tr.value)
+	if tr.remove {
+		what = "spec." + strings.Join(tr.path, ".") + " removed"
+		if tr.seen != nil {
+			what += fmt.Sprintf(" (read as %v)", tr.seen)
+		}
+	}
+	validity := "valid"
+	if tr.invalid {
+		validity = "invalid"
+	}
+	return fmt.Sprintf("%s: %s, %s; %s", tr.object, what, how, validity)
+}
+
+// node is the part of an openAPIV3Schema that transitions are generated from.
+type node struct {
+	Type        string          `json:"type"`
+	Minimum     *float64        `json:"minimum"`
+	Maximum     *float64        `json:"maximum"`
+	Enum        []any           `json:"enum"`
+	Properties  map[string]node `json:"properties"`
+	Required    []string        `json:"required"`
+	IntOrString bool            `json:"x-kubernetes-int-or-string"`
+}
+
+// allows reports whether the schema n allows v, as far as the constraints transitions are
+// generated from go: type, bounds and enum.
+func (n node) allows(v any) bool {
+	switch n.Type {
+	case "integer", "number":
+		f, ok := number(v)
+		if !ok || (n.Type == "integer" && f != math.Trunc(f)) {
+			return false
+		}
+		return (n.Minimum == nil || f >= *n.Minimum) && (n.Maximum == nil || f <= *n.Maximum)
+	case "string":
+		if _, ok := v.(string); !ok {
+			return false
+		}
+	case "boolean":
+		_, ok := v.(bool)
+		return ok
+	}
+	return len(n.Enum) == 0 || slices.ContainsFunc(n.Enum, func(e any) bool { return fmt.Sprint(e) == fmt.Sprint(v) })
+}
+
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int64:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// specSchema reads the schema of gvk's spec from its CRD on the API server.
+func (ex *explorer) specSchema(ctx context.Context, c client.Client, gvk schema.GroupVersionKind) (node, error) {
+	m, err := c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return node{}, err
+	}
+	crd := &unstructured.Unstructured{}
+	crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+	if err := c.Get(ctx, client.ObjectKey{Name: m.Resource.Resource + "." + gvk.Group}, crd); err != nil {
+		return node{}, fmt.Errorf("reading the CRD of %s: %w", gvk.Kind, err)
+	}
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	for _, v := range versions {
+		vm, _ := v.(map[string]any)
+		if vm["name"] != gvk.Version {
+			continue
+		}
+		spec, ok, _ := unstructured.NestedFieldNoCopy(vm, "schema", "openAPIV3Schema", "properties", "spec")
+		if !ok {
+			return node{}, errors.New("the CRD of " + gvk.Kind + " has no schema of spec")
+		}
+		raw, err := json.Marshal(spec)
+		if err != nil {
+			return node{}, err
+		}
+		var n node
+		return n, json.Unmarshal(raw, &n)
+	}
+	return node{}, fmt.Errorf("the CRD of %s serves no version %s", gvk.Kind, gvk.Version)
+}
+
+// transitions generates the spec transitions of every object of the operator's kinds
+// that the workload creates: for each field of the spec's schema, its bounds and a random
+// value between them, every other value of an enum, the other value of a boolean, the
+// removal of a field the object sets, and, written past the schema, a value just outside
+// each bound and one outside an enum. Free strings, lists, maps and int-or-string fields
+// get no value, only their removal. A kind that no CRD serves gets none.
+func (ex *explorer) transitions() []transition {
+	t := ex.t
+	ctx := t.Context()
+	c := ex.admin()
+	var out []transition
+	for i, s := range ex.x.Workload {
+		if s.object == nil || !ex.ours[kindOf(s.object)] {
+			continue
+		}
+		gvk, err := c.GroupVersionKindFor(s.object)
+		if err != nil {
+			t.Fatalf("explore: %v", err)
+		}
+		sch, err := ex.specSchema(ctx, c, gvk)
+		if apierrors.IsNotFound(err) {
+			continue // a built-in kind: its schema is not the operator's
+		}
+		if err != nil {
+			t.Fatalf("explore: %v", err)
+		}
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(s.object)
+		if err != nil {
+			t.Fatalf("explore: %v", err)
+		}
+		spec, _ := u["spec"].(map[string]any)
+		g := generator{object: gvk.Kind + " " + s.object.GetName(), step: i, gvk: gvk, scheme: ex.x.Operator.Scheme, original: u}
+		g.walk(sch, nil, spec)
+		out = append(out, g.out...)
+	}
+	return out
+}
+
+// generator generates the transitions of one object.
+type generator struct {
+	object   string
+	step     int
+	gvk      schema.GroupVersionKind
+	scheme   *runtime.Scheme
+	original map[string]any
+	out      []transition
+}
+
+func (g *generator) add(tr transition) {
+	tr.object, tr.step = g.object, g.step
+	g.out = append(g.out, tr)
+}
+
+// rand is the random source of the field at path: the exploration's seed, the object and
+// the path, so that one seed always makes the same values.
+func (g *generator) rand(path []string) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(g.object + "/" + strings.Join(path, ".")))
+	return rand.New(rand.NewPCG(*seed, h.Sum64()))
+}
+
+func (g *generator) walk(n node, path []string, value map[string]any) {
+	for _, name := range mapsKeys(n.Properties) {
+		p := append(slices.Clone(path), name)
+		child := n.Properties[name]
+		current, set := value[name]
+		if set {
+			g.removal(n, child, p)
+		}
+		switch {
+		case child.IntOrString:
+		case child.Type == "object" && child.Properties != nil:
+			m, _ := current.(map[string]any)
+			g.walk(child, p, m)
+		case child.Type == "integer":
+			g.integers(child, p, current)
+		case child.Type == "boolean":
+			b, _ := current.(bool)
+			g.add(transition{path: p, value: !b})
+		case child.Type == "string" && len(child.Enum) > 0:
+			for _, e := range child.Enum {
+				if fmt.Sprint(e) != fmt.Sprint(current) {
+					g.add(transition{path: p, value: e})
+				}
+			}
+			g.add(transition{path: p, value: "Invalid", past: true, invalid: true})
+		}
+	}
+}
+
+// integers adds an integer field's bounds, a random value between them and, past the
+// schema, the values just outside them.
+func (g *generator) integers(n node, path []string, current any) {
+	cur, _ := number(current)
+	lo, hi := 0.0, cur+10
+	if n.Minimum != nil {
+		lo = *n.Minimum
+		g.add(transition{path: path, value: int64(lo) - 1, past: true, invalid: true})
+	}
+	if n.Maximum != nil {
+		hi = *n.Maximum
+		g.add(transition{path: path, value: int64(hi) + 1, past: true, invalid: true})
+	}
+	seen := map[int64]bool{int64(cur): current != nil}
+	for _, v := range []int64{int64(lo), int64(hi), int64(lo) + g.rand(path).Int64N(int64(hi-lo)+1)} {
+		if !seen[v] {
+			seen[v] = true
+			g.add(transition{path: path, value: v})
+		}
+	}
+}
+
+// removal adds the removal of the field at path. A required field's removal is written
+// past the schema; it is invalid unless the operator's Go type reads the absent field as
+// a value the schema allows.
+func (g *generator) removal(parent, n node, path []string) {
+	tr := transition{path: path, remove: true}
+	if slices.Contains(parent.Required, path[len(path)-1]) {
+		tr.past, tr.invalid = true, true
+		if seen, ok := g.readAs(path); ok {
+			tr.seen, tr.invalid = seen, !n.allows(seen)
+		}
+	}
+	g.add(tr)
+}
+
+// readAs returns the value the operator's Go type reads at path once the field is removed
+// from the object, if it reads one (a field with no omitempty and no pointer).
+func (g *generator) readAs(path []string) (any, bool) {
+	u := runtime.DeepCopyJSON(g.original)
+	unstructured.RemoveNestedField(u, append([]string{"spec"}, path...)...)
+	obj, err := g.scheme.New(g.gvk)
+	if err != nil {
+		return nil, false
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u, obj); err != nil {
+		return nil, false
+	}
+	back, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, false
+	}
+	v, ok, _ := unstructured.NestedFieldNoCopy(back, append([]string{"spec"}, path...)...)
+	return v, ok
+}
+
+// apply makes the transition on the object in namespace: an update through the API
+// server, or, past the schema, a rewrite of what etcd stores, with the generation the API
+// server would have given the change. It returns the spec the object had.
+func (ex *explorer) apply(ctx context.Context, c client.Client, namespace string, tr transition) (map[string]any, error) {
+	obj, err := ex.objectOf(ctx, c, namespace, tr.object)
+	if err != nil {
+		return nil, err
+	}
+	before, _, _ := unstructured.NestedMap(obj.Object, "spec")
+	change := func(o map[string]any) {
+		field := append([]string{"spec"}, tr.path...)
+		if tr.remove {
+			unstructured.RemoveNestedField(o, field...)
+		} else {
+			_ = unstructured.SetNestedField(o, runtime.DeepCopyJSONValue(jsonValue(tr.value)), field...)
+		}
+	}
+	if !tr.past {
+		return before, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			o, err := ex.objectOf(ctx, c, namespace, tr.object)
+			if err != nil {
+				return err
+			}
+			change(o.Object)
+			return c.Update(ctx, o)
+		})
+	}
+	m, err := c.RESTMapper().RESTMapping(obj.GroupVersionKind().GroupKind(), obj.GroupVersionKind().Version)
+	if err != nil {
+		return nil, err
+	}
+	key := fmt.Sprintf("/registry/%s/%s/%s/%s", m.Resource.Group, m.Resource.Resource, namespace, obj.GetName())
+	return before, ex.x.Operator.ControlPlane.RewriteStored(ctx, key, func(o map[string]any) {
+		change(o)
+		md, _ := o["metadata"].(map[string]any)
+		if g, ok := number(md["generation"]); ok {
+			md["generation"] = int64(g) + 1
+		}
+	})
+}
+
+// restore writes spec back as the object's spec: the return to a valid spec.
+func (ex *explorer) restore(ctx context.Context, c client.Client, namespace, object string, spec map[string]any) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		o, err := ex.objectOf(ctx, c, namespace, object)
+		if err != nil {
+			return err
+		}
+		o.Object["spec"] = runtime.DeepCopyJSONValue(spec)
+		return c.Update(ctx, o)
+	})
+}
+
+// jsonValue is v as unstructured holds it.
+func jsonValue(v any) any {
+	switch x := v.(type) {
+	case int:
+		return int64(x)
+	case float64:
+		if x == math.Trunc(x) {
+			return int64(x)
+		}
+	}
+	return v
+}
+
+// objectOf reads the object named "Kind name" of the operator's kinds in namespace.
+func (ex *explorer) objectOf(ctx context.Context, c client.Client, namespace, object string) (*unstructured.Unstructured, error) {
+	kind, name, _ := strings.Cut(object, " ")
+	for _, gvk := range ex.ourKinds() {
+		if gvk.Kind == kind {
+			o := &unstructured.Unstructured{}
+			o.SetGroupVersionKind(gvk)
+			return o, c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, o)
+		}
+	}
+	return nil, fmt.Errorf("explore: %s is of no kind the operator reconciles", object)
+}
+
+// family is the state of object and of the objects it owns, in namespace.
+func (ex *explorer) family(ctx context.Context, c client.Client, namespace, object string) (state, error) {
+	objs, err := objectsOf(ctx, c, namespace, ex.kinds)
+	if err != nil {
+		return nil, err
+	}
+	o, ok := objs[object]
+	if !ok {
+		return state{}, nil
+	}
+	uid := string(o.GetUID())
+	for k, x := range objs {
+		if k != object && !slices.Contains(ownerUIDs(x.Object), uid) {
+			delete(objs, k)
+		}
+	}
+	return normalise(objs, namespace, ex.ours), nil
+}
+
+// mapping is, for each object of the operator's kinds and each scalar field of its spec,
+// the fields of the objects it owns that held the field's value in every settled state of
+// the reference run: where the operator puts the field (a PodSet's spec.size in its
+// Deployment's spec.replicas). A transition of the field must reach one of them. Only values
+// unlikely to match by chance are learnt from: integers other than -1, 0 and 1, and
+// strings of three characters or more; and only fields a client wrote (in the object's
+// managedFields) outside lists, not those the API server defaulted (a probe's threshold of
+// 3 is not a Keyval's 3 replicas).
+type mapping map[string]map[string][]string
+
+// learn narrows m by one settled state of the reference run, whose objects written by a
+// client are written (managed).
+func (m mapping) learn(s state, written map[string]map[string]bool) {
+	for _, key := range mapsKeys(s) {
+		obj := s[key]
+		spec, ok := obj["spec"].(map[string]any)
+		kind, _ := obj["kind"].(string)
+		if !ok || kind == "" {
+			continue
+		}
+		leaves := map[string]any{}
+		flatten(spec, "", leaves)
+		children := map[string]any{}
+		for _, ck := range mapsKeys(s) {
+			if ck == key || !ownedBy(s[ck], key) {
+				continue
+			}
+			flatten(s[ck], ck+":", children)
+		}
+		fields := m[key]
+		if fields == nil {
+			fields = map[string][]string{}
+			m[key] = fields
+		}
+		for p, v := range leaves {
+			if !distinctive(v) {
+				continue
+			}
+			var where []string
+			for cp, cv := range children {
+				child, field, _ := strings.Cut(cp, ":")
+				if fmt.Sprint(cv) == fmt.Sprint(v) && written[child][field] {
+					where = append(where, cp)
+				}
+			}
+			slices.Sort(where)
+			if prev, ok := fields[p]; ok {
+				where = slices.DeleteFunc(where, func(w string) bool { return !slices.Contains(prev, w) })
+			}
+			fields[p] = where
+		}
+	}
+}
+
+// managed returns the fields of each object that a client wrote, by their dotted paths
+// (from its managedFields; fields in lists are left out).
+func managed(objs map[string]*unstructured.Unstructured) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for key, o := range objs {
+		fields := map[string]bool{}
+		for _, mf := range o.GetManagedFields() {
+			if mf.FieldsV1 == nil {
+				continue
+			}
+			var set map[string]any
+			if json.Unmarshal(mf.FieldsV1.GetRawBytes(), &set) == nil {
+				fieldPaths(set, "", fields)
+			}
+		}
+		out[key] = fields
+	}
+	return out
+}
+
+func fieldPaths(set map[string]any, prefix string, out map[string]bool) {
+	for k, v := range set {
+		name, ok := strings.CutPrefix(k, "f:")
+		if !ok {
+			continue // a list's element, by key, value or index
+		}
+		p := name
+		if prefix != "" {
+			p = prefix + "." + name
+		}
+		out[p] = true
+		if m, ok := v.(map[string]any); ok {
+			fieldPaths(m, p, out)
+		}
+	}
+}
+
+// ownedBy reports whether the normalised obj names key ("Kind name") among its owners.
+func ownedBy(obj map[string]any, key string) bool {
+	md, _ := obj["metadata"].(map[string]any)
+	refs, _ := md["ownerReferences"].([]any)
+	for _, r := range refs {
+		rm, _ := r.(map[string]any)
+		if fmt.Sprintf("%v %v", rm["kind"], rm["name"]) == key {
+			return true
+		}
+	}
+	return false
+}
+
+func distinctive(v any) bool {
+	switch x := v.(type) {
+	case float64:
+		return x != -1 && x != 0 && x != 1
+	case string:
+		return len(x) >= 3
+	}
+	return false
+}
+
+// flatten adds the scalar leaves of v to out by their dotted paths, prefixed.
+func flatten(v any, prefix string, out map[string]any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, c := range x {
+			p := prefix + k
+			if !strings.HasSuffix(prefix, ":") && prefix != "" {
+				p = prefix + "." + k
+			}
+			flatten(c, p, out)
+		}
+	case []any:
+		for i, c := range x {
+			flatten(c, prefix+"["+strconv.Itoa(i)+"]", out)
+		}
+	default:
+		out[strings.TrimSuffix(prefix, ".")] = x
+	}
+}
+
+// judgeTransition applies the spec transitions' oracles to the object once tr has
+// settled: an invalid spec must leave it Stalled, with a reason, for the generation that
+// holds the invalid spec, in at most maxInvalidReconciles reconciles; a valid value must
+// reach one of the fields of its children the reference run showed it reaches.
+func (ex *explorer) judgeTransition(ctx context.Context, c client.Client, namespace string, tr transition, reconciled int, m mapping) []Violation {
+	var vs []Violation
+	obj, err := ex.objectOf(ctx, c, namespace, tr.object)
+	if err != nil {
+		return []Violation{{Oracle: "spec not acted on", Detail: fmt.Sprintf("after %s: %v", tr.describe(), err)}}
+	}
+	verdict := "unknown"
+	if r, err := kstatus.Compute(obj); err == nil {
+		verdict = r.Status.String()
+	}
+	if tr.invalid {
+		stalled := conditionOf(obj, conditions.Stalled)
+		switch {
+		case stalled == nil || stalled["status"] != "True" || stalled["reason"] == "":
+			vs = append(vs, Violation{Oracle: "invalid spec not stalled", Detail: fmt.Sprintf(
+				"after %s, the operator settled with %s not Stalled (kstatus %s; its conditions: %s)", tr.describe(), tr.object, verdict, conditionsOf(obj))})
+		case verdict != kstatus.FailedStatus.String():
+			vs = append(vs, Violation{Oracle: "invalid spec not stalled", Detail: fmt.Sprintf(
+				"after %s, %s is Stalled (%v) but kstatus reads %s: its status is not of the generation that holds the invalid spec", tr.describe(), tr.object, stalled["reason"], verdict)})
+		}
+		if reconciled > maxInvalidReconciles {
+			vs = append(vs, Violation{Oracle: "retry storm", Detail: fmt.Sprintf(
+				"after %s, the operator reconciled %d times before it settled, more than %d", tr.describe(), reconciled, maxInvalidReconciles)})
+		}
+		return vs
+	}
+	value := tr.value
+	if tr.remove {
+		value = tr.seen
+	}
+	where := m[tr.object][strings.Join(tr.path, ".")]
+	if value == nil || len(where) == 0 {
+		return nil
+	}
+	fam, err := ex.family(ctx, c, namespace, tr.object)
+	if err != nil {
+		return []Violation{{Oracle: "spec not acted on", Detail: err.Error()}}
+	}
+	children := map[string]any{}
+	for k, o := range fam {
+		if k != tr.object {
+			flatten(o, k+":", children)
+		}
+	}
+	// One of them may hold the value by chance (a probe's threshold of 3 for 3
+	// replicas): the value must reach one at least.
+	var held []string
+	for _, w := range where {
+		got := children[w]
+		if fmt.Sprint(got) == fmt.Sprint(jsonValue(value)) {
+			return nil
+		}
+		held = append(held, fmt.Sprintf("%s = %v", w, got))
+	}
+	return []Violation{{Oracle: "spec not acted on", Detail: fmt.Sprintf(
+		"after %s, the operator settled with %s, none of them %v, where the reference run always had the value of spec.%s; kstatus reads %s %s",
+		tr.describe(), strings.Join(held, ", "), value, strings.Join(tr.path, "."), tr.object, verdict)}}
+}
+
+// recovered compares the state of the object and its children once the spec is back with
+// the state before the transition: the operator must converge to it again.
+func recovered(tr transition, before, after state) []Violation {
+	if d := cmp.Diff(before, after); d != "" {
+		return []Violation{{Oracle: "not recovered", Detail: fmt.Sprintf(
+			"after %s and the return to the spec before it, %s and its children differ from what they were before (-before +after):\n%s", tr.describe(), tr.object, d)}}
+	}
+	return nil
+}
+
+func conditionOf(obj *unstructured.Unstructured, typ string) map[string]any {
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == typ {
+			return m
+		}
+	}
+	return nil
+}
+
+func conditionsOf(obj *unstructured.Unstructured) string {
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	var s []string
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok {
+			s = append(s, fmt.Sprintf("%v=%v (%v)", m["type"], m["status"], m["reason"]))
+		}
+	}
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
+// generation is the object's metadata.generation, 0 if it cannot be read.
+func (ex *explorer) generation(ctx context.Context, c client.Client, namespace, object string) int64 {
+	o, err := ex.objectOf(ctx, c, namespace, object)
+	if err != nil {
+		return 0
+	}
+	return o.GetGeneration()
+}
+
+// shrink finds a shortest sequence of steps in which the transition of p still faults an
+// oracle that faulted in got: it leaves the workload's steps out one at a time, keeping
+// out each whose absence keeps a violation of one of those oracles, and adds the sequence
+// left to the run's report. It returns the runs it made.
+func (ex *explorer) shrink(t *testing.T, rep *Report, p perturbation, got *result) int {
+	oracles := map[string]bool{}
+	for _, v := range got.findings {
+		oracles[v.Oracle] = true
+	}
+	drop := map[int]bool{}
+	runs := 0
+	for i := range ex.x.Workload {
+		if i == p.tr.step {
+			continue
+		}
+		try := maps.Clone(drop)
+		try[i] = true
+		q := p
+		q.drop = try
+		r := ex.run(t, fmt.Sprintf("%s-shrink-without-step-%d", p.name(), i+1), q)
+		runs++
+		if r.broken == nil && slices.ContainsFunc(r.findings, func(v Violation) bool { return oracles[v.Oracle] }) {
+			drop = try
+		}
+	}
+	var b strings.Builder
+	b.WriteString("minimal failing step sequence:\n")
+	n := 0
+	for i, s := range ex.x.Workload {
+		if drop[i] {
+			continue
+		}
+		n++
+		fmt.Fprintf(&b, "  %d. %s\n", n, s.Name)
+		if i == p.tr.step {
+			fmt.Fprintf(&b, "  %d. spec transition: %s\n", n+1, p.tr.describe())
+			fmt.Fprintf(&b, "  %d. the spec before it written back\n", n+2)
+			n += 2
+		}
+	}
+	if len(rep.Details) > 0 {
+		rep.Details[len(rep.Details)-1] += b.String()
+	}
+	t.Log(b.String())
+	return runs
+}
