@@ -31,6 +31,15 @@ const FieldOwner = "widget-operator"
 // uid is the user the servers run as: the restricted Pod Security level refuses root.
 const uid = 1000
 
+// The bounds of spec.replicas in the Widget's schema (its +kubebuilder:validation markers).
+const (
+	MinReplicas = 1
+	MaxReplicas = 5
+)
+
+// ReasonInvalidSpec is Stalled's reason when the spec is one the schema refuses.
+const ReasonInvalidSpec = "InvalidSpec"
+
 // foreignRecheck is how often a Widget blocked by an object it does not own looks again:
 // that object's changes do not reach this controller.
 const foreignRecheck = time.Minute
@@ -52,6 +61,13 @@ type logic struct{}
 
 // Reconcile ensures the Widget's StatefulSet and reports its readiness in the status.
 func (logic) Reconcile(ctx context.Context, w *starterv1alpha1.Widget, s reconcile.Scope) requeue.Outcome {
+	// The schema refuses such a spec, but one can reach the operator past it (written to
+	// etcd directly, or stored under an older schema): no retry can make it valid, and the
+	// StatefulSet must not follow it. Its next change reconciles it again.
+	if r := w.Spec.Replicas; r < MinReplicas || r > MaxReplicas {
+		conditions.MarkTrue(w, conditions.Stalled, ReasonInvalidSpec, "spec.replicas %d is not between %d and %d", r, MinReplicas, MaxReplicas)
+		return requeue.Done()
+	}
 	sts, _, err := ownership.Ensure(ctx, s.Writer, w, StatefulSet(w))
 	switch {
 	case ownership.IsNotControlled(err):

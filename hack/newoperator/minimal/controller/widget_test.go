@@ -96,6 +96,64 @@ func TestWidgetBecomesReadyWithAServerAndAVolumeForEachReplica(t *testing.T) {
 	}
 }
 
+// A spec the schema refuses, stored past the API server (as an older schema or a direct
+// write to etcd can leave it), is reported Stalled and not applied; a valid spec again, the
+// Widget converges again.
+func TestASpecItsSchemaRefusesIsReportedStalledAndNotApplied(t *testing.T) {
+	e := operator.Env(t)
+	e.Run(t)
+	w := &starterv1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "first"},
+		Spec: starterv1alpha1.WidgetSpec{Replicas: 2}}
+	if err := e.Create(t.Context(), w); err != nil {
+		t.Fatal(err)
+	}
+	awaitVerdict(t, e, w, kstatus.CurrentStatus)
+
+	mapping, err := e.RESTMapper().RESTMapping(starterv1alpha1.GroupVersion.WithKind("Widget").GroupKind())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := fmt.Sprintf("/registry/%s/%s/%s/%s", mapping.Resource.Group, mapping.Resource.Resource, w.Namespace, w.Name)
+	if err := operator.ControlPlane.RewriteStored(t.Context(), key, func(obj map[string]any) {
+		obj["spec"].(map[string]any)["replicas"] = int64(controller.MaxReplicas + 1)
+		md := obj["metadata"].(map[string]any)
+		md["generation"] = int64(md["generation"].(float64)) + 1
+	}); err != nil {
+		t.Fatal(err)
+	}
+	awaitVerdict(t, e, w, kstatus.FailedStatus)
+	if stalled := conditions.Find(w, conditions.Stalled); stalled == nil || stalled.Reason != controller.ReasonInvalidSpec {
+		t.Errorf("Stalled is %+v; want reason %s", stalled, controller.ReasonInvalidSpec)
+	}
+	sts := &appsv1.StatefulSet{}
+	if err := e.Get(t.Context(), client.ObjectKeyFromObject(w), sts); err != nil {
+		t.Fatal(err)
+	}
+	if r := *sts.Spec.Replicas; r != 2 {
+		t.Errorf("the StatefulSet has %d replicas; want the 2 of the last valid spec", r)
+	}
+
+	w.Spec.Replicas = 2
+	if err := e.Update(t.Context(), w); err != nil {
+		t.Fatal(err)
+	}
+	awaitVerdict(t, e, w, kstatus.CurrentStatus)
+}
+
+// awaitVerdict waits until kstatus reads w, at its latest generation, as want.
+func awaitVerdict(t *testing.T, e *reconciletest.Env, w *starterv1alpha1.Widget, want kstatus.Status) {
+	t.Helper()
+	reconciletest.Eventually(t, func(ctx context.Context) error {
+		if err := e.Get(ctx, client.ObjectKeyFromObject(w), w); err != nil {
+			return err
+		}
+		if v := reconciletest.VerdictOf(t, operator.Scheme, w); w.Status.ObservedGeneration != w.Generation || v.Status != want {
+			return fmt.Errorf("generation %d, observed %d: %s; want %s", w.Generation, w.Status.ObservedGeneration, v, want)
+		}
+		return nil
+	})
+}
+
 // What the Widget says when a StatefulSet of its name is not its own.
 const notOwned = "StatefulSet " + reconciletest.CaseNamespace + "/first exists and has no controller; it is left alone: delete it or rename this Widget"
 
