@@ -243,6 +243,12 @@ func (generatedName) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, s
 	if ps.Status.Selector != "" {
 		return requeue.Done()
 	}
+	return createUnderGeneratedName(ctx, ps, s)
+}
+
+// createUnderGeneratedName creates the PodSet's Deployment under a name the API server
+// generates, and records that name in the status: what the mutants that lose track of it do.
+func createUnderGeneratedName(ctx context.Context, ps *podsetv1alpha1.PodSet, s reconcile.Scope) requeue.Outcome {
 	d := podset.Deployment(ps)
 	d.Name, d.GenerateName = "", ps.Name+"-"
 	if err := controllerutil.SetControllerReference(ps, d, s.Client.Scheme()); err != nil {
@@ -380,16 +386,7 @@ func (m intentInMemory) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet
 		}
 	}
 	m.creating.Store(intent{s.APIReader, ps.UID}, true)
-	d := podset.Deployment(ps)
-	d.Name, d.GenerateName = "", ps.Name+"-"
-	if err := controllerutil.SetControllerReference(ps, d, s.Client.Scheme()); err != nil {
-		return requeue.Terminal(err)
-	}
-	if err := s.Client.Create(ctx, d); err != nil {
-		return requeue.Retry(err)
-	}
-	ps.Status.Selector = "deployment=" + d.Name
-	return requeue.Done()
+	return createUnderGeneratedName(ctx, ps, s)
 }
 
 // podsetOnce creates a PodSet and deletes it: a workload that changes no spec, which the
