@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"net/http"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -27,7 +28,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 )
 
 // Certificates makes the webhook server's certificate and the authority that signs it,
@@ -112,8 +115,22 @@ func (c *Certificates) SetupWithManager(mgr manager.Manager) error {
 		return fmt.Errorf("webhook: the certificates' client: %w", err)
 	}
 	c.client = cl
-	return mgr.Add(c)
+	return mgr.Add(withWebhooks{c})
 }
+
+// withWebhooks runs Certificates among the manager's webhook servers, which start before
+// its caches fill, rather than among the runnables that start after: a cache of a kind
+// the operator's own conversion webhook converts (an informer made before the manager
+// starts, for an index or by a readiness probe) fills only once that webhook serves a
+// certificate, and the manager would wait for it for ever. controller-runtime groups
+// runnables by their type; a webhook server is the one type it starts that early.
+type withWebhooks struct{ *Certificates }
+
+var _ ctrlwebhook.Server = withWebhooks{} // or the manager would start it after its caches
+
+func (withWebhooks) Register(string, http.Handler)   {}
+func (withWebhooks) StartedChecker() healthz.Checker { return healthz.Ping }
+func (withWebhooks) WebhookMux() *http.ServeMux      { return http.NewServeMux() }
 
 func (c *Certificates) check() error {
 	var errs []error
@@ -157,22 +174,28 @@ func (c *Certificates) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, e
 func (c *Certificates) NeedLeaderElection() bool { return false }
 
 // Start keeps the certificate and the caBundles right until ctx ends, every Refresh;
-// what fails is logged and tried again at the next.
+// what fails is logged and tried again at the next, or sooner while no certificate is
+// served yet (after 1 s, 2 s, 4 s ... up to Refresh).
 func (c *Certificates) Start(ctx context.Context) error {
 	if c.client == nil {
 		return errors.New("webhook: Certificates started without SetupWithManager")
 	}
 	log := ctrl.Log.WithName("webhook-certificates")
-	tick := time.NewTicker(c.refresh())
-	defer tick.Stop()
+	retry := time.Second // until a certificate is served, doubled up to Refresh
 	for {
 		if err := c.sync(ctx); err != nil && ctx.Err() == nil {
 			log.Error(err, "keeping the webhook certificate", "secret", c.Secret)
 		}
+		wait := c.refresh()
+		if c.serving.Load() == nil {
+			// Nothing is served yet: the webhooks fail every request until a sync
+			// succeeds, so the next comes sooner than Refresh.
+			wait, retry = min(retry, wait), 2*retry
+		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-tick.C:
+		case <-time.After(wait):
 		}
 	}
 }

@@ -24,7 +24,9 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/reconcilekit/reconcilekit/internal/gadget"
 	"github.com/reconcilekit/reconcilekit/internal/gadget/v1alpha1"
@@ -79,8 +81,15 @@ func startGadgets(t *testing.T, certs *webhook.Certificates) (*reconciletest.Con
 	return cp, c, w, hooks, ns
 }
 
-// gadgetAPIServer starts an API server with the Gadget's CRD established.
+// gadgetAPIServer starts an API server with the Gadget's CRD established, v1beta1 stored.
 func gadgetAPIServer(t *testing.T) (*reconciletest.ControlPlane, *runtime.Scheme) {
+	t.Helper()
+	return gadgetAPIServerStoring(t, "v1beta1")
+}
+
+// gadgetAPIServerStoring starts an API server with the Gadget's CRD established, storing
+// the version named.
+func gadgetAPIServerStoring(t *testing.T, storage string) (*reconciletest.ControlPlane, *runtime.Scheme) {
 	t.Helper()
 	cp, err := reconciletest.Start(t.Context(), reconciletest.Options{})
 	if err != nil {
@@ -99,6 +108,9 @@ func gadgetAPIServer(t *testing.T) (*reconciletest.ControlPlane, *runtime.Scheme
 	}
 	admin := cp.Client(t, scheme)
 	crd := gadget.CRD()
+	for i := range crd.Spec.Versions {
+		crd.Spec.Versions[i].Storage = crd.Spec.Versions[i].Name == storage
+	}
 	if err := admin.Create(t.Context(), crd); err != nil {
 		t.Fatal(err)
 	}
@@ -219,6 +231,51 @@ func TestWebhooksServedToTheAPIServer(t *testing.T) {
 		if len(list.Items) != 4 {
 			t.Errorf("a v1alpha1 list has %d Gadgets, want 4", len(list.Items))
 		}
+	})
+}
+
+// An informer made before the manager starts (for an index, or by a readiness probe
+// answered first) is one the manager waits for before it starts its other runnables; for
+// Gadgets stored as v1alpha1 it fills only through the operator's own conversion webhook.
+// So the certificate is made before the caches fill, or the manager waits for ever.
+func TestWebhookCertificateIsMadeBeforeTheCachesFill(t *testing.T) {
+	cp, scheme := gadgetAPIServerStoring(t, "v1alpha1")
+	ns := cp.Namespace(t)
+	admin := cp.Client(t, scheme)
+	if failed, err := gadget.WriteOld(t.Context(), admin, ns, 3, 1); err != nil {
+		t.Fatalf("%d Gadgets not written, the first: %v", failed, err)
+	}
+	spec := reconcile.Manager{Options: ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}},
+		Controllers: []reconcile.Declaration{gadgetController()}}
+	hooks := cp.ServeWebhooks(t, &spec, ns)
+	mgr, err := spec.New(cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	informer, err := mgr.GetCache().GetInformer(t.Context(), &v1beta1.Gadget{}, cache.BlockUntilSynced(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("the manager failed: %v", err)
+			}
+		case <-time.After(time.Minute): // controller-runtime#3440: never, while a cache cannot fill
+			t.Error("the manager did not stop within a minute: its cache of Gadgets never filled")
+		}
+	})
+	hooks.Await(t)
+	reconciletest.Eventually(t, func(context.Context) error {
+		if !informer.HasSynced() {
+			return errors.New("the cache of Gadgets has not filled")
+		}
+		return nil
 	})
 }
 
