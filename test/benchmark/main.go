@@ -49,6 +49,7 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (the operators under test among it) to this file")
 	progress := flag.Duration("progress", 0, "print on stderr, this often, how far each run's convergence is: children done, statuses saying so, the operator's queue, the API server's CPU (0: never)")
 	redraw := flag.Bool("redraw", false, "only redraw docs/performance.svg from test/benchmark/results.json")
+	heapProfiles := flag.String("heapprofiles", "", "write the heap profile of each implementation run as a process (flux, capi, reconcilekit-process), taken when it holds the converged objects, to this directory as <kind>-<flux|capi|reconcilekit>.pb.gz (the last round's; sampled finely, which slows those runs a little)")
 	flag.Parse()
 	// The operators under test log nothing, so that neither implementation pays for its
 	// log; the control plane's helpers log through the same logger.
@@ -74,14 +75,14 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := bench(ctx, *n, *rounds, *workers, *only, *impls, *record, *progress); err != nil {
+	if err := bench(ctx, *n, *rounds, *workers, *only, *impls, *record, *progress, *heapProfiles); err != nil {
 		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func bench(ctx context.Context, n, rounds, workers int, only, impls string, record bool, progress time.Duration) error {
+func bench(ctx context.Context, n, rounds, workers int, only, impls string, record bool, progress time.Duration, heapProfiles string) error {
 	if n < 1 {
 		return fmt.Errorf("-n is %d; want at least 1", n)
 	}
@@ -148,7 +149,7 @@ func bench(ctx context.Context, n, rounds, workers int, only, impls string, reco
 					continue
 				}
 				started := time.Now()
-				m, err := run{kind: k, impl: impl, n: n, nodes: nodes, progress: progress, peer: peer, dir: dir}.measure(ctx, root)
+				m, err := run{kind: k, impl: impl, n: n, nodes: nodes, progress: progress, peer: peer, dir: dir, heapProfiles: heapProfiles}.measure(ctx, root)
 				if err != nil {
 					return fmt.Errorf("round %d, %s, %s: %w", round+1, k.name, impl, err)
 				}

@@ -121,6 +121,8 @@ type run struct {
 	peer string
 	// dir is a directory the run may write in (the proxy's kubeconfig).
 	dir string
+	// heapProfiles, when set, is the directory a process's heap profile is written to.
+	heapProfiles string
 	// operatorCPU, when set, reads the CPU time of the operator's own process.
 	operatorCPU func() (time.Duration, error)
 }

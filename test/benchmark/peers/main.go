@@ -9,8 +9,9 @@
 // It serves controller-runtime's metrics on -metrics-bind-address at /metrics (the
 // benchmark reads controller_runtime_reconcile_total and the queue's depth there); at
 // /heap, the live heap after two full collections, in bytes: what the benchmark weighs
-// per object; and at /synced, 200 once the cache of every type the operator watches has
-// synced (503 before): the benchmark starts its clock after. It logs nothing, as the operators measured in the benchmark's own process.
+// per object; at /debug/pprof/heap, its heap profile, to see where that goes; and at
+// /synced, 200 once the cache of every type the operator watches has synced (503 before):
+// the benchmark starts its clock after. It logs nothing, as the operators measured in the benchmark's own process.
 //
 //	peer -style flux -kind memcached -kubeconfig kubeconfig -concurrency 16 -metrics-bind-address 127.0.0.1:8080
 package main
@@ -21,6 +22,7 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"runtime"
@@ -133,7 +135,7 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (manager.Manager, err
 		Scheme: scheme,
 		Metrics: metricsserver.Options{
 			BindAddress:   o.MetricsAddress,
-			ExtraHandlers: map[string]http.Handler{"/heap": http.HandlerFunc(serveHeap), "/synced": synced},
+			ExtraHandlers: map[string]http.Handler{"/heap": http.HandlerFunc(serveHeap), "/synced": synced, "/debug/pprof/heap": pprof.Handler("heap")},
 		},
 		HealthProbeBindAddress: "0",
 		Controller:             ctrlconfig.Controller{SkipNameValidation: ptr.To(o.SkipNameValidation)},
