@@ -58,6 +58,7 @@ type options struct {
 
 // CreateOnly makes Ensure create the object when it is missing and otherwise leave it as it
 // is: for objects whose spec cannot change once they exist, such as a Pod that must run once.
+// The object gets no IntentAnnotation, which only an update would compare.
 func CreateOnly() Option { return func(o *options) { o.createOnly = true } }
 
 // Ensure makes the object desired describes exist, controlled by owner, with every field
@@ -129,16 +130,20 @@ func ensure[T client.Object](ctx context.Context, w Writer, owner client.Object,
 	if getErr == nil {
 		keepOwnerVersion(c.RESTMapper(), want, live) // before the hash: the same owner is the same intent
 	}
-	intent, err := hash(want)
-	if err != nil {
-		return zero, Result{}, err
+	var intent string
+	if !o.createOnly { // never compared again: no intent to keep, in the object or in every cache of it
+		if intent, err = hash(want); err != nil {
+			return zero, Result{}, err
+		}
 	}
 	w.addLabels(want) // after the hash: moving the owner is no change of intent
 
 	err = getErr
 	if apierrors.IsNotFound(err) {
 		created := want.DeepCopyObject().(T)
-		setIntent(created, intent)
+		if intent != "" {
+			setIntent(created, intent)
+		}
 		err = c.Create(ctx, created, client.FieldOwner(w.FieldOwner))
 		if err == nil {
 			telemetry.Wrote(gvk.Kind, telemetry.Create, true)

@@ -288,6 +288,10 @@ func TestEnsureCreateOnlyLeavesAnExistingObjectAsItIs(t *testing.T) {
 	if result.Action != ownership.Unchanged || counter.Writes() != 0 || *got.Spec.Replicas != *live.Spec.Replicas {
 		t.Errorf("CreateOnly changed an existing object: %s, %d writes, replicas %d", result.Action, counter.Writes(), *got.Spec.Replicas)
 	}
+	// Nothing compares it again: a hash of it would only weigh on every cache that holds it.
+	if intent, ok := got.Annotations[ownership.IntentAnnotation]; ok {
+		t.Errorf("a create-only object carries %s %q", ownership.IntentAnnotation, intent)
+	}
 }
 
 func TestEnsureLeavesAnAutoscalersReplicasAlone(t *testing.T) {

@@ -191,6 +191,7 @@ func (c *Controller[T]) setup(mgr manager.Manager, gate Gate, crds *crdGate, met
 		return err
 	}
 	if metrics {
+		s.metrics.source = cached{mgr.GetCache(), c.object, s.metrics.source}
 		if err := register(s.metrics); err != nil {
 			return err
 		}

@@ -85,9 +85,8 @@ type Manager struct {
 	// it (sharding.Shard.Configure).
 	Gate Gate
 
-	// NoMetrics leaves the library's metrics out: nothing is registered and the shells
-	// keep no conditions for reconcilekit_condition. controller-runtime's own metrics
-	// follow Options.Metrics.
+	// NoMetrics leaves the library's metrics out: nothing is registered.
+	// controller-runtime's own metrics follow Options.Metrics.
 	NoMetrics bool
 
 	// Certificates, if set, makes and rotates the webhook server's certificate and puts

@@ -5,25 +5,28 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"maps"
+	"fmt"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
-	"unique"
 	"weak"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -35,65 +38,111 @@ import (
 	"github.com/reconcilekit/reconcilekit/requeue"
 )
 
-// observer keeps the shell's metrics of one kind: the conditions last seen on each object,
-// which reconcilekit_condition reports, and the detector of status writes that change
-// nothing.
+// observer keeps the shell's metrics of one kind: reconcilekit_condition, from the objects
+// its source holds, and the detector of status writes that change nothing.
 type observer struct {
 	kind     string
 	gvk      schema.GroupVersionKind // unknown without a scheme: fights then name no fields
-	mu       sync.Mutex
-	seen     map[types.NamespacedName][]condition // replaced, never changed in place
+	source   objects                 // the objects of the kind, for reconcilekit_condition
+	active   atomic.Bool             // it has reconciled: a replica standing by reports nothing
 	statuses fight.Detector
 	options  *options
 }
 
-// condition is a condition's type and status, interned: the same few strings for every
-// object.
-type condition struct{ typ, status unique.Handle[string] }
-
 func newObserver(c client.Client, obj client.Object, o *options) *observer {
-	m := &observer{kind: reflect.TypeOf(obj).Elem().Name(), seen: map[types.NamespacedName][]condition{}, options: o}
+	m := &observer{kind: reflect.TypeOf(obj).Elem().Name(), options: o}
 	if c != nil && c.Scheme() != nil {
 		if gvk, err := apiutil.GVKForObject(obj, c.Scheme()); err == nil {
 			m.kind, m.gvk = gvk.Kind, gvk
+			if c.Scheme().Recognizes(gvk.GroupVersion().WithKind(gvk.Kind + "List")) {
+				m.source = listed{c, c.Scheme(), gvk.GroupVersion().WithKind(gvk.Kind + "List")}
+			}
 		}
 	}
 	return m
 }
 
-// observe counts the reconcile of obj by its outcome and keeps obj's conditions for its
-// series; an object that is gone, or leaving, loses them. It returns the outcome, with a
+// observe counts the reconcile of obj by its outcome. It returns the outcome, with a
 // fight's error given its back-off as a delay, so that the next write waits for it instead
 // of feeding the fight.
-func (m *observer) observe(key types.NamespacedName, obj client.Object, outcome requeue.Outcome) requeue.Outcome {
+func (m *observer) observe(outcome requeue.Outcome) requeue.Outcome {
 	if wait, ok := ownership.FightBackoff(outcome.Err()); ok && !outcome.IsTerminal() {
 		outcome = requeue.RetryAfter(outcome.Err(), wait)
 	}
+	m.active.Store(true)
 	telemetry.Reconciles.WithLabelValues(m.kind, outcomeLabel(outcome)).Inc()
-	if obj == nil || !obj.GetDeletionTimestamp().IsZero() {
-		m.forget(key)
-		return outcome
-	}
-	var now []condition
-	if s, ok := obj.(conditions.Getter); ok {
-		for _, c := range s.GetConditions() {
-			now = append(now, condition{unique.Make(c.Type), unique.Make(string(c.Status))})
-		}
-	}
-	m.mu.Lock()
-	m.seen[key] = now
-	m.mu.Unlock()
 	return outcome
 }
 
-// forget drops the conditions of the object key, which is gone or leaving.
-func (m *observer) forget(key types.NamespacedName) { conditionSeries.forget(m.kind, key) }
+// objects are the objects of one kind that a shell reconciles.
+type objects interface {
+	// each calls f for every object, which f must not change.
+	each(ctx context.Context, f func(client.Object)) error
+}
 
-// conditionSeries serves reconcilekit_condition when scraped, from the conditions each
-// live observer last saw. A GaugeVec would keep a metric with label pairs of its own for
-// every condition of every object, about 2 KiB an object of five conditions for as long as
-// the object exists; the observer keeps the conditions anyway, and a scrape builds the
-// series only while it reads them.
+// cached are the objects of a kind in the manager's cache, read from the informer's store
+// as they are, without a copy: a scrape then costs no more than a pointer an object. A
+// cache of several namespaces has an informer for each, and no one store: its objects are
+// listed, each struct copied but not what it points to.
+type cached struct {
+	cache  cache.Cache
+	object client.Object
+	listed objects
+}
+
+func (c cached) each(ctx context.Context, f func(client.Object)) error {
+	informer, err := c.cache.GetInformer(ctx, c.object, cache.BlockUntilSynced(false))
+	if err != nil {
+		return err
+	}
+	store, ok := informer.(interface{ GetStore() toolscache.Store })
+	if !ok {
+		if c.listed == nil {
+			return fmt.Errorf("the cache's informer of %T, a %T, has no store", c.object, informer)
+		}
+		return c.listed.each(ctx, f)
+	}
+	for _, item := range store.GetStore().List() {
+		if obj, ok := item.(client.Object); ok {
+			f(obj)
+		}
+	}
+	return nil
+}
+
+// listed are the objects of a kind listed through a reader: a shell without a manager's
+// cache (Controller.Reconciler).
+type listed struct {
+	reader client.Reader
+	scheme *runtime.Scheme
+	list   schema.GroupVersionKind
+}
+
+func (l listed) each(ctx context.Context, f func(client.Object)) error {
+	obj, err := l.scheme.New(l.list)
+	if err != nil {
+		return err
+	}
+	list, ok := obj.(client.ObjectList)
+	if !ok {
+		return fmt.Errorf("%s is not a list", l.list)
+	}
+	if err := l.reader.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		return err
+	}
+	return meta.EachListItem(list, func(item runtime.Object) error {
+		if obj, ok := item.(client.Object); ok {
+			f(obj)
+		}
+		return nil
+	})
+}
+
+// conditionSeries serves reconcilekit_condition when scraped, from the objects of each live
+// observer's kind as its shell's cache holds them. A GaugeVec would keep a metric with
+// label pairs of its own for every condition of every object, about 2 KiB an object of five
+// conditions, and a copy of the conditions kept for the series about 170 bytes: the cache
+// holds the objects anyway, and a scrape builds the series only while it reads them.
 var conditionSeries = &conditionCollector{desc: prometheus.NewDesc("reconcilekit_condition",
 	"1 for each condition of each object the shell reconciles, by the condition's type and status; gone when the object is.",
 	[]string{"kind", "namespace", "name", "type", "status"}, nil)}
@@ -122,75 +171,74 @@ func (c *conditionCollector) add(m *observer) {
 	c.observers = append(c.observers, weak.Make(m))
 }
 
-// each calls f, holding c's lock, for every observer alive, oldest first, and forgets the
-// others. f may take an observer's lock: nothing holds one while it takes c's.
-func (c *conditionCollector) each(f func(*observer)) {
+// alive returns the observers alive, newest first, and forgets the others.
+func (c *conditionCollector) alive() []*observer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	var alive []*observer
 	kept := c.observers[:0]
 	for _, w := range c.observers {
 		if m := w.Value(); m != nil {
-			f(m)
+			alive = append(alive, m)
 			kept = append(kept, w)
 		}
 	}
 	clear(c.observers[len(kept):])
 	c.observers = kept
-}
-
-// forget removes the conditions of the object key of kind from every observer: it is gone
-// or leaving, and a shell that reconciled it before this one (a manager started again in
-// the same process) may still hold them.
-func (c *conditionCollector) forget(kind string, key types.NamespacedName) {
-	c.each(func(m *observer) {
-		if m.kind == kind {
-			m.mu.Lock()
-			delete(m.seen, key)
-			m.mu.Unlock()
-		}
-	})
+	slices.Reverse(alive)
+	return alive
 }
 
 // Describe sends the one description of reconcilekit_condition.
 func (c *conditionCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
-// Collect sends a series for each condition of each object an observer holds. An object
-// that two shells of one kind hold is reported as the newest saw it.
+// scrapeTimeout bounds a scrape's reading of the objects: a shell without a cache lists
+// them from the API server.
+const scrapeTimeout = 10 * time.Second
+
+// Collect sends a series for each condition of each object of the observers that have
+// reconciled, an object being deleted left out. An object that two shells of one kind hold
+// (a manager started again in one process) is reported once, as the newest holds it.
 func (c *conditionCollector) Collect(ch chan<- prometheus.Metric) {
-	var observers []*observer
+	observers := c.alive()
 	shells := map[string]int{}
-	c.each(func(m *observer) {
-		observers = append(observers, m)
+	for _, m := range observers {
 		shells[m.kind]++
-	})
-	slices.Reverse(observers) // newest first
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+	defer cancel()
 	// The objects reported of each kind that more than one shell reconciles.
-	reported := map[string]sets.Set[types.NamespacedName]{}
+	reported := map[string]sets.Set[types.UID]{}
 	pairs := labelPairs{}
 	for _, m := range observers {
-		m.mu.Lock()
-		seen := maps.Clone(m.seen)
-		m.mu.Unlock()
+		if !m.active.Load() || m.source == nil {
+			continue
+		}
 		done, shared := reported[m.kind]
 		if !shared && shells[m.kind] > 1 {
-			done = sets.New[types.NamespacedName]()
+			done = sets.New[types.UID]()
 			reported[m.kind] = done
 		}
-		for key, conds := range seen {
-			if done != nil {
-				if done.Has(key) {
-					continue
-				}
-				done.Insert(key)
+		_ = m.source.each(ctx, func(obj client.Object) { // a source that fails reports nothing until it answers
+			s, ok := obj.(conditions.Getter)
+			if !ok || !obj.GetDeletionTimestamp().IsZero() {
+				return
 			}
-			name := &dto.LabelPair{Name: &labelName, Value: &key.Name}
-			for _, cond := range conds {
+			if done != nil {
+				if done.Has(obj.GetUID()) {
+					return
+				}
+				done.Insert(obj.GetUID())
+			}
+			namespace, name := obj.GetNamespace(), obj.GetName()
+			nameLabel := &dto.LabelPair{Name: &labelName, Value: &name}
+			for _, cond := range s.GetConditions() {
 				ch <- &conditionMetric{desc: c.desc, labels: [...]*dto.LabelPair{ // sorted by name
-					pairs.of(&labelKind, m.kind), name, pairs.of(&labelNamespace, key.Namespace),
-					pairs.of(&labelStatus, cond.status.Value()), pairs.of(&labelType, cond.typ.Value()),
+					pairs.of(&labelKind, m.kind), nameLabel, pairs.of(&labelNamespace, namespace),
+					pairs.of(&labelStatus, string(cond.Status)), pairs.of(&labelType, cond.Type),
 				}}
 			}
-		}
+		})
 	}
 }
 

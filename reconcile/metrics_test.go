@@ -2,6 +2,7 @@ package reconcile_test
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"slices"
 	"strings"
@@ -12,14 +13,17 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	"github.com/reconcilekit/reconcilekit/internal/fight"
 	"github.com/reconcilekit/reconcilekit/internal/telemetry"
 	"github.com/reconcilekit/reconcilekit/reconcile"
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 	"github.com/reconcilekit/reconcilekit/requeue"
 )
 
@@ -256,4 +260,53 @@ func TestShellBacksOffFromAWriterThatResetsItsStatus(t *testing.T) {
 		t.Errorf("Warning Fighting event %q, want one naming phase-setter and status.phase", warning)
 	}
 	t.Log(warning)
+}
+
+// A manager's shell reports the conditions of the objects its cache holds, read where
+// they are: from the informer's store for a cache of every namespace, listed from the
+// cache of each namespace otherwise. It keeps no copy of them between scrapes.
+func TestConditionSeriesOfAManagersShellAreItsCachedObjects(t *testing.T) {
+	tests := []struct {
+		name  string
+		cache func(namespace string) cache.Options
+	}{
+		{"a cache of every namespace", func(string) cache.Options { return cache.Options{} }},
+		{"a cache of one namespace", func(ns string) cache.Options {
+			return cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ns := cp.Namespace(t)
+			sized := reconcile.For(&Widget{}, reconcile.LogicFunc[*Widget](func(_ context.Context, w *Widget, _ reconcile.Scope) requeue.Outcome {
+				conditions.MarkTrue(w, "Sized", "Sized", "sized")
+				return requeue.Done()
+			}), reconcile.WithFieldOwner("sizer"))
+			reconciletest.StartManager(t, cp.Config, reconcile.Manager{
+				Options:     manager.Options{Scheme: scheme, Cache: tt.cache(ns)},
+				Controllers: []reconcile.Declaration{sized},
+			})
+			c := cp.Client(t, scheme)
+			w := &Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w"}, Spec: WidgetSpec{Size: 1}}
+			if err := c.Create(t.Context(), w); err != nil {
+				t.Fatal(err)
+			}
+			await := func(want string) {
+				t.Helper()
+				reconciletest.Eventually(t, func(context.Context) error {
+					got := series(t, ns)
+					slices.Sort(got)
+					if strings.Join(got, " ") != want {
+						return fmt.Errorf("series %q, want %q", strings.Join(got, " "), want)
+					}
+					return nil
+				})
+			}
+			await("Ready=True Sized=True")
+			if err := c.Delete(t.Context(), w); err != nil {
+				t.Fatal(err)
+			}
+			await("")
+		})
+	}
 }

@@ -183,7 +183,6 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	obj := r.newObject()
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.metrics.forget(req.NamespacedName) // deleted: its series go with it
 			r.memory.forget(req.NamespacedName)
 			r.children.forget(req.NamespacedName)
 			r.warnings.forget(req.NamespacedName)
@@ -235,10 +234,10 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	}
 	defer func() { r.children.wrote(req.NamespacedName, this.wrote, r.options.clock.Now()) }()
 	if r.options.tracer == nil {
-		return r.finish(ctx, obj, r.metrics.observe(req.NamespacedName, obj, r.run(ctx, obj, s, &this)), this.held)
+		return r.finish(ctx, obj, r.metrics.observe(r.run(ctx, obj, s, &this)), this.held)
 	}
 	ctx, span := startReconcile(ctx, r.options.tracer, r.kind, obj)
-	outcome := r.metrics.observe(req.NamespacedName, obj, r.run(ctx, obj, s, &this))
+	outcome := r.metrics.observe(r.run(ctx, obj, s, &this))
 	endReconcile(span, outcome, this.held)
 	return r.finish(ctx, obj, outcome, this.held)
 }
