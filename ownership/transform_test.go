@@ -3,6 +3,7 @@ package ownership
 import (
 	"reflect"
 	"testing"
+	"unsafe"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -59,5 +60,65 @@ func TestTransformCompact(t *testing.T) {
 				t.Error("a change to a deep copy reached the cached object")
 			}
 		})
+	}
+}
+
+// Two objects decoded apart share one copy of each string both repeat, and read the same.
+func TestTransformCompactSharesTheStringsObjectsRepeat(t *testing.T) {
+	// Each call makes strings of their own, as a decoder does for each object.
+	decoded := func(name string) *corev1.Pod {
+		own := func(s string) string { return string([]byte(s)) }
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+			Namespace:       own("shop"),
+			Name:            name,
+			Labels:          map[string]string{own("app.kubernetes.io/instance"): name},
+			Annotations:     map[string]string{own("example.com/note"): own("a note")},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: own("cnat.example.com/v1alpha1"), Kind: own("At"), Name: name}},
+			Finalizers:      []string{own("example.com/cleanup")},
+		}}
+	}
+	a, b := decoded("a"), decoded("b")
+	want := []*corev1.Pod{a.DeepCopy(), b.DeepCopy()}
+	for i, pod := range []*corev1.Pod{a, b} {
+		out, err := TransformCompact()(pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(out, want[i]) {
+			t.Errorf("the transform changed what a reader sees:\n got %+v\nwant %+v", out, want[i])
+		}
+	}
+	key := func(m map[string]string) string {
+		for k := range m {
+			return k
+		}
+		return ""
+	}
+	for _, tt := range []struct{ name, a, b string }{
+		{"namespace", a.Namespace, b.Namespace},
+		{"label key", key(a.Labels), key(b.Labels)},
+		{"annotation key", key(a.Annotations), key(b.Annotations)},
+		{"owner's apiVersion", a.OwnerReferences[0].APIVersion, b.OwnerReferences[0].APIVersion},
+		{"owner's kind", a.OwnerReferences[0].Kind, b.OwnerReferences[0].Kind},
+		{"finalizer", a.Finalizers[0], b.Finalizers[0]},
+	} {
+		if unsafe.StringData(tt.a) != unsafe.StringData(tt.b) {
+			t.Errorf("the %s %q is two copies, want one shared", tt.name, tt.a)
+		}
+	}
+	if unsafe.StringData(a.Annotations["example.com/note"]) == unsafe.StringData(b.Annotations["example.com/note"]) {
+		t.Error("an annotation's value is shared: values are the object's own")
+	}
+}
+
+func TestAFullStringTableLeavesNewStringsAsTheyAre(t *testing.T) {
+	table := &stringTable{strings: map[string]string{}, max: 1}
+	first := table.get(string([]byte("first")))
+	if again := table.get(string([]byte("first"))); unsafe.StringData(again) != unsafe.StringData(first) {
+		t.Error("a string the table holds is not its copy")
+	}
+	second := string([]byte("second"))
+	if got := table.get(second); unsafe.StringData(got) != unsafe.StringData(second) || len(table.strings) != 1 {
+		t.Errorf("a full table took %q: %d strings", got, len(table.strings))
 	}
 }
