@@ -29,8 +29,11 @@ import (
 
 // The condition types the operators own.
 const (
-	// Available says a Memcached's or a PodSet's Deployment is available.
-	Available = "Available"
+	// Available, Progressing and Degraded report a Memcached's or a PodSet's Deployment's
+	// rollout, as the examples do (their API's status): available, rolling out, failed.
+	Available   = "Available"
+	Progressing = "Progressing"
+	Degraded    = "Degraded"
 	// Succeeded says an At's command succeeded.
 	Succeeded = "Succeeded"
 	// Ready summarizes the others.
@@ -42,7 +45,8 @@ const (
 )
 
 // patchObject summarizes Ready from the condition of the kind (Available or Succeeded),
-// Reconciling and Stalled, and patches obj with h, owning those conditions: what
+// Reconciling and Stalled, and patches obj with h, owning those conditions and a
+// Deployment's rollout's (Progressing, Degraded; an At has none): what
 // patchMachineDeployment does.
 func patchObject(ctx context.Context, h *patch.Helper, obj object, own string, options ...patch.Option) error {
 	if err := conditions.SetSummaryCondition(obj, obj, Ready,
@@ -52,7 +56,7 @@ func patchObject(ctx context.Context, h *patch.Helper, obj object, own string, o
 	); err != nil {
 		return err
 	}
-	options = append(options, patch.WithOwnedConditions{Conditions: []string{Ready, own, Reconciling, Stalled}})
+	options = append(options, patch.WithOwnedConditions{Conditions: []string{Ready, own, Reconciling, Stalled, Progressing, Degraded}})
 	return h.Patch(ctx, obj, options...)
 }
 

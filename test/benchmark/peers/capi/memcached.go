@@ -108,15 +108,22 @@ func (r *MemcachedReconciler) reconcile(ctx context.Context, mc *cachev1beta1.Me
 	return nil
 }
 
-// deploymentStatus sets Available and Reconciling from dep, as the examples report a
-// Deployment.
+// deploymentStatus sets Available, Progressing, Degraded and Reconciling from dep, as the
+// examples report a Deployment.
 func deploymentStatus(obj object, dep *appsv1.Deployment) {
 	done := child.DeploymentAvailable(dep)
 	message := fmt.Sprintf("%d of %d replicas available", dep.Status.AvailableReplicas, child.Replicas(dep))
 	if done {
 		mark(obj, Available, metav1.ConditionTrue, "MinimumReplicasAvailable", message)
+		mark(obj, Progressing, metav1.ConditionFalse, "RolloutComplete", message)
 	} else {
 		mark(obj, Available, metav1.ConditionFalse, "RollingOut", message)
+		mark(obj, Progressing, metav1.ConditionTrue, "RollingOut", message)
+	}
+	if child.DeploymentFailed(dep) {
+		mark(obj, Degraded, metav1.ConditionTrue, "ProgressDeadlineExceeded", message)
+	} else {
+		mark(obj, Degraded, metav1.ConditionFalse, "RollingOut", message)
 	}
 	progressing(obj, done, "RollingOut", message)
 }

@@ -22,15 +22,19 @@ package flux
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/patch"
 	runtimereconcile "github.com/fluxcd/pkg/runtime/reconcile"
+	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/reconcilekit/reconcilekit/test/benchmark/peers/internal/child"
 )
 
 const (
@@ -41,9 +45,12 @@ const (
 	// event of theirs brings it back sooner.
 	RetryInterval = time.Minute
 
-	// Available is the condition of a Memcached and a PodSet that says their Deployment
-	// is available, as the examples report it.
-	Available = "Available"
+	// Available, Progressing and Degraded are the conditions of a Memcached and a PodSet
+	// that report their Deployment's rollout, as the examples report it (its API's
+	// status): available, rolling out, failed.
+	Available   = "Available"
+	Progressing = "Progressing"
+	Degraded    = "Degraded"
 	// Succeeded is the condition of an At that says its command succeeded.
 	Succeeded = "Succeeded"
 )
@@ -88,4 +95,24 @@ func progress(ctx context.Context, sp *patch.SerialPatcher, obj conditions.Sette
 	}
 	runtimereconcile.ProgressiveStatus(false, obj, meta.ProgressingReason, "processing object: new generation %d -> %d", observed, generation)
 	return sp.Patch(ctx, obj, opts...)
+}
+
+// rollout marks obj Available, Progressing and Degraded from its Deployment dep, as the
+// examples do, and reports whether dep has rolled out.
+func rollout(obj conditions.Setter, dep *appsv1.Deployment) bool {
+	message := fmt.Sprintf("%d of %d replicas available", dep.Status.AvailableReplicas, child.Replicas(dep))
+	done := child.DeploymentAvailable(dep)
+	if done {
+		conditions.MarkTrue(obj, Available, "MinimumReplicasAvailable", "%s", message)
+		conditions.MarkFalse(obj, Progressing, "RolloutComplete", "%s", message)
+	} else {
+		conditions.MarkFalse(obj, Available, "RollingOut", "%s", message)
+		conditions.MarkTrue(obj, Progressing, "RollingOut", "%s", message)
+	}
+	if child.DeploymentFailed(dep) {
+		conditions.MarkTrue(obj, Degraded, "ProgressDeadlineExceeded", "%s", message)
+	} else {
+		conditions.MarkFalse(obj, Degraded, "RollingOut", "%s", message)
+	}
+	return done
 }

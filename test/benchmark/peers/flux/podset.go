@@ -28,7 +28,7 @@ const InstanceLabel = "app.kubernetes.io/instance"
 
 var podSetReadyCondition = runtimereconcile.Conditions{
 	Target:           meta.ReadyCondition,
-	Owned:            []string{Available, meta.ReadyCondition, meta.ReconcilingCondition, meta.StalledCondition},
+	Owned:            []string{Available, Progressing, Degraded, meta.ReadyCondition, meta.ReconcilingCondition, meta.StalledCondition},
 	Summarize:        []string{meta.StalledCondition, meta.ReconcilingCondition, Available},
 	NegativePolarity: []string{meta.StalledCondition, meta.ReconcilingCondition},
 }
@@ -106,11 +106,8 @@ func (r *PodSetReconciler) reconcile(ctx context.Context, sp *patch.SerialPatche
 	slices.Sort(names)
 	obj.Status.PodNames = names
 	obj.Status.Replicas, obj.Status.ReadyReplicas, obj.Status.Selector = dep.Status.Replicas, dep.Status.ReadyReplicas, child.Selector(dep)
-	want := child.Replicas(dep)
-	if !child.DeploymentAvailable(dep) {
-		conditions.MarkFalse(obj, Available, "RollingOut", "%d of %d replicas available", dep.Status.AvailableReplicas, want)
+	if !rollout(obj, dep) {
 		return ctrl.Result{RequeueAfter: RetryInterval}, nil
 	}
-	conditions.MarkTrue(obj, Available, "MinimumReplicasAvailable", "%d of %d replicas available", dep.Status.AvailableReplicas, want)
 	return ctrl.Result{RequeueAfter: Interval}, nil
 }

@@ -51,6 +51,16 @@ func DeploymentAvailable(d *appsv1.Deployment) bool {
 	return s.ObservedGeneration >= d.Generation && s.UpdatedReplicas == want && s.Replicas == want && s.AvailableReplicas == want
 }
 
+// DeploymentFailed says a Deployment's rollout exceeded its progress deadline.
+func DeploymentFailed(d *appsv1.Deployment) bool {
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentProgressing && c.Reason == "ProgressDeadlineExceeded" {
+			return true
+		}
+	}
+	return false
+}
+
 // Replicas is the Deployment's desired replicas, 1 when unset.
 func Replicas(d *appsv1.Deployment) int32 {
 	if d.Spec.Replicas != nil {
