@@ -82,10 +82,13 @@ type operator struct {
 var spans = sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
 
 // traced returns op, the library-built operator, tracing each reconcile and write.
-func (op operator) traced() operator {
+func (op operator) traced() operator { return op.with(reconcile.WithTracing(spans)) }
+
+// with returns op, the library-built operator, with more options.
+func (op operator) with(more ...reconcile.Option) operator {
 	declare := op.declare
 	op.declare = func(opts ...reconcile.Option) reconcile.Declaration {
-		return declare(append(opts, reconcile.WithTracing(spans))...)
+		return declare(append(opts, more...)...)
 	}
 	return op
 }

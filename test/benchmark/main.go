@@ -43,12 +43,14 @@ func main() {
 	only := flag.String("kinds", "memcached,podset,at,keyval", "the kinds to measure, separated by commas")
 	impls := flag.String("implementations", "ideal,full-ideal,seed,flux,capi,reconcilekit,reconcilekit-process",
 		"the implementations to measure, separated by commas: ideal, full-ideal, seed, flux (Flux-style), capi (Cluster-API-style), reconcilekit, "+
-			"reconcilekit-process (the same operator run as its own process, as the peers run), bare, traced (reconcilekit tracing each reconcile and write)")
+			"reconcilekit-process (the same operator run as its own process, as the peers run), bare, traced (reconcilekit tracing each reconcile and write), "+
+			"reconcilekit-unguarded (reconcilekit with read-your-own-writes off)")
 	record := flag.Bool("record", true, "record the medians in test/benchmark/results.json and redraw docs/performance.svg (not with -workers)")
 	workers := flag.Int("workers", 0, "reconciles at a time for the library-built operators; 0 keeps what the examples ship with")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (the operators under test among it) to this file")
 	progress := flag.Duration("progress", 0, "print on stderr, this often, how far each run's convergence is: children done, statuses saying so, the operator's queue, the API server's CPU (0: never)")
 	redraw := flag.Bool("redraw", false, "only redraw docs/performance.svg from test/benchmark/results.json")
+	faults := flag.Float64("faults", 0, "the fraction of the in-process operators' writes (create, update, patch, delete) failed with 500 before they reach the API server, from 0 to 1; not recorded")
 	heapProfiles := flag.String("heapprofiles", "", "write the heap profile of each implementation run as a process (flux, capi, reconcilekit-process), taken when it holds the converged objects, to this directory as <kind>-<flux|capi|reconcilekit>.pb.gz (the last round's; sampled finely, which slows those runs a little)")
 	flag.Parse()
 	// The operators under test log nothing, so that neither implementation pays for its
@@ -75,14 +77,14 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := bench(ctx, *n, *rounds, *workers, *only, *impls, *record, *progress, *heapProfiles); err != nil {
+	if err := bench(ctx, *n, *rounds, *workers, *only, *impls, *record, *progress, *heapProfiles, *faults); err != nil {
 		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func bench(ctx context.Context, n, rounds, workers int, only, impls string, record bool, progress time.Duration, heapProfiles string) error {
+func bench(ctx context.Context, n, rounds, workers int, only, impls string, record bool, progress time.Duration, heapProfiles string, faults float64) error {
 	if n < 1 {
 		return fmt.Errorf("-n is %d; want at least 1", n)
 	}
@@ -97,6 +99,12 @@ func bench(ctx context.Context, n, rounds, workers int, only, impls string, reco
 	}
 	if workers < 0 {
 		return fmt.Errorf("-workers is %d; want 0 or more", workers)
+	}
+	if faults < 0 || faults > 1 {
+		return fmt.Errorf("-faults is %v; want a fraction from 0 to 1", faults)
+	}
+	if faults > 0 {
+		record = false // the figures of record are without faults
 	}
 	var selected []*kind
 	for name := range strings.SplitSeq(only, ",") {
@@ -113,7 +121,7 @@ func bench(ctx context.Context, n, rounds, workers int, only, impls string, reco
 	for name := range strings.SplitSeq(impls, ",") {
 		impl, ok := implementationFlags[strings.TrimSpace(name)]
 		if !ok {
-			return fmt.Errorf("unknown implementation %q in -implementations; want ideal, full-ideal, seed, flux, capi, reconcilekit, reconcilekit-process, bare or traced", name)
+			return fmt.Errorf("unknown implementation %q in -implementations; want ideal, full-ideal, seed, flux, capi, reconcilekit, reconcilekit-process, bare, traced or reconcilekit-unguarded", name)
 		}
 		measuredImpls = append(measuredImpls, impl)
 	}
@@ -149,7 +157,7 @@ func bench(ctx context.Context, n, rounds, workers int, only, impls string, reco
 					continue
 				}
 				started := time.Now()
-				m, err := run{kind: k, impl: impl, n: n, nodes: nodes, progress: progress, peer: peer, dir: dir, heapProfiles: heapProfiles}.measure(ctx, root)
+				m, err := run{kind: k, impl: impl, n: n, nodes: nodes, progress: progress, peer: peer, dir: dir, heapProfiles: heapProfiles, faults: faults}.measure(ctx, root)
 				if err != nil {
 					return fmt.Errorf("round %d, %s, %s: %w", round+1, k.name, impl, err)
 				}
@@ -161,6 +169,7 @@ func bench(ctx context.Context, n, rounds, workers int, only, impls string, reco
 	}
 
 	report := newReport(n, rounds, nodes, workers, selected, measured)
+	report.faults = faults
 	if record && workers == 0 {
 		results := filepath.Join(root, "test", "benchmark", "results.json")
 		chart := filepath.Join(root, "docs", "performance.svg")

@@ -303,7 +303,7 @@ func (r run) measureProcess(ctx context.Context, cp *reconciletest.ControlPlane,
 	if err != nil {
 		return m, errors.Join(err, op.stop())
 	}
-	m.Writes, m.Events, m.Reads, m.Conflicts = objectWrites(&requests), events(&requests), float64(requests.Reads()), conflicts.count()
+	m.Writes, m.Events, m.Reads, m.Conflicts, m.AlreadyExists = objectWrites(&requests), events(&requests), float64(requests.Reads()), conflicts.count(), conflicts.existing()
 	m.Reconciles = op.metrics().reconciles() - reconciled
 	if err := op.stop(); err != nil {
 		return m, err

@@ -19,6 +19,7 @@ type report struct {
 	n, rounds, nodes, workers int
 	kinds                     []*kind
 	medians                   map[*kind]map[string]measurement
+	faults                    float64 // -faults
 }
 
 func newReport(n, rounds, nodes, workers int, kinds []*kind, measured map[*kind]map[string][]measurement) *report {
@@ -70,8 +71,12 @@ func (r *report) print(w io.Writer) {
 		"objects at a time as reconcilekit, unthrottled, through a proxy that counts their requests as the others' are counted; their\n"+
 		"process CPU is the benchmark's and theirs together (theirs alone in the last column), so that it covers what it covers for the others.\n\n")
 
+	if r.faults > 0 {
+		fmt.Fprintf(w, "Faults: %.0f %% of the in-process operators' writes failed with 500 Internal Server Error before they reached the API server.\n"+
+			"Deferred own/child: the reconciles reconcilekit put off until its cache showed its last write of the object, or of a child.\n\n", 100*r.faults)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "kind\timplementation\tconverge s\tx ideal\tx full ideal\tobject p50 s\tobject p90 s\tAPI CPU ms/obj\tprocess CPU ms/obj\tetcd/kcm/sched/kwok CPU ms/obj\twrites/obj\tevents/obj\treads/obj\treconciles/obj\tconflicts\t"+
+	fmt.Fprintln(tw, "kind\timplementation\tconverge s\tx ideal\tx full ideal\tobject p50 s\tobject p90 s\tAPI CPU ms/obj\tprocess CPU ms/obj\tetcd/kcm/sched/kwok CPU ms/obj\twrites/obj\tevents/obj\treads/obj\treconciles/obj\tconflicts\talready exists\tdeferred own/child\t"+
 		"resync s\tresync writes\tresync reads\tresync reconciles/obj\theap KiB/obj\toperator CPU ms/obj\t")
 	n := float64(r.n)
 	for _, k := range r.kinds {
@@ -86,16 +91,19 @@ func (r *report) print(w io.Writer) {
 				1000*m.EtcdCPU/n, 1000*m.ControllerManagerCPU/n, 1000*m.SchedulerCPU/n, 1000*m.KwokCPU/n)
 			switch impl {
 			case bare:
-				fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t\t\t\t")
+				fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t\t\t\t\t\t")
 			case ideal, fullIdeal:
-				fmt.Fprintf(tw, "%.2f\t%.2f\t%.2f\t\t%.0f\t\t\t\t\t\t\t\n", m.Writes/n, m.Events/n, m.Reads/n, m.Conflicts)
+				fmt.Fprintf(tw, "%.2f\t%.2f\t%.2f\t\t%.0f\t%.0f\t\t\t\t\t\t\t\t\n", m.Writes/n, m.Events/n, m.Reads/n, m.Conflicts, m.AlreadyExists)
 			default:
-				operator := ""
+				operator, deferred := "", ""
 				if isProcess(impl) {
 					operator = fmt.Sprintf("%.1f", 1000*m.OperatorCPU/n)
 				}
-				fmt.Fprintf(tw, "%.2f\t%.2f\t%.2f\t%.2f\t%.0f\t%.2f\t%.0f\t%.0f\t%.2f\t%.1f\t%s\t\n",
-					m.Writes/n, m.Events/n, m.Reads/n, m.Reconciles/n, m.Conflicts,
+				if impl == library || impl == traced || impl == unguarded {
+					deferred = fmt.Sprintf("%.0f/%.0f", m.DeferredOwn, m.DeferredChild)
+				}
+				fmt.Fprintf(tw, "%.2f\t%.2f\t%.2f\t%.2f\t%.0f\t%.0f\t%s\t%.2f\t%.0f\t%.0f\t%.2f\t%.1f\t%s\t\n",
+					m.Writes/n, m.Events/n, m.Reads/n, m.Reconciles/n, m.Conflicts, m.AlreadyExists, deferred,
 					m.Resync, m.ResyncWrites, m.ResyncReads, m.ResyncReconciles/n, m.HeapPerObject/1024, operator)
 			}
 		}

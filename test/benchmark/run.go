@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
@@ -25,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/reconcilekit/reconcilekit/internal/telemetry"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
@@ -35,7 +38,9 @@ import (
 // status from the cost of the library's machinery. The bare pipeline, which creates the
 // children with no custom resource at all, is the control plane's own limit and runs only
 // when asked for, as does the library-built operator tracing each reconcile and write
-// (reconcile.WithTracing), which tells what tracing costs.
+// (reconcile.WithTracing), which tells what tracing costs, and the one with
+// read-your-own-writes off (reconcile.WithExpectationTimeout(0)), which tells what that
+// saves, under faults (-faults) above all.
 const (
 	bare      = "bare pipeline"
 	ideal     = "ideal pipeline"
@@ -43,13 +48,15 @@ const (
 	seeded    = "seed-style"
 	library   = "reconcilekit"
 	traced    = "reconcilekit, traced"
+	unguarded = "reconcilekit, no read-your-own-writes"
 )
 
-var implementations = []string{bare, ideal, fullIdeal, seeded, fluxStyle, capiStyle, library, libraryProcess, traced}
+var implementations = []string{bare, ideal, fullIdeal, seeded, fluxStyle, capiStyle, library, libraryProcess, traced, unguarded}
 
 // implementationFlags names the implementations on the command line.
 var implementationFlags = map[string]string{"bare": bare, "ideal": ideal, "full-ideal": fullIdeal, "seed": seeded,
-	"flux": fluxStyle, "capi": capiStyle, "reconcilekit": library, "reconcilekit-process": libraryProcess, "traced": traced}
+	"flux": fluxStyle, "capi": capiStyle, "reconcilekit": library, "reconcilekit-process": libraryProcess, "traced": traced,
+	"reconcilekit-unguarded": unguarded}
 
 // namespace holds every object of a run; it enforces no pod security level, since the
 // seed-style pods would not pass the restricted one.
@@ -84,7 +91,15 @@ type measurement struct {
 	SchedulerCPU         float64 `json:"schedulerCPUSeconds"`
 	KwokCPU              float64 `json:"kwokCPUSeconds"`
 	Reconciles           float64 `json:"reconciles"`
-	Conflicts            float64 `json:"conflicts"`
+	// Conflicts are the answers 409 to an update or a patch; AlreadyExists, to a create.
+	Conflicts     float64 `json:"conflicts"`
+	AlreadyExists float64 `json:"alreadyExists,omitempty"`
+	// DeferredOwn and DeferredChild are the reconciles the library-built operator put off
+	// until its cache showed its own last write of the object, or of a child
+	// (reconcilekit_reconciles_deferred_total): each one a reconcile that would have
+	// decided from a stale copy. In-process operators only.
+	DeferredOwn   float64 `json:"deferredOwn,omitempty"`
+	DeferredChild float64 `json:"deferredChild,omitempty"`
 	// LatencyP50 and LatencyP90 are seconds from an object's creation until it converged:
 	// the median and the 90th percentile over the objects.
 	LatencyP50 float64 `json:"latencyP50Seconds"`
@@ -104,7 +119,7 @@ type measurement struct {
 // fields lists m's fields, for the medians.
 func (m *measurement) fields() []*float64 {
 	return []*float64{&m.Converge, &m.Writes, &m.Events, &m.Reads, &m.APIServerCPU, &m.ProcessCPU, &m.OperatorCPU,
-		&m.EtcdCPU, &m.ControllerManagerCPU, &m.SchedulerCPU, &m.KwokCPU, &m.Reconciles, &m.Conflicts,
+		&m.EtcdCPU, &m.ControllerManagerCPU, &m.SchedulerCPU, &m.KwokCPU, &m.Reconciles, &m.Conflicts, &m.AlreadyExists, &m.DeferredOwn, &m.DeferredChild,
 		&m.LatencyP50, &m.LatencyP90, &m.Resync, &m.ResyncWrites, &m.ResyncReads, &m.ResyncReconciles, &m.ResyncConflicts, &m.HeapPerObject}
 }
 
@@ -123,6 +138,9 @@ type run struct {
 	dir string
 	// heapProfiles, when set, is the directory a process's heap profile is written to.
 	heapProfiles string
+	// faults is the fraction of an in-process operator's writes failed before they reach
+	// the API server.
+	faults float64
 	// operatorCPU, when set, reads the CPU time of the operator's own process.
 	operatorCPU func() (time.Duration, error)
 }
@@ -172,7 +190,7 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 		if cause := context.Cause(ctx); err != nil && cause != nil {
 			err = cause
 		}
-		m.Writes, m.Events, m.Reads, m.Conflicts = objectWrites(&requests), events(&requests), float64(requests.Reads()), conflicts.count()
+		m.Writes, m.Events, m.Reads, m.Conflicts, m.AlreadyExists = objectWrites(&requests), events(&requests), float64(requests.Reads()), conflicts.count(), conflicts.existing()
 		return m, errors.Join(err, stop())
 	}
 	op := r.kind.library
@@ -181,6 +199,12 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 		op = r.kind.seed
 	case traced:
 		op = op.traced()
+	case unguarded:
+		op = op.with(reconcile.WithExpectationTimeout(0))
+	}
+	if r.faults > 0 {
+		// Failed before they are counted: the writes counted are the ones sent.
+		cfg = (&reconciletest.Faults{Verbs: []string{"create", "update", "patch", "delete"}, Rate: r.faults, Code: http.StatusInternalServerError}).Wrap(cfg)
 	}
 
 	// The first manager: the heap it adds over no object, then the convergence.
@@ -193,14 +217,17 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 	requests.Reset()
 	conflicts.reset()
 	reconciled := metricsNow().reconciles()
+	deferredOwn, deferredChild := deferred()
 	if err = r.converge(ctx, cp, scheme, admin, r.kind.object, &m); err == nil && readByKstatus(r.impl) {
 		err = assertCurrent(ctx, admin, r.kind)
 	}
 	if err != nil {
 		return m, errors.Join(err, mgr.stop())
 	}
-	m.Writes, m.Events, m.Reads, m.Conflicts = objectWrites(&requests), events(&requests), float64(requests.Reads()), conflicts.count()
+	m.Writes, m.Events, m.Reads, m.Conflicts, m.AlreadyExists = objectWrites(&requests), events(&requests), float64(requests.Reads()), conflicts.count(), conflicts.existing()
 	m.Reconciles = metricsNow().reconciles() - reconciled
+	own, child := deferred()
+	m.DeferredOwn, m.DeferredChild = own-deferredOwn, child-deferredChild
 	if err := mgr.stop(); err != nil {
 		return m, err
 	}
@@ -519,17 +546,36 @@ func liveHeap() uint64 {
 	return stats.HeapAlloc
 }
 
-// conflictCounter counts the answers 409 Conflict, which reconciletest.Counter, counting
-// requests, does not see.
-type conflictCounter struct{ n atomic.Int64 }
+// deferred returns the reconciles the in-process library-built operators have put off for
+// their own write of an object and for a child's, since the process started.
+func deferred() (own, child float64) {
+	sum := func(write string) float64 {
+		var total float64
+		for _, k := range kinds {
+			total += testutil.ToFloat64(telemetry.Deferred.WithLabelValues(k.name, write))
+		}
+		return total
+	}
+	return sum("own"), sum("child")
+}
+
+// conflictCounter counts the answers 409, which reconciletest.Counter, counting requests,
+// does not see: to a create (AlreadyExists, an object created again) apart from the
+// others (Conflict, a write from a stale copy).
+type conflictCounter struct{ conflicts, created atomic.Int64 }
 
 func (c *conflictCounter) wrap(cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
 		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
 			resp, err := next.RoundTrip(req)
-			if err == nil && resp.StatusCode == http.StatusConflict {
-				c.n.Add(1)
+			switch {
+			case err != nil || resp.StatusCode != http.StatusConflict || isEvent(req):
+				// An event recorder meets AlreadyExists on purpose: it patches the event then.
+			case req.Method == http.MethodPost:
+				c.created.Add(1)
+			default:
+				c.conflicts.Add(1)
 			}
 			return resp, err
 		})
@@ -537,8 +583,14 @@ func (c *conflictCounter) wrap(cfg *rest.Config) *rest.Config {
 	return cfg
 }
 
-func (c *conflictCounter) count() float64 { return float64(c.n.Load()) }
-func (c *conflictCounter) reset()         { c.n.Store(0) }
+// isEvent says req writes an event, core or events.k8s.io.
+func isEvent(req *http.Request) bool {
+	return strings.Contains(req.URL.Path, "/events/") || strings.HasSuffix(req.URL.Path, "/events")
+}
+
+func (c *conflictCounter) count() float64    { return float64(c.conflicts.Load()) }
+func (c *conflictCounter) existing() float64 { return float64(c.created.Load()) }
+func (c *conflictCounter) reset()            { c.conflicts.Store(0); c.created.Store(0) }
 
 type roundTripperFunc func(*http.Request) (*http.Response, error)
 
