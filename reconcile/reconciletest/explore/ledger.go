@@ -55,6 +55,9 @@ type ledger struct {
 	lastW    time.Time // when the last write was answered
 	step     int
 	requests int
+	// delivered counts the reads of the operator's watches that brought it something:
+	// events, at least one each.
+	delivered int
 }
 
 func (l *ledger) touch() {
@@ -64,6 +67,23 @@ func (l *ledger) touch() {
 	l.requests++
 }
 
+// deliver notes that a watch of the operator has delivered something to it: it is
+// not idle, for it reacts to what it is shown.
+func (l *ledger) deliver() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.last = time.Now()
+	l.delivered++
+}
+
+// events is how many reads of its watches have delivered something to the operator.
+func (l *ledger) events() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.delivered
+}
+
+// idleFor is how long the operator has sent nothing and been delivered nothing.
 func (l *ledger) idleFor() time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -175,7 +175,7 @@ func (ex *explorer) specSchema(ctx context.Context, c client.Client, gvk schema.
 func (ex *explorer) transitions() []transition {
 	t := ex.t
 	ctx := t.Context()
-	c := ex.admin()
+	c := ex.admin(t)
 	var out []transition
 	for i, s := range ex.x.Workload {
 		if s.object == nil || !ex.ours[kindOf(s.object)] {
@@ -652,9 +652,9 @@ func (ex *explorer) generation(ctx context.Context, c client.Client, namespace, 
 
 // shrink finds a shortest sequence of steps in which the transition of p still faults an
 // oracle that faulted in got: it leaves the workload's steps out one at a time, keeping
-// out each whose absence keeps a violation of one of those oracles, and adds the sequence
-// left to the run's report. It returns the runs it made.
-func (ex *explorer) shrink(t *testing.T, rep *Report, p perturbation, got *result) int {
+// out each whose absence keeps a violation of one of those oracles, and returns the
+// sequence left, for the run's report, with the runs it made.
+func (ex *explorer) shrink(t *testing.T, p perturbation, got *result) (string, int) {
 	oracles := map[string]bool{}
 	for _, v := range got.findings {
 		oracles[v.Oracle] = true
@@ -690,9 +690,6 @@ func (ex *explorer) shrink(t *testing.T, rep *Report, p perturbation, got *resul
 			n += 2
 		}
 	}
-	if len(rep.Details) > 0 {
-		rep.Details[len(rep.Details)-1] += b.String()
-	}
 	t.Log(b.String())
-	return runs
+	return b.String(), runs
 }
