@@ -22,11 +22,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+	"github.com/reconcilekit/reconcilekit/webhook"
 )
 
 var (
@@ -246,6 +249,9 @@ func (ex *explorer) perturbed(t *testing.T, points []perturbation, ref *result) 
 	if n <= 0 {
 		n = DefaultParallel
 	}
+	if ex.converts {
+		n = 1
+	}
 	out := make([]done, len(points))
 	slots := make(chan struct{}, n)
 	var wg sync.WaitGroup
@@ -391,6 +397,9 @@ type explorer struct {
 	// made at once share its counters, so the count is a run's own only while the other
 	// runs' operators are settled and their runs wait.
 	world sync.RWMutex
+	// converts says the operator declares a conversion webhook: its runs are made one
+	// at a time.
+	converts bool
 }
 
 func (ex *explorer) prepare() {
@@ -415,6 +424,17 @@ func (ex *explorer) prepare() {
 			ex.kinds = append(ex.kinds, gvk)
 		}
 		return gvk
+	}
+	endpoints, err := reconcile.Manager{Options: ctrl.Options{Scheme: o.Scheme}, Controllers: o.Controllers}.Webhooks()
+	if err != nil {
+		t.Fatalf("explore: %v", err)
+	}
+	for _, ep := range endpoints {
+		// The runs of an operator that converts its CRDs take turns for the conversion
+		// webhook (reconciletest.Env.Run) from their first start to their end: made at
+		// once, a run would wait for another while holding the world that one may
+		// need alone.
+		ex.converts = ex.converts || ep.Type == webhook.Converting
 	}
 	for _, d := range o.Controllers {
 		ex.ours[add(d.Object()).Kind] = true

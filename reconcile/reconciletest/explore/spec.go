@@ -241,7 +241,7 @@ func (g *generator) walk(n node, path []string, value map[string]any) {
 			m, _ := current.(map[string]any)
 			g.walk(child, p, m)
 		case child.Type == "integer":
-			g.integers(child, p, current)
+			g.integers(child, p, current, !slices.Contains(n.Required, name))
 		case child.Type == "boolean":
 			b, _ := current.(bool)
 			g.add(transition{path: p, value: !b})
@@ -257,13 +257,18 @@ func (g *generator) walk(n node, path []string, value map[string]any) {
 }
 
 // integers adds an integer field's bounds, a random value between them and, past the
-// schema, the values just outside them.
-func (g *generator) integers(n node, path []string, current any) {
+// schema, the values just outside them. A value outside them that the operator's Go type
+// reads as it reads the field's absence (0, with omitempty) is not one of them if the
+// field is optional: the operator cannot tell it from the field's removal, and may well
+// read it as the default the schema gives an absent field.
+func (g *generator) integers(n node, path []string, current any, optional bool) {
 	cur, _ := number(current)
 	lo, hi := 0.0, cur+10
 	if n.Minimum != nil {
 		lo = *n.Minimum
-		g.add(transition{path: path, value: int64(lo) - 1, past: true, invalid: true})
+		if below := int64(lo) - 1; !optional || !g.readsAsAbsent(path, below) {
+			g.add(transition{path: path, value: below, past: true, invalid: true})
+		}
 	}
 	if n.Maximum != nil {
 		hi = *n.Maximum
@@ -290,6 +295,28 @@ func (g *generator) removal(parent, n node, path []string) {
 		}
 	}
 	g.add(tr)
+}
+
+// readsAsAbsent reports whether the operator's Go type reads the field at path set to
+// value as it reads the field absent: it drops the value when it writes the object back.
+func (g *generator) readsAsAbsent(path []string, value any) bool {
+	u := runtime.DeepCopyJSON(g.original)
+	if err := unstructured.SetNestedField(u, value, append([]string{"spec"}, path...)...); err != nil {
+		return false
+	}
+	obj, err := g.scheme.New(g.gvk)
+	if err != nil {
+		return false
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u, obj); err != nil {
+		return false
+	}
+	back, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return false
+	}
+	_, ok, _ := unstructured.NestedFieldNoCopy(back, append([]string{"spec"}, path...)...)
+	return !ok
 }
 
 // readAs returns the value the operator's Go type reads at path once the field is removed
