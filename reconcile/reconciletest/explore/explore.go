@@ -391,12 +391,6 @@ type explorer struct {
 	// mapping is where the reference run showed the operator puts each field of its
 	// objects' specs.
 	mapping mapping
-	// world is held shared by every run while its operator may be busy, and alone by a
-	// run that counts its operator's reconciles (the retry storm after an invalid spec):
-	// controller-runtime counts them for the whole process, and the operators of runs
-	// made at once share its counters, so the count is a run's own only while the other
-	// runs' operators are settled and their runs wait.
-	world sync.RWMutex
 	// converts says the operator declares a conversion webhook: its runs are made one
 	// at a time.
 	converts bool
@@ -506,26 +500,26 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 	// The run holds the world shared, but alone while it counts reconciles; it lets go
 	// of it whenever its operator has settled, so that a run that wants it alone waits
 	// no longer than for the others to settle.
-	ex.world.RLock()
+	world.RLock()
 	alone := false
 	defer func() {
 		if alone {
-			ex.world.Unlock()
+			world.Unlock()
 		} else {
-			ex.world.RUnlock()
+			world.RUnlock()
 		}
 	}()
 	yield := func() {
-		ex.world.RUnlock()
-		ex.world.RLock()
+		world.RUnlock()
+		world.RLock()
 	}
 	exclusive := func(on bool) {
 		if on {
-			ex.world.RUnlock()
-			ex.world.Lock()
+			world.RUnlock()
+			world.Lock()
 		} else {
-			ex.world.Unlock()
-			ex.world.RLock()
+			world.Unlock()
+			world.RLock()
 		}
 		alone = on
 	}
@@ -1235,6 +1229,14 @@ func joinWrites(ws []write) string {
 	}
 	return strings.Join(s, "; ")
 }
+
+// world is held shared by every run while its operator may be busy, and alone by a run
+// that counts its operator's reconciles (the retry storm after an invalid spec):
+// controller-runtime counts them for the whole process, and the operators of runs made at
+// once, of one exploration or of explorations a test makes in parallel, share its
+// counters; the count is a run's own only while the other runs' operators are settled and
+// their runs wait.
+var world sync.RWMutex
 
 // tally adds up every exploration of the test binary, for Summary.
 var tally totals
