@@ -112,8 +112,8 @@ func foreignPod(name string) *corev1.Pod {
 
 // TestExploringTheExamplesFindsNothing explores the examples as they are: no oracle may
 // fault them. Within the package's usual tests each is given a small budget of
-// perturbed runs, made at once (four of the PodSet's and the Keyval's: one of each class
-// but one; four of the At's and the Memcached's, one round); make test-explore explores
+// perturbed runs, four at a time (six of the PodSet's and the Keyval's, one of each
+// class; four of the At's and the Memcached's, one round); make test-explore explores
 // every point (-explore.all).
 func TestExploringTheExamplesFindsNothing(t *testing.T) {
 	for _, tc := range []struct {
