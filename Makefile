@@ -14,7 +14,7 @@ TOOL := $(GO) tool -modfile=hack/tools/go.mod
 # The control-plane binaries, built from source once and cached outside the checkout.
 # build.sh --dir honours a KUBEBUILDER_ASSETS that already holds all five.
 # EXPLORE_PARALLEL is how many perturbed runs of one exploration make test-explore makes
-# at once: each mostly waits for its operator to settle, so four fit on two cores, and
+# at once: each mostly waits for its operator to settle, so four fit on two cores (two explorations at a time, -test.parallel), and
 # every point of every example is explored within ten minutes.
 EXPLORE_PARALLEL ?= 4
 

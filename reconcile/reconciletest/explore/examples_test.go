@@ -1,6 +1,7 @@
 package explore_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -114,7 +115,8 @@ func foreignPod(name string) *corev1.Pod {
 // fault them. Within the package's usual tests each is given a small budget of
 // perturbed runs, four at a time (six of the PodSet's and the Keyval's, one of each
 // class; four of the At's and the Memcached's, one round); make test-explore explores
-// every point (-explore.all).
+// every point (-explore.all). The examples are explored side by side, as many as
+// -test.parallel allows.
 func TestExploringTheExamplesFindsNothing(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -126,7 +128,12 @@ func TestExploringTheExamplesFindsNothing(t *testing.T) {
 		{"Memcached", explore.Exploration{Operator: startOn(t, memcachedOperator), Workload: memcachedWorkload(), Budget: 4}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			explore.Run(t, tc.x)
+			t.Parallel() // each an operator of its own, in namespaces of its own
+			r := explore.Run(t, tc.x)
+			exploredMu.Lock()
+			defer exploredMu.Unlock()
+			explored = append(explored, fmt.Sprintf("explore %s: runs=%d points=%d violations=%d seconds=%.0f",
+				tc.name, r.Runs, r.Points, len(r.Violations), r.Duration.Seconds()))
 		})
 	}
 }

@@ -541,16 +541,33 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 	// per-run guard that the process-wide count of reconciles, which the operators of the
 	// runs made at once share, cannot give. A new operator lists instead.
 	var awaited int
+	// since is when the operator was last given something to do: a step or a transition
+	// on one of its objects, which it reacts to with a request or not at all, or a start,
+	// after which it reconciles each of its objects, sending nothing for those that have
+	// converged. It is settled only once it has sent a request since, or has had longer
+	// than its children's events may take to react: with runs made at once, the count of
+	// reconciles cannot tell that it has not reconciled yet (a fresh operator's workers
+	// start a moment after its cache has synced).
+	var since, notBefore time.Time
+	reacted := func() bool {
+		return time.Now().After(notBefore) && (since.IsZero() || led.sentSince(since) || time.Since(since) >= childDelay)
+	}
 	start := func(p perturbation) {
 		awaited = 0
 		incarnations++
 		inc = &incarnation{n: incarnations, p: p, led: led, killed: make(chan struct{}), watched: watched, admin: admin, ours: ex.ours, kinds: ex.kinds, namespace: e.Namespace}
 		e.Config = reconciletest.Intercept(rest.CopyConfig(base), inc.hook)
-		expected = reconciles() + float64(ours())
+		n := ours()
+		expected = reconciles() + float64(n)
 		m := e.Run(t)
 		inc.stop = m.Stop
 		if !m.GetCache().WaitForCacheSync(ctx) {
 			t.Fatalf("explore: the operator's cache did not sync")
+		}
+		// Its lists are requests: only time tells that it has reconciled what it found.
+		since = time.Time{}
+		if n > 0 {
+			notBefore = time.Now().Add(childDelay)
 		}
 	}
 	start(res.p)
@@ -573,7 +590,7 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 				continue
 			default:
 			}
-			if reconciles() >= expected && led.events() >= awaited && led.idleFor() >= ex.x.Quiet && led.writeIdleFor() >= childDelay && inc.settled() {
+			if reconciles() >= expected && led.events() >= awaited && reacted() && led.idleFor() >= ex.x.Quiet && led.writeIdleFor() >= childDelay && inc.settled() {
 				return
 			}
 			if time.Now().After(deadline) || led.count()-before > 200 {
@@ -593,7 +610,7 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 		expected = reconciles()
 		if s.object == nil || ex.ours[kindOf(s.object)] {
 			expected++ // a change of one of its objects is reconciled
-			awaited = led.events() + 1
+			awaited, since = led.events()+1, time.Now()
 		}
 		var known map[string]bool
 		if res.p.class == Stale && res.p.n == i+1 {
@@ -641,7 +658,7 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 			expected = start
 			if ex.generation(ctx, admin, e.Namespace, tr.object) != generation {
 				expected++ // a change the API server took for none is not reconciled
-				awaited = events + 1
+				awaited, since = events+1, time.Now()
 			}
 			settle(i)
 			inc.checkCurrent(ctx, res, i)
@@ -655,7 +672,7 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 			}
 			if ex.generation(ctx, admin, e.Namespace, tr.object) != generation {
 				expected++
-				awaited = events + 1
+				awaited, since = events+1, time.Now()
 			}
 			settle(i)
 			inc.checkCurrent(ctx, res, i)

@@ -51,7 +51,8 @@ func (w write) String() string {
 type ledger struct {
 	mu       sync.Mutex
 	writes   []write
-	last     time.Time // when the last request other than a watch was sent or answered
+	last     time.Time // when the last request other than a watch was sent or answered, or an event delivered
+	lastR    time.Time // when the last request other than a watch was sent or answered
 	lastW    time.Time // when the last write was answered
 	step     int
 	requests int
@@ -63,8 +64,15 @@ type ledger struct {
 func (l *ledger) touch() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.last = time.Now()
+	l.last, l.lastR = time.Now(), time.Now()
 	l.requests++
+}
+
+// sentSince reports whether the operator has sent a request other than a watch since t.
+func (l *ledger) sentSince(t time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lastR.After(t)
 }
 
 // deliver notes that a watch of the operator has delivered something to it: it is

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/go-logr/logr"
@@ -80,6 +81,13 @@ var controlPlane *reconciletest.ControlPlane
 // started are the operators started on it, stopped at the end.
 var started []*reconciletest.Operator
 
+// explored are the lines of the examples' explorations, printed before the summary: the
+// runs, points and time of each.
+var (
+	explored   []string
+	exploredMu sync.Mutex
+)
+
 // startOn starts o on the shared control plane once, for the test t.
 func startOn(t *testing.T, o *reconciletest.Operator) *reconciletest.Operator {
 	t.Helper()
@@ -116,6 +124,9 @@ func run(m *testing.M) int {
 	if err := cp.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		code = max(code, 1)
+	}
+	for _, line := range explored {
+		fmt.Println(line)
 	}
 	fmt.Println(explore.Summary())
 	return code
