@@ -14,8 +14,8 @@ TOOL := $(GO) tool -modfile=hack/tools/go.mod
 # The control-plane binaries, built from source once and cached outside the checkout.
 # build.sh --dir honours a KUBEBUILDER_ASSETS that already holds all five.
 # EXPLORE_PARALLEL is how many perturbed runs of one exploration make test-explore makes
-# at once: each mostly waits for its operator to settle, so four fit on two cores (two explorations at a time, -test.parallel), and
-# every point of every example is explored within ten minutes.
+# at once, two explorations at a time (-test.parallel): each run mostly waits for its
+# operator to settle, so every point of every example is explored within ten minutes.
 EXPLORE_PARALLEL ?= 4
 
 export KUBEBUILDER_ASSETS := $(shell hack/controlplane/build.sh --dir)

@@ -1261,7 +1261,7 @@ var tally totals
 type totals struct {
 	mu                               sync.Mutex
 	operators, runs, points, violate int
-	seconds                          float64
+	first, last                      time.Time // when the first exploration began, the last ended
 	mutants, caught                  int
 }
 
@@ -1270,7 +1270,15 @@ func (t *totals) add(r *Report, mutant bool) {
 	defer t.mu.Unlock()
 	t.runs += r.Runs
 	t.points += r.Points
-	t.seconds += r.Duration.Seconds()
+	// Explorations made side by side overlap: the time is from the first one's start to
+	// the last one's end, not the sum of theirs.
+	end := time.Now()
+	if begin := end.Add(-r.Duration); t.first.IsZero() || begin.Before(t.first) {
+		t.first = begin
+	}
+	if end.After(t.last) {
+		t.last = end
+	}
 	if mutant {
 		t.mutants++
 		if len(r.Violations) > 0 {
@@ -1285,10 +1293,11 @@ func (t *totals) add(r *Report, mutant bool) {
 // Summary is the line that sums up every exploration of the test binary so far, for a
 // TestMain to print: the operators explored (mutants apart), the runs made and the
 // perturbation points offered, the mutants caught, the violations found in the operators
-// that are not mutants, and the time it all took.
+// that are not mutants, and the time it all took (from the first exploration's start to
+// the last one's end).
 func Summary() string {
 	tally.mu.Lock()
 	defer tally.mu.Unlock()
 	return fmt.Sprintf("explore: operators=%d runs=%d points=%d mutants_caught=%d/%d violations=%d seconds=%.0f",
-		tally.operators, tally.runs, tally.points, tally.caught, tally.mutants, tally.violate, tally.seconds)
+		tally.operators, tally.runs, tally.points, tally.caught, tally.mutants, tally.violate, tally.last.Sub(tally.first).Seconds())
 }
