@@ -641,7 +641,7 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 		if tr := res.p.tr; tr != nil && tr.step == i {
 			// The transition, settled and judged, then the spec before it, settled and
 			// compared with the state before it.
-			before, err := ex.family(ctx, admin, e.Namespace, tr.object)
+			before, err := ex.steadyFamily(ctx, admin, e.Namespace, tr.object)
 			if err != nil {
 				t.Fatalf("explore: %v", err)
 			}
@@ -676,7 +676,7 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 			}
 			settle(i)
 			inc.checkCurrent(ctx, res, i)
-			after, err := ex.family(ctx, admin, e.Namespace, tr.object)
+			after, err := ex.steadyFamily(ctx, admin, e.Namespace, tr.object)
 			if err != nil {
 				t.Fatalf("explore: %v", err)
 			}

@@ -14,7 +14,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -22,8 +24,6 @@ import (
 	"k8s.io/client-go/util/retry"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 )
@@ -419,6 +419,31 @@ func (ex *explorer) objectOf(ctx context.Context, c client.Client, namespace, ob
 }
 
 // family is the state of object and of the objects it owns, in namespace.
+// steadyFamily is family once two reads childDelay apart agree, or after a few: the
+// states a transition's judgement compares are the operator's settled ones, and with runs
+// made at once, under load, an operator may look settled between two writes of one
+// reconcile (its count of reconciles is the process's).
+func (ex *explorer) steadyFamily(ctx context.Context, c client.Client, namespace, object string) (state, error) {
+	last, err := ex.family(ctx, c, namespace, object)
+	for range 5 {
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return last, nil
+		case <-time.After(childDelay):
+		}
+		var now state
+		now, err = ex.family(ctx, c, namespace, object)
+		if err == nil && cmp.Equal(last, now) {
+			return now, nil
+		}
+		last = now
+	}
+	return last, err
+}
+
 func (ex *explorer) family(ctx context.Context, c client.Client, namespace, object string) (state, error) {
 	objs, err := objectsOf(ctx, c, namespace, ex.kinds)
 	if err != nil {
