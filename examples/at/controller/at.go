@@ -44,6 +44,9 @@ const (
 	foreignRecheck = time.Minute
 	// managedBy labels the pods of every At, so the manager caches those pods only.
 	managedBy = "at-operator"
+	// reasonPodNameTaken is the reason an At is stalled by a pod of its name that it
+	// does not control.
+	reasonPodNameTaken = "PodNameTaken"
 )
 
 // New declares the At controller, with opts added to its own (a test's clock, say, or the
@@ -93,6 +96,9 @@ func pending(_ context.Context, at *cnatv1alpha1.At, s reconcile.Scope) (string,
 		return "", requeue.Done()
 	}
 	now := s.Now
+	// A Succeeded condition in this phase is a stall of an older spec (an invalid or
+	// missed schedule): this one no longer holds, and the At must not go on reporting it.
+	conditions.Remove(at, Succeeded)
 	if wait, due := requeue.Until(when, now, tolerance); !due {
 		return "", requeue.After(min(wait, clockRecheck))
 	}
@@ -112,10 +118,24 @@ func pending(_ context.Context, at *cnatv1alpha1.At, s reconcile.Scope) (string,
 func running(ctx context.Context, at *cnatv1alpha1.At, s reconcile.Scope) (string, requeue.Outcome) {
 	pod := &corev1.Pod{}
 	if at.Status.PodName == "" {
+		if taken := conditions.Find(at, Succeeded); taken != nil && taken.Reason == reasonPodNameTaken {
+			// The manager caches the operator's pods alone: the pod in the way is not in
+			// its cache, and a create would only be refused again. The API server says
+			// whether it is still there.
+			err := s.APIReader.Get(ctx, client.ObjectKey{Namespace: at.Namespace, Name: at.Name}, pod)
+			switch {
+			case err == nil && !metav1.IsControlledBy(pod, at):
+				stall(at, reasonPodNameTaken, "%v: delete it or rename this At", &ownership.NotControlledError{
+					Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, Controller: metav1.GetControllerOf(pod)})
+				return "", requeue.After(foreignRecheck)
+			case err != nil && !apierrors.IsNotFound(err):
+				return "", requeue.Retry(err)
+			}
+		}
 		created, _, err := ownership.Ensure(ctx, s.Writer, at, CommandPod(at), ownership.CreateOnly())
 		switch {
 		case ownership.IsNotControlled(err):
-			stall(at, "PodNameTaken", "%v: delete it or rename this At", err)
+			stall(at, reasonPodNameTaken, "%v: delete it or rename this At", err)
 			return "", requeue.After(foreignRecheck)
 		case err != nil:
 			// Said on the At too: a pod the cluster refuses (a quota, an admission policy)
@@ -124,6 +144,8 @@ func running(ctx context.Context, at *cnatv1alpha1.At, s reconcile.Scope) (strin
 			return "", requeue.Retry(err)
 		}
 		at.Status.PodName, pod = created.Name, created
+		// What kept the pod from being created (a pod in the way, a refusal) is over.
+		conditions.Remove(at, Succeeded)
 	} else if err := getPod(ctx, s, client.ObjectKey{Namespace: at.Namespace, Name: at.Status.PodName}, pod); apierrors.IsNotFound(err) {
 		conditions.MarkFalse(at, Succeeded, "PodLost", "pod %s was deleted before the command ended; it is not run again", at.Status.PodName)
 		return cnatv1alpha1.PhaseDone, requeue.Done()

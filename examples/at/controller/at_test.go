@@ -12,7 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/reconcilekit/reconcilekit/conditions"
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
+	"github.com/reconcilekit/reconcilekit/examples/at/controller"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
@@ -117,16 +119,63 @@ func TestConvergedAtsMakeNoWritesWhenReconciledAgain(t *testing.T) {
 	first := e.Run(t)
 	done := e.create(t, "done", time.Now().Add(-time.Hour), "echo done")
 	pending := e.create(t, "pending", time.Now().Add(time.Hour), "echo later")
+	// An At stalled by a pod of its name that it does not own, which the manager's cache
+	// does not hold: it reads the pod again, and sends no create the API server refuses.
+	foreignPod(t, e, "taken")
+	taken := e.create(t, "taken", time.Now().Add(-time.Hour), "echo taken")
 	e.awaitPhase(t, done, cnatv1alpha1.PhaseDone)
 	e.awaitPhase(t, pending, cnatv1alpha1.PhasePending)
+	e.awaitSucceeded(t, taken, "PodNameTaken")
 	first.Stop()
 
 	// A restart reconciles every object again, over a cache filled from scratch.
 	reconciletest.ExpectNoWrites(t, &e.Requests, func() {
-		e.Run(t).AwaitReconciles("at", 2)
+		e.Run(t).AwaitReconciles("at", 3)
 	})
-	t.Logf("requests of the restarted operator until it had reconciled both Ats again:\n%s", &e.Requests)
+	t.Logf("requests of the restarted operator until it had reconciled every At again:\n%s", &e.Requests)
 	e.onlyPod(t, done)
+}
+
+func TestAtWhoseMissedScheduleIsSetAnewNoLongerSaysItMissedIt(t *testing.T) {
+	e := newEnv(t)
+	e.Run(t)
+	at := e.create(t, "report", time.Now().Add(-48*time.Hour), "echo done")
+	e.awaitSucceeded(t, at, "ScheduleMissed")
+
+	at.Spec.Schedule = time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	if err := e.Update(t.Context(), at); err != nil {
+		t.Fatal(err)
+	}
+	reconciletest.Eventually(t, func(ctx context.Context) error {
+		if err := e.Get(ctx, client.ObjectKeyFromObject(at), at); err != nil {
+			return err
+		}
+		if at.Status.ObservedGeneration != at.Generation {
+			return fmt.Errorf("status of generation %d, want %d", at.Status.ObservedGeneration, at.Generation)
+		}
+		return nil
+	})
+	if at.Status.Phase != cnatv1alpha1.PhasePending {
+		t.Errorf("phase %q, want %q", at.Status.Phase, cnatv1alpha1.PhasePending)
+	}
+	if c := conditions.Find(at, controller.Succeeded); c != nil {
+		t.Errorf("the At waits for its new schedule and still says %s %s: %s", c.Type, c.Reason, c.Message)
+	}
+}
+
+// awaitSucceeded waits until the At's Succeeded condition has the reason, and keeps it up
+// to date.
+func (e *env) awaitSucceeded(t *testing.T, at *cnatv1alpha1.At, reason string) {
+	t.Helper()
+	reconciletest.Eventually(t, func(ctx context.Context) error {
+		if err := e.Get(ctx, client.ObjectKeyFromObject(at), at); err != nil {
+			return err
+		}
+		if c := conditions.Find(at, controller.Succeeded); c == nil || c.Reason != reason {
+			return fmt.Errorf("Succeeded is %+v, want the reason %s", c, reason)
+		}
+		return nil
+	})
 }
 
 // create creates an At in the test's namespace.

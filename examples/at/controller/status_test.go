@@ -61,7 +61,7 @@ func TestStatusOfAnAtAsStandardClientsReadIt(t *testing.T) {
 		},
 		{
 			name:     "a pod of its name that it does not own: Failed",
-			before:   foreignPod,
+			before:   func(t *testing.T, e *env) { foreignPod(t, e, "report") },
 			schedule: -time.Hour, command: "echo done",
 			phase: cnatv1alpha1.PhaseRunning,
 			want:  reconciletest.Verdict{Status: kstatus.FailedStatus, Ready: metav1.ConditionFalse}, reason: "PodNameTaken",
@@ -111,10 +111,10 @@ func TestStatusOfAnAtAsStandardClientsReadIt(t *testing.T) {
 	}
 }
 
-// foreignPod creates a pod with the At's name and no owner.
-func foreignPod(t *testing.T, e *env) {
+// foreignPod creates a pod named name and no owner.
+func foreignPod(t *testing.T, e *env, name string) {
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "report"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: name},
 		Spec:       ownership.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "someone/app:1"}}}, 1000),
 	}
 	if err := e.Create(t.Context(), pod); err != nil {

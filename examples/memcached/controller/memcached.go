@@ -6,6 +6,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -74,6 +75,13 @@ func configMapNames(mc *cachev1beta1.Memcached) []string {
 type memcached struct{}
 
 func (r *memcached) Reconcile(ctx context.Context, mc *cachev1beta1.Memcached, s reconcile.Scope) requeue.Outcome {
+	// A spec the schema refuses reaches the operator only past the API server (written to
+	// etcd directly, or stored under an older schema): no retry can make it valid, and the
+	// Deployment and Service must not follow it. Its next change reconciles it again.
+	if err := invalid(mc); err != nil {
+		conditions.MarkTrue(mc, conditions.Stalled, ReasonInvalidSpec, "%v", err)
+		return requeue.Done()
+	}
 	args, err := r.args(ctx, s.Client, mc)
 	if apierrors.IsNotFound(err) {
 		// The ConfigMap's creation brings the Memcached back: no need to look again.
@@ -98,6 +106,32 @@ func (r *memcached) Reconcile(ctx context.Context, mc *cachev1beta1.Memcached, s
 	mc.Status.Replicas, mc.Status.ReadyReplicas, mc.Status.Selector = scale.Replicas, scale.ReadyReplicas, scale.Selector
 	ownership.DeploymentReadiness(dep).Mark(mc)
 	return requeue.Done()
+}
+
+// ReasonInvalidSpec is Stalled's reason when the spec is one the schema refuses.
+const ReasonInvalidSpec = "InvalidSpec"
+
+// The bounds of the Memcached's schema.
+const (
+	MinReplicas, MaxReplicas             = 1, 3
+	MinPort, MaxPort                     = 1, 65535
+	MinMemoryLimitMiB, MaxMemoryLimitMiB = 16, 8192
+)
+
+// invalid says what of mc's spec its schema refuses. A port or a memory limit of 0 is
+// one left unset, which takes the default (port, memoryLimitMiB): the Go type cannot tell
+// it from an absent field.
+func invalid(mc *cachev1beta1.Memcached) error {
+	if r := mc.Spec.Replicas; r < MinReplicas || r > MaxReplicas {
+		return fmt.Errorf("spec.replicas %d is not between %d and %d", r, MinReplicas, MaxReplicas)
+	}
+	if p := mc.Spec.Server.Port; p != 0 && (p < MinPort || p > MaxPort) {
+		return fmt.Errorf("spec.server.port %d is not between %d and %d", p, MinPort, MaxPort)
+	}
+	if m := mc.Spec.Server.MemoryLimitMiB; m != 0 && (m < MinMemoryLimitMiB || m > MaxMemoryLimitMiB) {
+		return fmt.Errorf("spec.server.memoryLimitMiB %d is not between %d and %d", m, MinMemoryLimitMiB, MaxMemoryLimitMiB)
+	}
+	return nil
 }
 
 // notOwned reports that an object mc needs belongs to someone else, which only a person

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
@@ -99,6 +101,80 @@ func TestAConvergedMemcachedMakesNoWritesWhenReconciledAgain(t *testing.T) {
 		e.Run(t).AwaitReconciles("memcached", 1)
 	})
 	t.Logf("requests of the restarted operator until it had reconciled the Memcached again:\n%s", &e.Requests)
+}
+
+func TestASpecItsSchemaRefusesIsReportedStalledAndNotApplied(t *testing.T) {
+	e := newEnv(t)
+	first := e.Run(t)
+	mc := e.create(t, "sessions", 2)
+	e.awaitConverged(t, mc)
+
+	for _, tt := range []struct {
+		name   string
+		stored func(spec map[string]any)
+		// message is what Stalled's message names.
+		message string
+	}{
+		{"more replicas than the schema's maximum", func(spec map[string]any) { spec["replicas"] = int64(controller.MaxReplicas + 1) }, "spec.replicas 4"},
+		{"no replicas, read as 0", func(spec map[string]any) { delete(spec, "replicas") }, "spec.replicas 0"},
+		{"a port above the schema's maximum", func(spec map[string]any) {
+			spec["replicas"] = int64(2)
+			spec["server"] = map[string]any{"port": int64(controller.MaxPort + 1)}
+		}, "spec.server.port 65536"},
+		{"a memory limit below the schema's minimum", func(spec map[string]any) {
+			spec["server"] = map[string]any{"memoryLimitMiB": int64(controller.MinMemoryLimitMiB - 1)}
+		}, "spec.server.memoryLimitMiB 15"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			// Past the API server, which would refuse it, with the generation it would give.
+			key := fmt.Sprintf("/registry/cache.example.com/memcacheds/%s/%s", mc.Namespace, mc.Name)
+			var generation int64
+			if err := operator.ControlPlane.RewriteStored(t.Context(), key, func(obj map[string]any) {
+				tt.stored(obj["spec"].(map[string]any))
+				md := obj["metadata"].(map[string]any)
+				generation = int64(md["generation"].(float64)) + 1
+				md["generation"] = generation
+			}); err != nil {
+				t.Fatal(err)
+			}
+			reconciletest.Eventually(t, func(ctx context.Context) error {
+				if err := e.Get(ctx, client.ObjectKeyFromObject(mc), mc); err != nil {
+					return err
+				}
+				if v := reconciletest.VerdictOf(t, operator.Scheme, mc); mc.Generation != generation || mc.Status.ObservedGeneration != generation || v.Status != kstatus.FailedStatus {
+					return fmt.Errorf("generation %d, observed %d: %s", mc.Generation, mc.Status.ObservedGeneration, v)
+				}
+				return nil
+			})
+			if stalled := conditions.Find(mc, conditions.Stalled); stalled == nil || stalled.Reason != controller.ReasonInvalidSpec || !strings.Contains(stalled.Message, tt.message) {
+				t.Errorf("Stalled is %+v; want reason %s, naming %s", stalled, controller.ReasonInvalidSpec, tt.message)
+			}
+			dep := &appsv1.Deployment{}
+			if err := e.Get(t.Context(), client.ObjectKeyFromObject(mc), dep); err != nil {
+				t.Fatal(err)
+			}
+			c := dep.Spec.Template.Spec.Containers[0]
+			if r := *dep.Spec.Replicas; r != 2 || c.Ports[0].ContainerPort != cachev1beta1.DefaultPort || !slices.Contains(c.Command, "-m=64") {
+				t.Errorf("the Deployment has %d replicas, port %d, command %q; want the 2 replicas, port %d and 64 MiB of the last valid spec",
+					r, c.Ports[0].ContainerPort, c.Command, cachev1beta1.DefaultPort)
+			}
+		})
+	}
+
+	// Reported once, then left alone: reconciling it again writes nothing, and asks for
+	// no retry.
+	first.Stop()
+	reconciletest.ExpectNoWrites(t, &e.Requests, func() {
+		e.Run(t).AwaitReconciles("memcached", 1)
+	})
+
+	// A valid spec again, it converges again.
+	before := mc.DeepCopy()
+	mc.Spec.Replicas, mc.Spec.Server = 2, cachev1beta1.MemcachedServer{}
+	if err := e.Patch(t.Context(), mc, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
+	}
+	e.awaitConverged(t, mc)
 }
 
 // create creates a Memcached of the given size in the test's namespace.

@@ -1,14 +1,19 @@
 package explore_test
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
 	keyvalv1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
+	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
+	memcached "github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	podsetv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest/explore"
@@ -60,9 +65,58 @@ func keyvalWorkload() []explore.Step {
 	}
 }
 
+// atWorkload creates an At due at once, whose command's pod the operator creates, one due
+// in 2100, which waits, and one due at once whose pod's name someone else's pod holds;
+// suspends the one that waits, and deletes them all. The schedule due at once is the time
+// the workload is made: every run of the exploration starts it, with the same spec.
+func atWorkload() []explore.Step {
+	due := time.Now().UTC().Format(time.RFC3339)
+	now := &cnatv1alpha1.At{ObjectMeta: metav1.ObjectMeta{Name: "now"}, Spec: cnatv1alpha1.AtSpec{Schedule: due, Command: "echo now"}}
+	later := &cnatv1alpha1.At{ObjectMeta: metav1.ObjectMeta{Name: "later"}, Spec: cnatv1alpha1.AtSpec{Schedule: "2100-01-01T00:00:00Z", Command: "echo later"}}
+	taken := &cnatv1alpha1.At{ObjectMeta: metav1.ObjectMeta{Name: "taken"}, Spec: cnatv1alpha1.AtSpec{Schedule: due, Command: "echo taken"}}
+	return []explore.Step{
+		explore.Create(now),
+		explore.Create(later),
+		explore.Update("suspended", later, func(o client.Object) { o.(*cnatv1alpha1.At).Spec.Suspend = true }),
+		explore.Create(foreignPod("taken")),
+		explore.Create(taken),
+		explore.Delete(now, later, taken),
+	}
+}
+
+// memcachedWorkload creates a Memcached, then a ConfigMap of memcached arguments (someone
+// else's: the operator reads it and must not write it), scales the Memcached and points
+// it at the ConfigMap, and deletes the Memcached.
+func memcachedWorkload() []explore.Step {
+	mc := &cachev1beta1.Memcached{ObjectMeta: metav1.ObjectMeta{Name: "mc"}, Spec: cachev1beta1.MemcachedSpec{Replicas: 1}}
+	args := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "mc-args", Labels: map[string]string{memcached.ConfigMapLabel: "true"}},
+		Data:       map[string]string{"args": "-c 2048"},
+	}
+	return []explore.Step{
+		explore.Create(mc),
+		explore.Create(args),
+		explore.Update("2 replicas and the ConfigMap's arguments", mc, func(o client.Object) {
+			m := o.(*cachev1beta1.Memcached)
+			m.Spec.Replicas = 2
+			m.Spec.Server.ConfigMapRef = &cachev1beta1.ConfigMapReference{Name: args.Name}
+		}),
+		explore.Delete(mc),
+	}
+}
+
+// foreignPod is a pod of someone else's, named name.
+func foreignPod(name string) *corev1.Pod {
+	t := restrictedTemplate(map[string]string{"app": "theirs"})
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: t.Labels}, Spec: t.Spec}
+}
+
 // TestExploringTheExamplesFindsNothing explores the examples as they are: no oracle may
 // fault them. Within the package's usual tests each is given a small budget of
-// perturbed runs; make test-explore explores every point (-explore.all).
+// perturbed runs, four at a time (six of the PodSet's and the Keyval's, one of each
+// class; four of the At's and the Memcached's, one round); make test-explore explores
+// every point (-explore.all). The examples are explored side by side, as many as
+// -test.parallel allows.
 func TestExploringTheExamplesFindsNothing(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -70,9 +124,16 @@ func TestExploringTheExamplesFindsNothing(t *testing.T) {
 	}{
 		{"PodSet", explore.Exploration{Operator: startOn(t, podsetOperator), Workload: podsetWorkload(), Budget: 6}},
 		{"Keyval", explore.Exploration{Operator: startOn(t, keyvalOperator), Workload: keyvalWorkload(), Budget: 6}},
+		{"At", explore.Exploration{Operator: startOn(t, atOperator), Workload: atWorkload(), Budget: 4}},
+		{"Memcached", explore.Exploration{Operator: startOn(t, memcachedOperator), Workload: memcachedWorkload(), Budget: 4}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			explore.Run(t, tc.x)
+			t.Parallel() // each an operator of its own, in namespaces of its own
+			r := explore.Run(t, tc.x)
+			exploredMu.Lock()
+			defer exploredMu.Unlock()
+			explored = append(explored, fmt.Sprintf("explore %s: runs=%d points=%d violations=%d seconds=%.0f",
+				tc.name, r.Runs, r.Points, len(r.Violations), r.Duration.Seconds()))
 		})
 	}
 }

@@ -22,16 +22,20 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+	"github.com/reconcilekit/reconcilekit/webhook"
 )
 
 var (
 	all        = flag.Bool("explore.all", false, "explore every point of every class, whatever an Exploration's Budget")
 	budgetFlag = flag.Int("explore.budget", 0, "the most perturbed runs of each exploration, whatever its Budget; 0 keeps its own")
+	parallel   = flag.Int("explore.parallel", 0, "the most perturbed runs of each exploration made at once, whatever its Parallel; 0 keeps its own")
 )
 
 var replay = flag.String("explore.replay", "", "run only the reference run and the exploration run of this name (crash@7, fail@3, stale@deployments, ...), as a failure's report says")
@@ -107,7 +111,19 @@ type Exploration struct {
 	// Quiet is how long the operator must send nothing, with no reconcile queued or
 	// running, to count as settled; zero means 300ms.
 	Quiet time.Duration
+
+	// Parallel is the most perturbed runs made at once, each in its namespace with an
+	// operator of its own; zero means DefaultParallel. A run mostly waits for its
+	// operator to settle, so runs at once take less time than one after another, even
+	// on two cores. The reference run is made alone, first. An operator that declares
+	// a conversion webhook has its runs take turns whatever Parallel says: a CRD has one
+	// conversion webhook (reconciletest.Env.Run).
+	Parallel int
 }
+
+// DefaultParallel is the perturbed runs an exploration makes at once unless its Parallel
+// or -explore.parallel says otherwise.
+const DefaultParallel = 4
 
 // Violation is an oracle's finding in one run.
 type Violation struct {
@@ -193,24 +209,89 @@ func Explore(t *testing.T, x Exploration) *Report {
 	if !*all && *replay == "" {
 		points = budget(points, x.Budget)
 	}
-	for _, p := range points {
-		if *replay != "" && p.name() != *replay {
-			continue
-		}
+	if *replay != "" {
+		points = slices.DeleteFunc(points, func(p perturbation) bool { return p.name() != *replay })
+	}
+	for _, d := range ex.perturbed(t, points, ref) {
+		rep.Runs += d.runs
 		if x.StopAtFirst && len(rep.Violations) > 0 {
-			break
+			continue // made at once with the one that caught it; judged no further
 		}
-		got := ex.run(t, p.name(), p)
-		rep.Runs++
-		ex.judge(rep, got, ref)
-		if p.class == Spec && len(got.findings) > 0 {
-			rep.Runs += ex.shrink(t, rep, p, got)
+		ex.record(rep, d.got, ref, d.violations)
+		if d.shrunk != "" && len(rep.Details) > 0 {
+			rep.Details[len(rep.Details)-1] += d.shrunk
 		}
 	}
 	rep.Duration = time.Since(start)
 	tally.add(rep, x.Mutant != "")
 	t.Logf("explore %s: runs=%d points=%d violations=%d in %s", x.Operator.User, rep.Runs, rep.Points, len(rep.Violations), rep.Duration.Round(time.Millisecond))
 	return rep
+}
+
+// done is one perturbed run made, with what the oracles found and, for a spec
+// transition they faulted, its minimal failing step sequence.
+type done struct {
+	got        *result
+	violations []Violation
+	shrunk     string
+	runs       int // the runs made for it, those of the shrinking included
+}
+
+// perturbed makes a run of each point, up to Parallel at once, and returns them in the
+// order of points, whatever order they ended in: the report is the same at any
+// Parallel. With StopAtFirst, no run is started once one has a violation; those started
+// before it end, and are counted, but are not judged.
+func (ex *explorer) perturbed(t *testing.T, points []perturbation, ref *result) []done {
+	n := ex.x.Parallel
+	if *parallel > 0 {
+		n = *parallel
+	}
+	if n <= 0 {
+		n = DefaultParallel
+	}
+	if ex.converts {
+		n = 1
+	}
+	out := make([]done, len(points))
+	slots := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	var faulted sync.Once
+	stop := make(chan struct{})
+	for i, p := range points {
+		slots <- struct{}{}
+		if ex.x.StopAtFirst && closed(stop) {
+			<-slots
+			out = out[:i]
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			got := ex.run(t, p.name(), p)
+			d := done{got: got, violations: ex.violations(got, ref), runs: 1}
+			if p.class == Spec && len(got.findings) > 0 {
+				var runs int
+				d.shrunk, runs = ex.shrink(t, p, got)
+				d.runs += runs
+			}
+			out[i] = d
+			if len(d.violations) > 0 {
+				faulted.Do(func() { close(stop) })
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func closed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 // budget keeps n points spread evenly over points, every class's first among them.
@@ -310,6 +391,9 @@ type explorer struct {
 	// mapping is where the reference run showed the operator puts each field of its
 	// objects' specs.
 	mapping mapping
+	// converts says the operator declares a conversion webhook: its runs are made one
+	// at a time.
+	converts bool
 }
 
 func (ex *explorer) prepare() {
@@ -321,7 +405,7 @@ func (ex *explorer) prepare() {
 	if len(ex.x.Workload) == 0 {
 		t.Fatal("explore: the workload has no step")
 	}
-	c := ex.admin()
+	c := ex.admin(t)
 	ex.ours = map[string]bool{}
 	ex.owned = map[string]bool{}
 	ex.foreign = map[string]bool{}
@@ -334,6 +418,17 @@ func (ex *explorer) prepare() {
 			ex.kinds = append(ex.kinds, gvk)
 		}
 		return gvk
+	}
+	endpoints, err := reconcile.Manager{Options: ctrl.Options{Scheme: o.Scheme}, Controllers: o.Controllers}.Webhooks()
+	if err != nil {
+		t.Fatalf("explore: %v", err)
+	}
+	for _, ep := range endpoints {
+		// The runs of an operator that converts its CRDs take turns for the conversion
+		// webhook (reconciletest.Env.Run) from their first start to their end: made at
+		// once, a run would wait for another while holding the world that one may
+		// need alone.
+		ex.converts = ex.converts || ep.Type == webhook.Converting
 	}
 	for _, d := range o.Controllers {
 		ex.ours[add(d.Object()).Kind] = true
@@ -357,10 +452,10 @@ func (ex *explorer) prepare() {
 	}
 }
 
-func (ex *explorer) admin() client.Client {
+func (ex *explorer) admin(t testing.TB) client.Client {
 	c, err := client.New(ex.x.Operator.ControlPlane.Config, client.Options{Scheme: ex.x.Operator.Scheme})
 	if err != nil {
-		ex.t.Fatalf("explore: %v", err)
+		t.Fatalf("explore: %v", err)
 	}
 	return c
 }
@@ -400,8 +495,34 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 	ctx := t.Context()
 	led := &ledger{}
 	base := e.Config
-	admin := ex.admin()
+	admin := ex.admin(t)
 	watched := &sync.Map{}
+	// The run holds the world shared, but alone while it counts reconciles; it lets go
+	// of it whenever its operator has settled, so that a run that wants it alone waits
+	// no longer than for the others to settle.
+	world.RLock()
+	alone := false
+	defer func() {
+		if alone {
+			world.Unlock()
+		} else {
+			world.RUnlock()
+		}
+	}()
+	yield := func() {
+		world.RUnlock()
+		world.RLock()
+	}
+	exclusive := func(on bool) {
+		if on {
+			world.RUnlock()
+			world.Lock()
+		} else {
+			world.Unlock()
+			world.RLock()
+		}
+		alone = on
+	}
 
 	var inc *incarnation
 	incarnations := 0
@@ -415,24 +536,49 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 		return len(objs)
 	}
 	var expected float64 // the reconciles the operator must have finished to be settled
+	// awaited is the events the operator's watches must have delivered to it before it
+	// can be settled: the event of a step on one of its objects, which it reconciles. A
+	// per-run guard that the process-wide count of reconciles, which the operators of the
+	// runs made at once share, cannot give. A new operator lists instead.
+	var awaited int
+	// since is when the operator was last given something to do: a step or a transition
+	// on one of its objects, which it reacts to with a request or not at all, or a start,
+	// after which it reconciles each of its objects, sending nothing for those that have
+	// converged. It is settled only once it has sent a request since, or has had longer
+	// than its children's events may take to react: with runs made at once, the count of
+	// reconciles cannot tell that it has not reconciled yet (a fresh operator's workers
+	// start a moment after its cache has synced).
+	var since, notBefore time.Time
+	reacted := func() bool {
+		return time.Now().After(notBefore) && (since.IsZero() || led.sentSince(since) || time.Since(since) >= childDelay)
+	}
 	start := func(p perturbation) {
+		awaited = 0
 		incarnations++
 		inc = &incarnation{n: incarnations, p: p, led: led, killed: make(chan struct{}), watched: watched, admin: admin, ours: ex.ours, kinds: ex.kinds, namespace: e.Namespace}
 		e.Config = reconciletest.Intercept(rest.CopyConfig(base), inc.hook)
-		expected = reconciles() + float64(ours())
+		n := ours()
+		expected = reconciles() + float64(n)
 		m := e.Run(t)
 		inc.stop = m.Stop
 		if !m.GetCache().WaitForCacheSync(ctx) {
 			t.Fatalf("explore: the operator's cache did not sync")
 		}
+		// Its lists are requests: only time tells that it has reconciled what it found.
+		since = time.Time{}
+		if n > 0 {
+			notBefore = time.Now().Add(childDelay)
+		}
 	}
 	start(res.p)
 
 	// settle waits until the operator is quiet, restarting it if it was killed: it has
-	// made the reconciles expected of it, sent nothing for Quiet and written nothing for
-	// longer than the reconciles a child's change asks for may be delayed. (The queues'
-	// metrics cannot tell: they are the process's, and a stopped manager's stay as it
-	// left them.)
+	// made the reconciles expected of it, been delivered the event of the step, sent
+	// nothing and been delivered nothing for Quiet, and written nothing for longer than
+	// the reconciles a child's change asks for may be delayed. (The queues' metrics
+	// cannot tell: they are the process's, and a stopped manager's stay as it left them.
+	// The count of reconciles is the process's too: with runs made at once, the other
+	// runs' operators add to it, and it only bounds this one's from above.)
 	settle := func(step int) {
 		deadline := time.Now().Add(30 * time.Second)
 		before := led.count()
@@ -444,7 +590,7 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 				continue
 			default:
 			}
-			if reconciles() >= expected && led.idleFor() >= ex.x.Quiet && led.writeIdleFor() >= childDelay && inc.settled() {
+			if reconciles() >= expected && led.events() >= awaited && reacted() && led.idleFor() >= ex.x.Quiet && led.writeIdleFor() >= childDelay && inc.settled() {
 				return
 			}
 			if time.Now().After(deadline) || led.count()-before > 200 {
@@ -464,10 +610,11 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 		expected = reconciles()
 		if s.object == nil || ex.ours[kindOf(s.object)] {
 			expected++ // a change of one of its objects is reconciled
+			awaited, since = led.events()+1, time.Now()
 		}
 		var known map[string]bool
 		if res.p.class == Stale && res.p.n == i+1 {
-			known = ex.names(ctx, admin, e.Namespace, res.p.res)
+			known = ex.names(t, ctx, admin, e.Namespace, res.p.res)
 		}
 		if err := s.Do(ctx, e.Client, e.Namespace); err != nil {
 			if res.p.drop != nil {
@@ -483,6 +630,7 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 		}
 		settle(i)
 		inc.checkCurrent(ctx, res, i)
+		yield()
 		if res.p.class == "" {
 			objs, err := objectsOf(ctx, admin, e.Namespace, ex.kinds)
 			if err != nil {
@@ -493,11 +641,15 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 		if tr := res.p.tr; tr != nil && tr.step == i {
 			// The transition, settled and judged, then the spec before it, settled and
 			// compared with the state before it.
-			before, err := ex.family(ctx, admin, e.Namespace, tr.object)
+			before, err := ex.steadyFamily(ctx, admin, e.Namespace, tr.object)
 			if err != nil {
 				t.Fatalf("explore: %v", err)
 			}
+			if tr.invalid {
+				exclusive(true) // its reconciles are counted
+			}
 			start := reconciles()
+			events := led.events()
 			generation := ex.generation(ctx, admin, e.Namespace, tr.object)
 			spec, err := ex.apply(ctx, admin, e.Namespace, *tr)
 			if err != nil {
@@ -506,20 +658,25 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 			expected = start
 			if ex.generation(ctx, admin, e.Namespace, tr.object) != generation {
 				expected++ // a change the API server took for none is not reconciled
+				awaited, since = events+1, time.Now()
 			}
 			settle(i)
 			inc.checkCurrent(ctx, res, i)
 			res.findings = append(res.findings, ex.judgeTransition(ctx, admin, e.Namespace, *tr, int(reconciles()-start), ex.mapping)...)
-			expected, generation = reconciles(), ex.generation(ctx, admin, e.Namespace, tr.object)
+			if tr.invalid {
+				exclusive(false)
+			}
+			expected, generation, events = reconciles(), ex.generation(ctx, admin, e.Namespace, tr.object), led.events()
 			if err := ex.restore(ctx, admin, e.Namespace, tr.object, spec); err != nil {
 				t.Fatalf("explore: restoring the spec of %s: %v", tr.object, err)
 			}
 			if ex.generation(ctx, admin, e.Namespace, tr.object) != generation {
 				expected++
+				awaited, since = events+1, time.Now()
 			}
 			settle(i)
 			inc.checkCurrent(ctx, res, i)
-			after, err := ex.family(ctx, admin, e.Namespace, tr.object)
+			after, err := ex.steadyFamily(ctx, admin, e.Namespace, tr.object)
 			if err != nil {
 				t.Fatalf("explore: %v", err)
 			}
@@ -605,15 +762,15 @@ func awaitingCollection(objs map[string]*unstructured.Unstructured, ours map[str
 
 // names returns the namespace/name of every object of resource (group/resource) in
 // namespace: what a lagging view of it holds.
-func (ex *explorer) names(ctx context.Context, c client.Client, namespace, resource string) map[string]bool {
+func (ex *explorer) names(t testing.TB, ctx context.Context, c client.Client, namespace, resource string) map[string]bool {
 	group, res, _ := strings.Cut(resource, "/")
 	gvk, err := c.RESTMapper().KindFor(schema.GroupVersionResource{Group: group, Resource: res})
 	if err != nil {
-		ex.t.Fatalf("explore: %v", err)
+		t.Fatalf("explore: %v", err)
 	}
 	objs, err := objectsOf(ctx, c, namespace, []schema.GroupVersionKind{gvk})
 	if err != nil {
-		ex.t.Fatalf("explore: %v", err)
+		t.Fatalf("explore: %v", err)
 	}
 	names := map[string]bool{}
 	for _, o := range objs {
@@ -823,6 +980,12 @@ func (inc *incarnation) settled() bool {
 // judge applies the oracles to got, compared with ref (nil for the reference itself),
 // and adds what they find to rep.
 func (ex *explorer) judge(rep *Report, got, ref *result) {
+	ex.record(rep, got, ref, ex.violations(got, ref))
+}
+
+// violations applies the oracles to got, compared with ref (nil for the reference
+// itself). It only reads the explorer: runs made at once are judged at once.
+func (ex *explorer) violations(got, ref *result) []Violation {
 	var vs []Violation
 	vs = append(vs, got.findings...)
 	vs = append(vs, ex.createdTwice(got)...)
@@ -836,14 +999,22 @@ func (ex *explorer) judge(rep *Report, got, ref *result) {
 			vs = append(vs, Violation{Oracle: "end state", Detail: "the end state differs from the reference run's (-reference +this run):\n" + d})
 		}
 	}
+	for i := range vs {
+		vs[i].Run, vs[i].Class = got.name, got.p.class
+	}
+	return vs
+}
+
+// record adds the violations vs of the run got to rep, with the run's report: the
+// replay command and the writes of ref and got side by side.
+func (ex *explorer) record(rep *Report, got, ref *result, vs []Violation) {
 	if len(vs) == 0 {
 		return
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "explore %s, run %s: %d violation(s)\n", ex.x.Operator.User, got.name, len(vs))
-	for i := range vs {
-		vs[i].Run, vs[i].Class = got.name, got.p.class
-		fmt.Fprintf(&b, "  [%s] %s\n", vs[i].Oracle, vs[i].Detail)
+	for _, v := range vs {
+		fmt.Fprintf(&b, "  [%s] %s\n", v.Oracle, v.Detail)
 	}
 	fmt.Fprintf(&b, "replay: %s\n", ex.replayCommand(got.name))
 	if ref != nil {
@@ -875,11 +1046,29 @@ func (ex *explorer) replayCommand(name string) string {
 	for i, p := range parts {
 		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
 	}
-	seeded := ""
-	if *seed != 1 {
-		seeded = fmt.Sprintf(" -explore.seed=%d", *seed)
+	// The flags the test binary was given that choose what is explored (the seed, a
+	// flag of the test's own that turns its exploration on) are given again; not those
+	// that choose how many points, which a replay of one point overrides.
+	var given []string
+	flag.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "explore.replay", "explore.all", "explore.budget", "explore.parallel":
+			return
+		}
+		if !strings.HasPrefix(f.Name, "explore.") {
+			return
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() && f.Value.String() == "true" {
+			given = append(given, "-"+f.Name)
+			return
+		}
+		given = append(given, fmt.Sprintf("-%s=%s", f.Name, f.Value))
+	})
+	extra := ""
+	if len(given) > 0 {
+		extra = " " + strings.Join(given, " ")
 	}
-	return fmt.Sprintf("go test -count=1 -run '%s' %s -args -explore.replay=%s%s", strings.Join(parts, "/"), pkg, name, seeded)
+	return fmt.Sprintf("go test -count=1 -run '%s' %s -args -explore.replay=%s%s", strings.Join(parts, "/"), pkg, name, extra)
 }
 
 // createdTwice finds an object created twice: two accepted creates of one name with no
@@ -1058,13 +1247,21 @@ func joinWrites(ws []write) string {
 	return strings.Join(s, "; ")
 }
 
+// world is held shared by every run while its operator may be busy, and alone by a run
+// that counts its operator's reconciles (the retry storm after an invalid spec):
+// controller-runtime counts them for the whole process, and the operators of runs made at
+// once, of one exploration or of explorations a test makes in parallel, share its
+// counters; the count is a run's own only while the other runs' operators are settled and
+// their runs wait.
+var world sync.RWMutex
+
 // tally adds up every exploration of the test binary, for Summary.
 var tally totals
 
 type totals struct {
 	mu                               sync.Mutex
 	operators, runs, points, violate int
-	seconds                          float64
+	first, last                      time.Time // when the first exploration began, the last ended
 	mutants, caught                  int
 }
 
@@ -1073,7 +1270,15 @@ func (t *totals) add(r *Report, mutant bool) {
 	defer t.mu.Unlock()
 	t.runs += r.Runs
 	t.points += r.Points
-	t.seconds += r.Duration.Seconds()
+	// Explorations made side by side overlap: the time is from the first one's start to
+	// the last one's end, not the sum of theirs.
+	end := time.Now()
+	if begin := end.Add(-r.Duration); t.first.IsZero() || begin.Before(t.first) {
+		t.first = begin
+	}
+	if end.After(t.last) {
+		t.last = end
+	}
 	if mutant {
 		t.mutants++
 		if len(r.Violations) > 0 {
@@ -1088,10 +1293,11 @@ func (t *totals) add(r *Report, mutant bool) {
 // Summary is the line that sums up every exploration of the test binary so far, for a
 // TestMain to print: the operators explored (mutants apart), the runs made and the
 // perturbation points offered, the mutants caught, the violations found in the operators
-// that are not mutants, and the time it all took.
+// that are not mutants, and the time it all took (from the first exploration's start to
+// the last one's end).
 func Summary() string {
 	tally.mu.Lock()
 	defer tally.mu.Unlock()
 	return fmt.Sprintf("explore: operators=%d runs=%d points=%d mutants_caught=%d/%d violations=%d seconds=%.0f",
-		tally.operators, tally.runs, tally.points, tally.caught, tally.mutants, tally.violate, tally.seconds)
+		tally.operators, tally.runs, tally.points, tally.caught, tally.mutants, tally.violate, tally.last.Sub(tally.first).Seconds())
 }

@@ -51,19 +51,47 @@ func (w write) String() string {
 type ledger struct {
 	mu       sync.Mutex
 	writes   []write
-	last     time.Time // when the last request other than a watch was sent or answered
+	last     time.Time // when the last request other than a watch was sent or answered, or an event delivered
+	lastR    time.Time // when the last request other than a watch was sent or answered
 	lastW    time.Time // when the last write was answered
 	step     int
 	requests int
+	// delivered counts the reads of the operator's watches that brought it something:
+	// events, at least one each.
+	delivered int
 }
 
 func (l *ledger) touch() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.last = time.Now()
+	l.last, l.lastR = time.Now(), time.Now()
 	l.requests++
 }
 
+// sentSince reports whether the operator has sent a request other than a watch since t.
+func (l *ledger) sentSince(t time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lastR.After(t)
+}
+
+// deliver notes that a watch of the operator has delivered something to it: it is
+// not idle, for it reacts to what it is shown.
+func (l *ledger) deliver() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.last = time.Now()
+	l.delivered++
+}
+
+// events is how many reads of its watches have delivered something to the operator.
+func (l *ledger) events() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.delivered
+}
+
+// idleFor is how long the operator has sent nothing and been delivered nothing.
 func (l *ledger) idleFor() time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()

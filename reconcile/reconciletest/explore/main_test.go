@@ -5,13 +5,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
+	at "github.com/reconcilekit/reconcilekit/examples/at/controller"
 	keyvalv1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
 	keyval "github.com/reconcilekit/reconcilekit/examples/keyval/controller"
+	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
+	memcached "github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	podsetv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	podset "github.com/reconcilekit/reconcilekit/examples/podset/controller"
 	"github.com/reconcilekit/reconcilekit/reconcile"
@@ -29,6 +34,25 @@ var examples = filepath.Join("..", "..", "..", "examples")
 var (
 	podsetOperator = newPodSet("podset-operator", podset.New())
 	keyvalOperator = newKeyval("keyval-operator", keyval.New())
+	atOperator     = &reconciletest.Operator{
+		User:           "at-operator",
+		AddToScheme:    cnatv1alpha1.AddToScheme,
+		CRDDirectories: []string{filepath.Join(examples, "at", "config", "crd", "bases")},
+		Role:           filepath.Join(examples, "at", "config", "rbac", "role.yaml"),
+		Controllers:    []reconcile.Declaration{at.New()},
+	}
+	// The Memcached's controller, as its own tests run it: without its webhooks, which
+	// its manager serves only when told to (cmd/main.go's --webhook-namespace), and with
+	// which it "reconciles all the same". Served by reconciletest.Env.Run, their
+	// certificates would be kept in a Secret its role may not write, and its conversion
+	// webhook would have the runs take turns.
+	memcachedOperator = &reconciletest.Operator{
+		User:           "memcached-operator",
+		AddToScheme:    cachev1beta1.AddToScheme,
+		CRDDirectories: []string{filepath.Join(examples, "memcached", "config", "crd", "bases")},
+		Role:           filepath.Join(examples, "memcached", "config", "rbac", "role.yaml"),
+		Controllers:    []reconcile.Declaration{memcached.New()},
+	}
 )
 
 func newPodSet(user string, d reconcile.Declaration) *reconciletest.Operator {
@@ -56,6 +80,13 @@ var controlPlane *reconciletest.ControlPlane
 
 // started are the operators started on it, stopped at the end.
 var started []*reconciletest.Operator
+
+// explored are the lines of the examples' explorations, printed before the summary: the
+// runs, points and time of each.
+var (
+	explored   []string
+	exploredMu sync.Mutex
+)
 
 // startOn starts o on the shared control plane once, for the test t.
 func startOn(t *testing.T, o *reconciletest.Operator) *reconciletest.Operator {
@@ -93,6 +124,9 @@ func run(m *testing.M) int {
 	if err := cp.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		code = max(code, 1)
+	}
+	for _, line := range explored {
+		fmt.Println(line)
 	}
 	fmt.Println(explore.Summary())
 	return code

@@ -14,7 +14,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -22,8 +24,6 @@ import (
 	"k8s.io/client-go/util/retry"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 )
@@ -175,7 +175,7 @@ func (ex *explorer) specSchema(ctx context.Context, c client.Client, gvk schema.
 func (ex *explorer) transitions() []transition {
 	t := ex.t
 	ctx := t.Context()
-	c := ex.admin()
+	c := ex.admin(t)
 	var out []transition
 	for i, s := range ex.x.Workload {
 		if s.object == nil || !ex.ours[kindOf(s.object)] {
@@ -241,7 +241,7 @@ func (g *generator) walk(n node, path []string, value map[string]any) {
 			m, _ := current.(map[string]any)
 			g.walk(child, p, m)
 		case child.Type == "integer":
-			g.integers(child, p, current)
+			g.integers(child, p, current, !slices.Contains(n.Required, name))
 		case child.Type == "boolean":
 			b, _ := current.(bool)
 			g.add(transition{path: p, value: !b})
@@ -257,13 +257,18 @@ func (g *generator) walk(n node, path []string, value map[string]any) {
 }
 
 // integers adds an integer field's bounds, a random value between them and, past the
-// schema, the values just outside them.
-func (g *generator) integers(n node, path []string, current any) {
+// schema, the values just outside them. A value outside them that the operator's Go type
+// reads as it reads the field's absence (0, with omitempty) is not one of them if the
+// field is optional: the operator cannot tell it from the field's removal, and may well
+// read it as the default the schema gives an absent field.
+func (g *generator) integers(n node, path []string, current any, optional bool) {
 	cur, _ := number(current)
 	lo, hi := 0.0, cur+10
 	if n.Minimum != nil {
 		lo = *n.Minimum
-		g.add(transition{path: path, value: int64(lo) - 1, past: true, invalid: true})
+		if below := int64(lo) - 1; !optional || !g.readsAsAbsent(path, below) {
+			g.add(transition{path: path, value: below, past: true, invalid: true})
+		}
 	}
 	if n.Maximum != nil {
 		hi = *n.Maximum
@@ -290,6 +295,28 @@ func (g *generator) removal(parent, n node, path []string) {
 		}
 	}
 	g.add(tr)
+}
+
+// readsAsAbsent reports whether the operator's Go type reads the field at path set to
+// value as it reads the field absent: it drops the value when it writes the object back.
+func (g *generator) readsAsAbsent(path []string, value any) bool {
+	u := runtime.DeepCopyJSON(g.original)
+	if err := unstructured.SetNestedField(u, value, append([]string{"spec"}, path...)...); err != nil {
+		return false
+	}
+	obj, err := g.scheme.New(g.gvk)
+	if err != nil {
+		return false
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u, obj); err != nil {
+		return false
+	}
+	back, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return false
+	}
+	_, ok, _ := unstructured.NestedFieldNoCopy(back, append([]string{"spec"}, path...)...)
+	return !ok
 }
 
 // readAs returns the value the operator's Go type reads at path once the field is removed
@@ -392,6 +419,31 @@ func (ex *explorer) objectOf(ctx context.Context, c client.Client, namespace, ob
 }
 
 // family is the state of object and of the objects it owns, in namespace.
+// steadyFamily is family once two reads childDelay apart agree, or after a few: the
+// states a transition's judgement compares are the operator's settled ones, and with runs
+// made at once, under load, an operator may look settled between two writes of one
+// reconcile (its count of reconciles is the process's).
+func (ex *explorer) steadyFamily(ctx context.Context, c client.Client, namespace, object string) (state, error) {
+	last, err := ex.family(ctx, c, namespace, object)
+	for range 5 {
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return last, nil
+		case <-time.After(childDelay):
+		}
+		var now state
+		now, err = ex.family(ctx, c, namespace, object)
+		if err == nil && cmp.Equal(last, now) {
+			return now, nil
+		}
+		last = now
+	}
+	return last, err
+}
+
 func (ex *explorer) family(ctx context.Context, c client.Client, namespace, object string) (state, error) {
 	objs, err := objectsOf(ctx, c, namespace, ex.kinds)
 	if err != nil {
@@ -652,9 +704,9 @@ func (ex *explorer) generation(ctx context.Context, c client.Client, namespace, 
 
 // shrink finds a shortest sequence of steps in which the transition of p still faults an
 // oracle that faulted in got: it leaves the workload's steps out one at a time, keeping
-// out each whose absence keeps a violation of one of those oracles, and adds the sequence
-// left to the run's report. It returns the runs it made.
-func (ex *explorer) shrink(t *testing.T, rep *Report, p perturbation, got *result) int {
+// out each whose absence keeps a violation of one of those oracles, and returns the
+// sequence left, for the run's report, with the runs it made.
+func (ex *explorer) shrink(t *testing.T, p perturbation, got *result) (string, int) {
 	oracles := map[string]bool{}
 	for _, v := range got.findings {
 		oracles[v.Oracle] = true
@@ -690,9 +742,6 @@ func (ex *explorer) shrink(t *testing.T, rep *Report, p perturbation, got *resul
 			n += 2
 		}
 	}
-	if len(rep.Details) > 0 {
-		rep.Details[len(rep.Details)-1] += b.String()
-	}
 	t.Log(b.String())
-	return runs
+	return b.String(), runs
 }

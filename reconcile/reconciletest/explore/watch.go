@@ -32,7 +32,11 @@ func (inc *incarnation) watch(r *reconciletest.Request) (*http.Response, error) 
 	inc.watched.Store(res, true)
 	perturbed := (inc.p.class == Stale && inc.p.known != nil || inc.p.class == Unobserved) && inc.p.res == res
 	if !perturbed {
-		return r.Send()
+		resp, err := r.Send()
+		if err == nil && resp.Body != nil {
+			resp.Body = &watchedBody{ReadCloser: resp.Body, led: inc.led}
+		}
+		return resp, err
 	}
 	// Events the exploration reads: JSON, whatever the client asked for.
 	r.HTTP.Header.Set("Accept", "application/json")
@@ -49,7 +53,7 @@ func (inc *incarnation) watch(r *reconciletest.Request) (*http.Response, error) 
 	inc.mu.Unlock()
 	pr, pw := io.Pipe()
 	f.out = pw
-	resp.Body = &filteredBody{PipeReader: pr, in: resp.Body}
+	resp.Body = &watchedBody{ReadCloser: &filteredBody{PipeReader: pr, in: resp.Body}, led: inc.led}
 	inc.mu.Lock()
 	inc.filters = append(inc.filters, f)
 	inc.mu.Unlock()
@@ -78,6 +82,21 @@ type heldEvent struct {
 	raw json.RawMessage
 	due time.Time
 	key string
+}
+
+// watchedBody is the body of a watch of the operator, which notes in the ledger each
+// delivery of events to it.
+type watchedBody struct {
+	io.ReadCloser
+	led *ledger
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.led.deliver()
+	}
+	return n, err
 }
 
 type filteredBody struct {
