@@ -406,17 +406,7 @@ func TestASpecItsSchemaRefusesIsReportedStalledAndNotApplied(t *testing.T) {
 		}, `spec.storage.whenDeleted "Never"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			// Past the API server, which would refuse it, with the generation it would give.
-			key := fmt.Sprintf("/registry/store.example.com/keyvals/%s/%s", kv.Namespace, kv.Name)
-			var generation int64
-			if err := operator.ControlPlane.RewriteStored(t.Context(), key, func(obj map[string]any) {
-				tt.stored(obj["spec"].(map[string]any))
-				md := obj["metadata"].(map[string]any)
-				generation = int64(md["generation"].(float64)) + 1
-				md["generation"] = generation
-			}); err != nil {
-				t.Fatal(err)
-			}
+			generation := e.StorePastSchema(t, kv, tt.stored) // as the API server would refuse it
 			reconciletest.Eventually(t, func(ctx context.Context) error {
 				if err := e.Get(ctx, client.ObjectKeyFromObject(kv), kv); err != nil {
 					return err

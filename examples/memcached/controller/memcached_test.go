@@ -126,17 +126,7 @@ func TestASpecItsSchemaRefusesIsReportedStalledAndNotApplied(t *testing.T) {
 		}, "spec.server.memoryLimitMiB 15"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			// Past the API server, which would refuse it, with the generation it would give.
-			key := fmt.Sprintf("/registry/cache.example.com/memcacheds/%s/%s", mc.Namespace, mc.Name)
-			var generation int64
-			if err := operator.ControlPlane.RewriteStored(t.Context(), key, func(obj map[string]any) {
-				tt.stored(obj["spec"].(map[string]any))
-				md := obj["metadata"].(map[string]any)
-				generation = int64(md["generation"].(float64)) + 1
-				md["generation"] = generation
-			}); err != nil {
-				t.Fatal(err)
-			}
+			generation := e.StorePastSchema(t, mc, tt.stored) // as the API server would refuse it
 			reconciletest.Eventually(t, func(ctx context.Context) error {
 				if err := e.Get(ctx, client.ObjectKeyFromObject(mc), mc); err != nil {
 					return err

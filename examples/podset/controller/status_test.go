@@ -66,7 +66,8 @@ func TestStatusOfAPodSetAsStandardClientsReadIt(t *testing.T) {
 			name: "a size its schema refuses, stored past the API server: Failed, its Deployment left as it was",
 			then: func(t *testing.T, e *env, ps *appsv1alpha1.PodSet) {
 				e.awaitReady(t, ps)
-				storeSize(t, ps, controller.MaxSize+1)
+				// Past the API server, whose schema would refuse it.
+				e.StorePastSchema(t, ps, func(spec map[string]any) { spec["size"] = int64(controller.MaxSize + 1) })
 			},
 			check: func(t *testing.T, e *env, ps *appsv1alpha1.PodSet) {
 				if r := *e.deployment(t, ps).Spec.Replicas; r != 1 {
@@ -369,20 +370,6 @@ func refusePods(t *testing.T, e *env) {
 // shortenProgressDeadline sets the progress deadline of the PodSet's Deployment to a
 // second, as an administrator would, under a field manager of its own: the operator does
 // not set the field, so it keeps the administrator's value.
-// storeSize stores size as ps's spec.size in etcd, behind the API server, whose schema
-// would refuse it, with the next generation, as the API server would have given it.
-func storeSize(t *testing.T, ps *appsv1alpha1.PodSet, size int32) {
-	key := fmt.Sprintf("/registry/apps.example.com/podsets/%s/%s", ps.Namespace, ps.Name)
-	err := operator.ControlPlane.RewriteStored(t.Context(), key, func(obj map[string]any) {
-		obj["spec"].(map[string]any)["size"] = size
-		md := obj["metadata"].(map[string]any)
-		md["generation"] = md["generation"].(float64) + 1
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 func shortenProgressDeadline(t *testing.T, e *env, ps *appsv1alpha1.PodSet) {
 	dep := &appsv1.Deployment{}
 	reconciletest.Eventually(t, func(ctx context.Context) error {

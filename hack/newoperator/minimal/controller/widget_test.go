@@ -109,18 +109,8 @@ func TestASpecItsSchemaRefusesIsReportedStalledAndNotApplied(t *testing.T) {
 	}
 	awaitVerdict(t, e, w, kstatus.CurrentStatus)
 
-	mapping, err := e.RESTMapper().RESTMapping(starterv1alpha1.GroupVersion.WithKind("Widget").GroupKind())
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := fmt.Sprintf("/registry/%s/%s/%s/%s", mapping.Resource.Group, mapping.Resource.Resource, w.Namespace, w.Name)
-	if err := operator.ControlPlane.RewriteStored(t.Context(), key, func(obj map[string]any) {
-		obj["spec"].(map[string]any)["replicas"] = int64(controller.MaxReplicas + 1)
-		md := obj["metadata"].(map[string]any)
-		md["generation"] = int64(md["generation"].(float64)) + 1
-	}); err != nil {
-		t.Fatal(err)
-	}
+	// Past the API server, whose schema would refuse it.
+	e.StorePastSchema(t, w, func(spec map[string]any) { spec["replicas"] = int64(controller.MaxReplicas + 1) })
 	awaitVerdict(t, e, w, kstatus.FailedStatus)
 	if stalled := conditions.Find(w, conditions.Stalled); stalled == nil || stalled.Reason != controller.ReasonInvalidSpec {
 		t.Errorf("Stalled is %+v; want reason %s", stalled, controller.ReasonInvalidSpec)
