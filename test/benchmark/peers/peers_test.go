@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
+	storev1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
 	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
@@ -37,6 +38,10 @@ type testKind struct {
 	// conditions are the condition types a converged object has, whatever the style:
 	// the example's API's status.
 	conditions []string
+	// vary, when set, makes the i-th object of the test differ from the others.
+	vary func(obj client.Object, i int)
+	// deleted, when set, checks what the objects left behind once they are gone.
+	deleted func(ctx context.Context, c client.Client, namespace string) error
 }
 
 var testKinds = map[string]testKind{
@@ -74,6 +79,48 @@ var testKinds = map[string]testKind{
 		ready:      func(obj client.Object) bool { return obj.(*cnatv1alpha1.At).Status.Phase == cnatv1alpha1.PhaseDone },
 		conditions: []string{"Ready", "Succeeded"},
 	},
+	Keyval: {
+		object: func(namespace, name string) client.Object {
+			return &storev1alpha1.Keyval{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}, Spec: storev1alpha1.KeyvalSpec{Replicas: 1}}
+		},
+		list: &storev1alpha1.KeyvalList{},
+		ready: func(obj client.Object) bool {
+			return meta.IsStatusConditionTrue(obj.(*storev1alpha1.Keyval).Status.Conditions, "Available")
+		},
+		conditions: []string{"Available", "Degraded", "Progressing", "Ready"},
+		// Every other Keyval takes its volumes with it, the others keep theirs.
+		vary: func(obj client.Object, i int) {
+			if i%2 == 1 {
+				obj.(*storev1alpha1.Keyval).Spec.Storage.WhenDeleted = storev1alpha1.Delete
+			}
+		},
+		deleted: keyvalClaimsLeft,
+	},
+}
+
+// keyvalClaimsLeft fails unless the claims of the Keyvals of the test that were deleted
+// in namespace are there, bound, for those that keep their volumes, and gone for those
+// that take them with them: the Keyval went only once they had.
+func keyvalClaimsLeft(ctx context.Context, c client.Client, namespace string) error {
+	var claims corev1.PersistentVolumeClaimList
+	if err := c.List(ctx, &claims, client.InNamespace(namespace)); err != nil {
+		return err
+	}
+	left := map[string]bool{}
+	for _, claim := range claims.Items {
+		left[claim.Name] = claim.DeletionTimestamp.IsZero() && claim.Status.Phase == corev1.ClaimBound
+	}
+	var wrong []string
+	for i := range testObjects {
+		name := fmt.Sprintf("data-%s-%d-0", Keyval, i)
+		if kept, want := left[name], i%2 == 0; kept != want {
+			wrong = append(wrong, fmt.Sprintf("%s kept: %t, want %t", name, kept, want))
+		}
+	}
+	if len(wrong) > 0 {
+		return fmt.Errorf("once the Keyvals are gone, their claims: %s", strings.Join(wrong, "; "))
+	}
+	return nil
 }
 
 // TestEveryStyleConvergesEveryKindAsKstatusReadsIt runs each style's operator of each kind
@@ -85,10 +132,11 @@ func TestEveryStyleConvergesEveryKindAsKstatusReadsIt(t *testing.T) {
 	cp := reconciletest.StartCluster(t, 1,
 		filepath.Join(root, "examples", "memcached", "config", "crd", "bases"),
 		filepath.Join(root, "examples", "podset", "config", "crd", "bases"),
-		filepath.Join(root, "examples", "at", "config", "crd", "bases"))
+		filepath.Join(root, "examples", "at", "config", "crd", "bases"),
+		filepath.Join(root, "examples", "keyval", "config", "crd", "bases"))
 	scheme := k8sruntime.NewScheme()
 	if err := errors.Join(clientgoscheme.AddToScheme(scheme), cachev1beta1.AddToScheme(scheme),
-		appsv1alpha1.AddToScheme(scheme), cnatv1alpha1.AddToScheme(scheme)); err != nil {
+		appsv1alpha1.AddToScheme(scheme), cnatv1alpha1.AddToScheme(scheme), storev1alpha1.AddToScheme(scheme)); err != nil {
 		t.Fatal(err)
 	}
 	admin, err := client.New(cp.Config, client.Options{Scheme: scheme})
@@ -96,7 +144,7 @@ func TestEveryStyleConvergesEveryKindAsKstatusReadsIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, style := range []string{Flux, ClusterAPI, Reconcilekit} {
-		for _, kind := range []string{Memcached, PodSet, At} {
+		for _, kind := range []string{Memcached, PodSet, At, Keyval} {
 			t.Run(style+"/"+kind, func(t *testing.T) {
 				k := testKinds[kind]
 				ns := style + "-" + kind
@@ -106,7 +154,11 @@ func TestEveryStyleConvergesEveryKindAsKstatusReadsIt(t *testing.T) {
 				stop := run(t, cp, Options{Style: style, Kind: kind, Concurrency: 4, MetricsAddress: "0", SkipNameValidation: true})
 				defer stop()
 				for i := range testObjects {
-					if err := admin.Create(t.Context(), k.object(ns, fmt.Sprintf("%s-%d", kind, i))); err != nil {
+					obj := k.object(ns, fmt.Sprintf("%s-%d", kind, i))
+					if k.vary != nil {
+						k.vary(obj, i)
+					}
+					if err := admin.Create(t.Context(), obj); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -127,11 +179,27 @@ func TestEveryStyleConvergesEveryKindAsKstatusReadsIt(t *testing.T) {
 				if err := haveConditions(t.Context(), admin, k, ns); err != nil {
 					t.Error(err)
 				}
-				// The objects go, so that the next style's operator of the kind, which
-				// watches every namespace, has none of this one's to reconcile.
+				// The objects go, with this operator running their cleanup where they have
+				// one, so that the next style's operator of the kind, which watches every
+				// namespace, has none of this one's to reconcile.
 				for i := range testObjects {
 					if err := admin.Delete(t.Context(), k.object(ns, fmt.Sprintf("%s-%d", kind, i))); err != nil {
 						t.Fatal(err)
+					}
+				}
+				reconciletest.Eventually(t, func(ctx context.Context) error {
+					list := k.list.DeepCopyObject().(client.ObjectList)
+					if err := admin.List(ctx, list, client.InNamespace(ns)); err != nil {
+						return err
+					}
+					if n := meta.LenList(list); n > 0 {
+						return fmt.Errorf("%d of %d objects still there after their deletion", n, testObjects)
+					}
+					return nil
+				})
+				if k.deleted != nil {
+					if err := k.deleted(t.Context(), admin, ns); err != nil {
+						t.Error(err)
 					}
 				}
 			})
@@ -149,7 +217,7 @@ func TestNewRefusesWhatItDoesNotRun(t *testing.T) {
 		want string
 	}{
 		{"an unknown style", Options{Style: "kubebuilder", Kind: Memcached, Concurrency: 1, MetricsAddress: "0"}, "-style"},
-		{"an unknown kind", Options{Style: Flux, Kind: "Keyval", Concurrency: 1, MetricsAddress: "0"}, "-kind"},
+		{"an unknown kind", Options{Style: Flux, Kind: "Redis", Concurrency: 1, MetricsAddress: "0"}, "-kind"},
 		{"no worker", Options{Style: ClusterAPI, Kind: At, Concurrency: 0, MetricsAddress: "0"}, "-concurrency"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
