@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -340,3 +342,88 @@ func status(data map[string]any) map[string]any {
 
 // testObjects is how many objects of each kind each style converges.
 const testObjects = 10
+
+// TestEveryStyleReportsAKeyvalSpecTheSchemaRefusesStalled stores a Keyval's spec past its
+// schema (more servers than it allows, written to etcd behind the API server, as a spec
+// stored under an older schema reaches an operator) and checks that each style's operator
+// reports it as the example does: kstatus reads it Failed at its generation, Stalled with
+// the reason InvalidSpec, and the StatefulSet, if one was made, does not follow it.
+func TestEveryStyleReportsAKeyvalSpecTheSchemaRefusesStalled(t *testing.T) {
+	root := filepath.Join("..", "..", "..")
+	cp := reconciletest.StartAPIServer(t, filepath.Join(root, "examples", "keyval", "config", "crd", "bases"))
+	scheme := k8sruntime.NewScheme()
+	if err := errors.Join(clientgoscheme.AddToScheme(scheme), storev1alpha1.AddToScheme(scheme)); err != nil {
+		t.Fatal(err)
+	}
+	admin, err := client.New(cp.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapping, err := admin.RESTMapper().RESTMapping(storev1alpha1.GroupVersion.WithKind("Keyval").GroupKind(), storev1alpha1.GroupVersion.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, style := range []string{Flux, ClusterAPI, Reconcilekit} {
+		t.Run(style, func(t *testing.T) {
+			ns := style + "-invalid"
+			if err := admin.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+				t.Fatal(err)
+			}
+			stop := run(t, cp, Options{Style: style, Kind: Keyval, Concurrency: 1, MetricsAddress: "0", SkipNameValidation: true})
+			defer stop()
+			kv := testKinds[Keyval].object(ns, "sessions").(*storev1alpha1.Keyval)
+			if err := admin.Create(t.Context(), kv); err != nil {
+				t.Fatal(err)
+			}
+			var generation int64
+			key := fmt.Sprintf("/registry/%s/%s/%s/%s", mapping.Resource.Group, mapping.Resource.Resource, ns, kv.Name)
+			if err := cp.RewriteStored(t.Context(), key, func(stored map[string]any) {
+				stored["spec"].(map[string]any)["replicas"] = int64(6)
+				md := stored["metadata"].(map[string]any)
+				generation = int64(md["generation"].(float64)) + 1
+				md["generation"] = generation
+			}); err != nil {
+				t.Fatal(err)
+			}
+			reconciletest.Eventually(t, func(ctx context.Context) error {
+				if err := admin.Get(ctx, client.ObjectKeyFromObject(kv), kv); err != nil {
+					return err
+				}
+				data, err := k8sruntime.DefaultUnstructuredConverter.ToUnstructured(kv)
+				if err != nil {
+					return err
+				}
+				res, err := kstatus.Compute(&unstructured.Unstructured{Object: data})
+				if err != nil {
+					return err
+				}
+				if kv.Generation != generation || kv.Status.ObservedGeneration != generation || res.Status != kstatus.FailedStatus {
+					return fmt.Errorf("generation %d, observed %d, kstatus %s (%s)", kv.Generation, kv.Status.ObservedGeneration, res.Status, res.Message)
+				}
+				return nil
+			})
+			if stalled := meta.FindStatusCondition(kv.Status.Conditions, "Stalled"); stalled == nil || stalled.Reason != "InvalidSpec" || !strings.Contains(stalled.Message, "spec.replicas 6") {
+				t.Errorf("Stalled is %+v; want reason InvalidSpec, naming spec.replicas 6", stalled)
+			}
+			var sts appsv1.StatefulSet
+			switch err := admin.Get(t.Context(), client.ObjectKeyFromObject(kv), &sts); {
+			case apierrors.IsNotFound(err):
+			case err != nil:
+				t.Error(err)
+			case *sts.Spec.Replicas != 1:
+				t.Errorf("the StatefulSet followed the refused spec: %d replicas", *sts.Spec.Replicas)
+			}
+			// No finalizer holds it: the cleanup of a Keyval that keeps its volumes has
+			// nothing to do, and the next style's operator none of this one's to reconcile.
+			if err := admin.Delete(t.Context(), kv); err != nil {
+				t.Fatal(err)
+			}
+			reconciletest.Eventually(t, func(ctx context.Context) error {
+				if err := admin.Get(ctx, client.ObjectKeyFromObject(kv), kv); !apierrors.IsNotFound(err) {
+					return fmt.Errorf("the Keyval is still there (%v)", err)
+				}
+				return nil
+			})
+		})
+	}
+}
