@@ -296,13 +296,14 @@ var kinds = []*kind{
 			declare:     func(opts ...reconcile.Option) reconcile.Declaration { return keyval.New(opts...) },
 			concurrency: keyval.Concurrency,
 		},
-		// No seed: there is no seed-style Keyval to measure it against.
+		// No seed: there is no seed-style Keyval to measure it against. The peers' run
+		// as processes (peer.go), as for the other kinds.
 	},
 }
 
 // has says whether k can be measured with impl: a kind with no seed-style operator (the
 // Keyval, which no seed has) is not measured seed-style, nor one the peer binary does not
-// run (the Keyval again) as a process.
+// run as a process.
 func (k *kind) has(impl string) bool {
 	switch {
 	case impl == seeded:

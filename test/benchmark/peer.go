@@ -47,7 +47,7 @@ const (
 var peerStyles = map[string]string{fluxStyle: "flux", capiStyle: "capi", libraryProcess: "reconcilekit"}
 
 // peerKinds are the kinds the peer binary runs, by the kind's name.
-var peerKinds = map[string]string{"Memcached": "memcached", "PodSet": "podset", "At": "at"}
+var peerKinds = map[string]string{"Memcached": "memcached", "PodSet": "podset", "At": "at", "Keyval": "keyval"}
 
 // isProcess says impl runs as a process of its own.
 func isProcess(impl string) bool { _, ok := peerStyles[impl]; return ok }

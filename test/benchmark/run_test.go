@@ -16,7 +16,7 @@ import (
 // their heap from their endpoint).
 func TestEveryImplementationConvergesAndOnlyTheSeedWritesWhileItResyncs(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts thirty-two clusters")
+		t.Skip("starts thirty-nine clusters")
 	}
 	ctrl.SetLogger(logr.Discard())
 	root, err := moduleRoot()

@@ -1,4 +1,4 @@
-// Command peer runs one example operator (Memcached, PodSet or At) as its own process, in
+// Command peer runs one example operator (Memcached, PodSet, At or Keyval) as its own process, in
 // one of three styles: written with Flux's helpers (package flux), with Cluster API's
 // (package capi), or built from reconcilekit as the example ships (its declaration in a
 // reconcile.Manager). The benchmark (test/benchmark) starts it against a control plane,
@@ -34,6 +34,7 @@ import (
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -49,6 +50,8 @@ import (
 
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
 	at "github.com/reconcilekit/reconcilekit/examples/at/controller"
+	storev1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
+	keyval "github.com/reconcilekit/reconcilekit/examples/keyval/controller"
 	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	memcached "github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
@@ -70,13 +73,17 @@ const (
 	Memcached = "memcached"
 	PodSet    = "podset"
 	At        = "at"
+	Keyval    = "keyval"
 )
+
+// wantKinds names the kinds, for an error.
+var wantKinds = fmt.Sprintf("want %s, %s, %s or %s", Memcached, PodSet, At, Keyval)
 
 // Options are one operator's settings, from the command line.
 type Options struct {
 	// Style is Flux, ClusterAPI or Reconcilekit.
 	Style string
-	// Kind is Memcached, PodSet or At.
+	// Kind is Memcached, PodSet, At or Keyval.
 	Kind string
 	// Concurrency is how many objects it reconciles at a time.
 	Concurrency int
@@ -90,7 +97,7 @@ type Options struct {
 func main() {
 	var o Options
 	flag.StringVar(&o.Style, "style", "", "how the operator is written: flux, capi or reconcilekit")
-	flag.StringVar(&o.Kind, "kind", "", "the kind it runs: memcached, podset or at")
+	flag.StringVar(&o.Kind, "kind", "", "the kind it runs: memcached, podset, at or keyval")
 	flag.IntVar(&o.Concurrency, "concurrency", 16, "objects reconciled at a time")
 	qps := flag.Float64("qps", -1, "the client's requests per second; -1 leaves it unthrottled")
 	burst := flag.Int("burst", 0, "the client's burst above -qps")
@@ -120,7 +127,7 @@ func main() {
 func New(ctx context.Context, cfg *rest.Config, o Options) (manager.Manager, error) {
 	scheme := k8sruntime.NewScheme()
 	if err := errors.Join(clientgoscheme.AddToScheme(scheme), cachev1beta1.AddToScheme(scheme),
-		appsv1alpha1.AddToScheme(scheme), cnatv1alpha1.AddToScheme(scheme)); err != nil {
+		appsv1alpha1.AddToScheme(scheme), cnatv1alpha1.AddToScheme(scheme), storev1alpha1.AddToScheme(scheme)); err != nil {
 		return nil, err
 	}
 	if o.Concurrency < 1 {
@@ -128,7 +135,7 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (manager.Manager, err
 	}
 	watched, ok := watches[o.Kind]
 	if !ok {
-		return nil, fmt.Errorf("-kind %q: want %s, %s or %s", o.Kind, Memcached, PodSet, At)
+		return nil, fmt.Errorf("-kind %q: %s", o.Kind, wantKinds)
 	}
 	synced := &syncedHandler{}
 	opts := ctrl.Options{
@@ -160,6 +167,7 @@ var watches = map[string][]client.Object{
 	Memcached: {&cachev1beta1.Memcached{}, &appsv1.Deployment{}, &corev1.Service{}},
 	PodSet:    {&appsv1alpha1.PodSet{}, &appsv1.Deployment{}, &corev1.Pod{}},
 	At:        {&cnatv1alpha1.At{}, &corev1.Pod{}},
+	Keyval:    {&storev1alpha1.Keyval{}, &appsv1.StatefulSet{}, &corev1.Service{}, &policyv1.PodDisruptionBudget{}, &corev1.ConfigMap{}},
 }
 
 // syncedHandler answers 200 once the cache has synced, 503 before.
@@ -186,12 +194,19 @@ func newManager(ctx context.Context, cfg *rest.Config, opts ctrl.Options, o Opti
 		return reconcile.Manager{Options: opts, Controllers: []reconcile.Declaration{declare(reconcile.WithConcurrency(o.Concurrency))}}.New(cfg)
 	}
 	// The cache holds what reconcilekit's would: managed fields stripped, and only the
-	// pods of the kind's own operator.
+	// pods of the kind's own operator, or the Keyval operator's own ConfigMaps (the
+	// example's cache declaration), not every one of the cluster.
 	opts.Cache = cache.Options{DefaultTransform: cache.TransformStripManagedFields()}
-	if managedBy := map[string]string{PodSet: "podset-operator", At: "at-operator"}[o.Kind]; managedBy != "" {
-		opts.Cache.ByObject = map[client.Object]cache.ByObject{
-			&corev1.Pod{}: {Label: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": managedBy})},
-		}
+	ours := func(managedBy string) cache.ByObject {
+		return cache.ByObject{Label: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": managedBy})}
+	}
+	switch o.Kind {
+	case PodSet:
+		opts.Cache.ByObject = map[client.Object]cache.ByObject{&corev1.Pod{}: ours("podset-operator")}
+	case At:
+		opts.Cache.ByObject = map[client.Object]cache.ByObject{&corev1.Pod{}: ours("at-operator")}
+	case Keyval:
+		opts.Cache.ByObject = map[client.Object]cache.ByObject{&corev1.ConfigMap{}: ours("keyval-operator")}
 	}
 	var setup func(manager.Manager) error
 	switch o.Style {
@@ -205,7 +220,7 @@ func newManager(ctx context.Context, cfg *rest.Config, opts ctrl.Options, o Opti
 		return nil, fmt.Errorf("-style %q: want %s, %s or %s", o.Style, Flux, ClusterAPI, Reconcilekit)
 	}
 	if setup == nil {
-		return nil, fmt.Errorf("-kind %q: want %s, %s or %s", o.Kind, Memcached, PodSet, At)
+		return nil, fmt.Errorf("-kind %q: %s", o.Kind, wantKinds)
 	}
 	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
@@ -223,8 +238,10 @@ func declaration(kind string) (func(...reconcile.Option) reconcile.Declaration, 
 		return func(opts ...reconcile.Option) reconcile.Declaration { return podset.New(opts...) }, nil
 	case At:
 		return func(opts ...reconcile.Option) reconcile.Declaration { return at.New(opts...) }, nil
+	case Keyval:
+		return func(opts ...reconcile.Option) reconcile.Declaration { return keyval.New(opts...) }, nil
 	}
-	return nil, fmt.Errorf("-kind %q: want %s, %s or %s", kind, Memcached, PodSet, At)
+	return nil, fmt.Errorf("-kind %q: %s", kind, wantKinds)
 }
 
 func fluxSetup(kind string, concurrency int) func(manager.Manager) error {
@@ -241,6 +258,10 @@ func fluxSetup(kind string, concurrency int) func(manager.Manager) error {
 	case At:
 		return func(mgr manager.Manager) error {
 			return (&flux.AtReconciler{Client: mgr.GetClient(), ControllerName: name}).SetupWithManager(mgr, concurrency)
+		}
+	case Keyval:
+		return func(mgr manager.Manager) error {
+			return (&flux.KeyvalReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), ControllerName: name}).SetupWithManager(mgr, concurrency)
 		}
 	}
 	return nil
@@ -259,6 +280,10 @@ func capiSetup(ctx context.Context, kind string, concurrency int) func(manager.M
 	case At:
 		return func(mgr manager.Manager) error {
 			return (&capi.AtReconciler{Client: mgr.GetClient()}).SetupWithManager(ctx, mgr, concurrency)
+		}
+	case Keyval:
+		return func(mgr manager.Manager) error {
+			return (&capi.KeyvalReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}).SetupWithManager(ctx, mgr, concurrency)
 		}
 	}
 	return nil

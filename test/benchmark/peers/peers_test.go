@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
+	storev1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
 	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
@@ -37,6 +40,10 @@ type testKind struct {
 	// conditions are the condition types a converged object has, whatever the style:
 	// the example's API's status.
 	conditions []string
+	// vary, when set, makes the i-th object of the test differ from the others.
+	vary func(obj client.Object, i int)
+	// deleted, when set, checks what the objects left behind once they are gone.
+	deleted func(ctx context.Context, c client.Client, namespace string) error
 }
 
 var testKinds = map[string]testKind{
@@ -74,6 +81,48 @@ var testKinds = map[string]testKind{
 		ready:      func(obj client.Object) bool { return obj.(*cnatv1alpha1.At).Status.Phase == cnatv1alpha1.PhaseDone },
 		conditions: []string{"Ready", "Succeeded"},
 	},
+	Keyval: {
+		object: func(namespace, name string) client.Object {
+			return &storev1alpha1.Keyval{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}, Spec: storev1alpha1.KeyvalSpec{Replicas: 1}}
+		},
+		list: &storev1alpha1.KeyvalList{},
+		ready: func(obj client.Object) bool {
+			return meta.IsStatusConditionTrue(obj.(*storev1alpha1.Keyval).Status.Conditions, "Available")
+		},
+		conditions: []string{"Available", "Degraded", "Progressing", "Ready"},
+		// Every other Keyval takes its volumes with it, the others keep theirs.
+		vary: func(obj client.Object, i int) {
+			if i%2 == 1 {
+				obj.(*storev1alpha1.Keyval).Spec.Storage.WhenDeleted = storev1alpha1.Delete
+			}
+		},
+		deleted: keyvalClaimsLeft,
+	},
+}
+
+// keyvalClaimsLeft fails unless the claims of the Keyvals of the test that were deleted
+// in namespace are there, bound, for those that keep their volumes, and gone for those
+// that take them with them: the Keyval went only once they had.
+func keyvalClaimsLeft(ctx context.Context, c client.Client, namespace string) error {
+	var claims corev1.PersistentVolumeClaimList
+	if err := c.List(ctx, &claims, client.InNamespace(namespace)); err != nil {
+		return err
+	}
+	left := map[string]bool{}
+	for _, claim := range claims.Items {
+		left[claim.Name] = claim.DeletionTimestamp.IsZero() && claim.Status.Phase == corev1.ClaimBound
+	}
+	var wrong []string
+	for i := range testObjects {
+		name := fmt.Sprintf("data-%s-%d-0", Keyval, i)
+		if kept, want := left[name], i%2 == 0; kept != want {
+			wrong = append(wrong, fmt.Sprintf("%s kept: %t, want %t", name, kept, want))
+		}
+	}
+	if len(wrong) > 0 {
+		return fmt.Errorf("once the Keyvals are gone, their claims: %s", strings.Join(wrong, "; "))
+	}
+	return nil
 }
 
 // TestEveryStyleConvergesEveryKindAsKstatusReadsIt runs each style's operator of each kind
@@ -85,10 +134,11 @@ func TestEveryStyleConvergesEveryKindAsKstatusReadsIt(t *testing.T) {
 	cp := reconciletest.StartCluster(t, 1,
 		filepath.Join(root, "examples", "memcached", "config", "crd", "bases"),
 		filepath.Join(root, "examples", "podset", "config", "crd", "bases"),
-		filepath.Join(root, "examples", "at", "config", "crd", "bases"))
+		filepath.Join(root, "examples", "at", "config", "crd", "bases"),
+		filepath.Join(root, "examples", "keyval", "config", "crd", "bases"))
 	scheme := k8sruntime.NewScheme()
 	if err := errors.Join(clientgoscheme.AddToScheme(scheme), cachev1beta1.AddToScheme(scheme),
-		appsv1alpha1.AddToScheme(scheme), cnatv1alpha1.AddToScheme(scheme)); err != nil {
+		appsv1alpha1.AddToScheme(scheme), cnatv1alpha1.AddToScheme(scheme), storev1alpha1.AddToScheme(scheme)); err != nil {
 		t.Fatal(err)
 	}
 	admin, err := client.New(cp.Config, client.Options{Scheme: scheme})
@@ -96,7 +146,7 @@ func TestEveryStyleConvergesEveryKindAsKstatusReadsIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, style := range []string{Flux, ClusterAPI, Reconcilekit} {
-		for _, kind := range []string{Memcached, PodSet, At} {
+		for _, kind := range []string{Memcached, PodSet, At, Keyval} {
 			t.Run(style+"/"+kind, func(t *testing.T) {
 				k := testKinds[kind]
 				ns := style + "-" + kind
@@ -106,7 +156,11 @@ func TestEveryStyleConvergesEveryKindAsKstatusReadsIt(t *testing.T) {
 				stop := run(t, cp, Options{Style: style, Kind: kind, Concurrency: 4, MetricsAddress: "0", SkipNameValidation: true})
 				defer stop()
 				for i := range testObjects {
-					if err := admin.Create(t.Context(), k.object(ns, fmt.Sprintf("%s-%d", kind, i))); err != nil {
+					obj := k.object(ns, fmt.Sprintf("%s-%d", kind, i))
+					if k.vary != nil {
+						k.vary(obj, i)
+					}
+					if err := admin.Create(t.Context(), obj); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -127,11 +181,27 @@ func TestEveryStyleConvergesEveryKindAsKstatusReadsIt(t *testing.T) {
 				if err := haveConditions(t.Context(), admin, k, ns); err != nil {
 					t.Error(err)
 				}
-				// The objects go, so that the next style's operator of the kind, which
-				// watches every namespace, has none of this one's to reconcile.
+				// The objects go, with this operator running their cleanup where they have
+				// one, so that the next style's operator of the kind, which watches every
+				// namespace, has none of this one's to reconcile.
 				for i := range testObjects {
 					if err := admin.Delete(t.Context(), k.object(ns, fmt.Sprintf("%s-%d", kind, i))); err != nil {
 						t.Fatal(err)
+					}
+				}
+				reconciletest.Eventually(t, func(ctx context.Context) error {
+					list := k.list.DeepCopyObject().(client.ObjectList)
+					if err := admin.List(ctx, list, client.InNamespace(ns)); err != nil {
+						return err
+					}
+					if n := meta.LenList(list); n > 0 {
+						return fmt.Errorf("%d of %d objects still there after their deletion", n, testObjects)
+					}
+					return nil
+				})
+				if k.deleted != nil {
+					if err := k.deleted(t.Context(), admin, ns); err != nil {
+						t.Error(err)
 					}
 				}
 			})
@@ -149,7 +219,7 @@ func TestNewRefusesWhatItDoesNotRun(t *testing.T) {
 		want string
 	}{
 		{"an unknown style", Options{Style: "kubebuilder", Kind: Memcached, Concurrency: 1, MetricsAddress: "0"}, "-style"},
-		{"an unknown kind", Options{Style: Flux, Kind: "Keyval", Concurrency: 1, MetricsAddress: "0"}, "-kind"},
+		{"an unknown kind", Options{Style: Flux, Kind: "Redis", Concurrency: 1, MetricsAddress: "0"}, "-kind"},
 		{"no worker", Options{Style: ClusterAPI, Kind: At, Concurrency: 0, MetricsAddress: "0"}, "-concurrency"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -272,3 +342,88 @@ func status(data map[string]any) map[string]any {
 
 // testObjects is how many objects of each kind each style converges.
 const testObjects = 10
+
+// TestEveryStyleReportsAKeyvalSpecTheSchemaRefusesStalled stores a Keyval's spec past its
+// schema (more servers than it allows, written to etcd behind the API server, as a spec
+// stored under an older schema reaches an operator) and checks that each style's operator
+// reports it as the example does: kstatus reads it Failed at its generation, Stalled with
+// the reason InvalidSpec, and the StatefulSet, if one was made, does not follow it.
+func TestEveryStyleReportsAKeyvalSpecTheSchemaRefusesStalled(t *testing.T) {
+	root := filepath.Join("..", "..", "..")
+	cp := reconciletest.StartAPIServer(t, filepath.Join(root, "examples", "keyval", "config", "crd", "bases"))
+	scheme := k8sruntime.NewScheme()
+	if err := errors.Join(clientgoscheme.AddToScheme(scheme), storev1alpha1.AddToScheme(scheme)); err != nil {
+		t.Fatal(err)
+	}
+	admin, err := client.New(cp.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapping, err := admin.RESTMapper().RESTMapping(storev1alpha1.GroupVersion.WithKind("Keyval").GroupKind(), storev1alpha1.GroupVersion.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, style := range []string{Flux, ClusterAPI, Reconcilekit} {
+		t.Run(style, func(t *testing.T) {
+			ns := style + "-invalid"
+			if err := admin.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+				t.Fatal(err)
+			}
+			stop := run(t, cp, Options{Style: style, Kind: Keyval, Concurrency: 1, MetricsAddress: "0", SkipNameValidation: true})
+			defer stop()
+			kv := testKinds[Keyval].object(ns, "sessions").(*storev1alpha1.Keyval)
+			if err := admin.Create(t.Context(), kv); err != nil {
+				t.Fatal(err)
+			}
+			var generation int64
+			key := fmt.Sprintf("/registry/%s/%s/%s/%s", mapping.Resource.Group, mapping.Resource.Resource, ns, kv.Name)
+			if err := cp.RewriteStored(t.Context(), key, func(stored map[string]any) {
+				stored["spec"].(map[string]any)["replicas"] = int64(6)
+				md := stored["metadata"].(map[string]any)
+				generation = int64(md["generation"].(float64)) + 1
+				md["generation"] = generation
+			}); err != nil {
+				t.Fatal(err)
+			}
+			reconciletest.Eventually(t, func(ctx context.Context) error {
+				if err := admin.Get(ctx, client.ObjectKeyFromObject(kv), kv); err != nil {
+					return err
+				}
+				data, err := k8sruntime.DefaultUnstructuredConverter.ToUnstructured(kv)
+				if err != nil {
+					return err
+				}
+				res, err := kstatus.Compute(&unstructured.Unstructured{Object: data})
+				if err != nil {
+					return err
+				}
+				if kv.Generation != generation || kv.Status.ObservedGeneration != generation || res.Status != kstatus.FailedStatus {
+					return fmt.Errorf("generation %d, observed %d, kstatus %s (%s)", kv.Generation, kv.Status.ObservedGeneration, res.Status, res.Message)
+				}
+				return nil
+			})
+			if stalled := meta.FindStatusCondition(kv.Status.Conditions, "Stalled"); stalled == nil || stalled.Reason != "InvalidSpec" || !strings.Contains(stalled.Message, "spec.replicas 6") {
+				t.Errorf("Stalled is %+v; want reason InvalidSpec, naming spec.replicas 6", stalled)
+			}
+			var sts appsv1.StatefulSet
+			switch err := admin.Get(t.Context(), client.ObjectKeyFromObject(kv), &sts); {
+			case apierrors.IsNotFound(err):
+			case err != nil:
+				t.Error(err)
+			case *sts.Spec.Replicas != 1:
+				t.Errorf("the StatefulSet followed the refused spec: %d replicas", *sts.Spec.Replicas)
+			}
+			// No finalizer holds it: the cleanup of a Keyval that keeps its volumes has
+			// nothing to do, and the next style's operator none of this one's to reconcile.
+			if err := admin.Delete(t.Context(), kv); err != nil {
+				t.Fatal(err)
+			}
+			reconciletest.Eventually(t, func(ctx context.Context) error {
+				if err := admin.Get(ctx, client.ObjectKeyFromObject(kv), kv); !apierrors.IsNotFound(err) {
+					return fmt.Errorf("the Keyval is still there (%v)", err)
+				}
+				return nil
+			})
+		})
+	}
+}

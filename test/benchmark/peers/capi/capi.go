@@ -1,4 +1,4 @@
-// Package capi holds the Memcached, PodSet and At operators written the way Cluster API's
+// Package capi holds the Memcached, PodSet, At and Keyval operators written the way Cluster API's
 // controllers write theirs, with sigs.k8s.io/cluster-api: the MachineDeployment controller
 // (core/reconcilers/machinedeployment) is the model. Reconcile fetches the object, makes
 // a util/patch.Helper at the top and defers patching with it, the status observed
@@ -10,7 +10,10 @@
 // created, so that the next reconcile waits for the cache to see it
 // (kubernetes-sigs/cluster-api#13720). Its event filter is the one infrastructure
 // providers put on every controller, ResourceNotPausedAndHasFilterLabel, with no filter
-// label.
+// label. The Keyval's finalizer is the MachineDeployment controller's way too: ensured with
+// util/finalizers.EnsureFinalizer before the patch helper is made, and removed with
+// controllerutil by reconcileDelete once the example's cleanup is done (with
+// spec.storage.whenDeleted Delete, the StatefulSet and then the volume claims).
 //
 // The conditions are the examples' (Available or Succeeded, Ready, and Reconciling while
 // the children are not done), set with util/conditions, so that kstatus reads each object

@@ -1,4 +1,4 @@
-// Package flux holds the Memcached, PodSet and At operators written the way Flux's own
+// Package flux holds the Memcached, PodSet, At and Keyval operators written the way Flux's own
 // controllers write theirs, with github.com/fluxcd/pkg/runtime: image-automation-controller's
 // ImageUpdateAutomationReconciler is the model (Reconcile fetches the object, makes a
 // patch.SerialPatcher, defers the final patch with runtime/reconcile.AddPatchOptions and
@@ -16,7 +16,12 @@
 // Reconciling stays. The owned children's events bring an object back sooner, through
 // Owns, as source-controller's watches of what it depends on do.
 //
-// No finalizer: Flux controllers add one to delete the artifacts they store, and these
+// The Keyval has the example's finalizer, handled as image-automation-controller handles
+// its own: Reconcile adds it with controllerutil before anything else and requeues (the
+// final patch writes it), and a deleted Keyval's reconcileDelete runs the example's
+// cleanup (with spec.storage.whenDeleted Delete, its StatefulSet and then its volume
+// claims, looked at again until they are gone) before it removes the finalizer. The other
+// kinds have none: Flux controllers add one to delete the artifacts they store, and these
 // operators store none; their children go with garbage collection, as the examples'.
 package flux
 
