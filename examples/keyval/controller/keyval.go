@@ -95,7 +95,7 @@ func (r *logic) Reconcile(ctx context.Context, kv *storev1alpha1.Keyval, s recon
 	// The schema refuses such a spec, but one can reach the operator past it (written to
 	// etcd directly, or stored under an older schema): no retry can make it valid, and the
 	// children must not follow it. Its next change reconciles it again.
-	if err := invalid(kv); err != nil {
+	if err := Invalid(kv); err != nil {
 		conditions.MarkTrue(kv, conditions.Stalled, ReasonInvalidSpec, "%v", err)
 		return requeue.Done()
 	}
@@ -144,9 +144,11 @@ const (
 	MaxReplicas = 5
 )
 
-// invalid says what of kv's spec its schema refuses, as far as the operator relies on it:
-// the number of servers, and what happens to their volumes on deletion.
-func invalid(kv *storev1alpha1.Keyval) error {
+// Invalid says what of kv's spec its schema refuses, as far as the operator relies on it:
+// the number of servers, and what happens to their volumes on deletion; nil for a spec the
+// operator can act on. Such a spec still reaches an operator written past the schema or
+// stored under an older one.
+func Invalid(kv *storev1alpha1.Keyval) error {
 	if r := kv.Spec.Replicas; r < MinReplicas || r > MaxReplicas {
 		return fmt.Errorf("spec.replicas %d is not between %d and %d", r, MinReplicas, MaxReplicas)
 	}

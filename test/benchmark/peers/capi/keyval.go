@@ -24,7 +24,6 @@ import (
 	storev1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
 	keyval "github.com/reconcilekit/reconcilekit/examples/keyval/controller"
 	"github.com/reconcilekit/reconcilekit/test/benchmark/peers/internal/child"
-	"github.com/reconcilekit/reconcilekit/test/benchmark/peers/internal/keyvalspec"
 )
 
 // KeyvalReconciler runs a Keyval as the example's ConfigMap, PodDisruptionBudget, two
@@ -99,7 +98,7 @@ func (r *KeyvalReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ c
 
 func (r *KeyvalReconciler) reconcile(ctx context.Context, kv *storev1alpha1.Keyval) error {
 	// A spec the schema refuses cannot succeed on a retry: stalled until it changes.
-	if err := keyvalspec.Invalid(kv); err != nil {
+	if err := keyval.Invalid(kv); err != nil {
 		mark(kv, Stalled, metav1.ConditionTrue, keyval.ReasonInvalidSpec, err.Error())
 		progressing(kv, true, "", "")
 		return nil

@@ -22,7 +22,6 @@ import (
 	storev1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
 	keyval "github.com/reconcilekit/reconcilekit/examples/keyval/controller"
 	"github.com/reconcilekit/reconcilekit/test/benchmark/peers/internal/child"
-	"github.com/reconcilekit/reconcilekit/test/benchmark/peers/internal/keyvalspec"
 )
 
 var keyvalReadyCondition = runtimereconcile.Conditions{
@@ -98,7 +97,7 @@ func (r *KeyvalReconciler) reconcile(ctx context.Context, sp *patch.SerialPatche
 		return ctrl.Result{}, err
 	}
 	// A spec the schema refuses cannot succeed on a retry: stalled until it changes.
-	if err := keyvalspec.Invalid(obj); err != nil {
+	if err := keyval.Invalid(obj); err != nil {
 		conditions.MarkStalled(obj, keyval.ReasonInvalidSpec, "%s", err)
 		return ctrl.Result{}, nil
 	}
