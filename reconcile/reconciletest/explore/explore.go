@@ -38,7 +38,7 @@ var (
 	parallel   = flag.Int("explore.parallel", 0, "the most perturbed runs of each exploration made at once, whatever its Parallel; 0 keeps its own")
 )
 
-var replay = flag.String("explore.replay", "", "run only the reference run and the exploration run of this name (crash@7, fail@3, stale@deployments, ...), as a failure's report says")
+var replay = flag.String("explore.replay", "", "run only the reference run and the exploration run of this name (crash@7, fail@3, stale@apps/deployments@write3, ...), as a failure's report says")
 
 // Class is a kind of perturbation.
 type Class string
