@@ -27,8 +27,13 @@ import (
 // at a read after a write catches it. With it on, as package reconcile sets it by
 // default, the second look waits until the cache shows the create: no point at a read
 // faults it. (A point at a list may fault both: a restarted process remembers none of
-// its writes.)
+// its writes.) Like the mutants but the cheapest, it is explored by make test-explore
+// (-explore.mutants), not in the package's usual tests, which it would lengthen by half a
+// minute.
 func TestExploringStaleReadsCatchesACreateDecidedOnALaggingCache(t *testing.T) {
+	if !*allMutants {
+		t.Skip("explored with the mutants: -explore.mutants (make test-explore)")
+	}
 	for _, tc := range []struct {
 		name   string
 		opts   []reconcile.Option
