@@ -38,7 +38,7 @@ var (
 	parallel   = flag.Int("explore.parallel", 0, "the most perturbed runs of each exploration made at once, whatever its Parallel; 0 keeps its own")
 )
 
-var replay = flag.String("explore.replay", "", "run only the reference run and the exploration run of this name (crash@7, fail@3, stale@deployments, ...), as a failure's report says")
+var replay = flag.String("explore.replay", "", "run only the reference run and the exploration run of this name (crash@7, fail@3, stale@apps/deployments@write3, ...), as a failure's report says")
 
 // Class is a kind of perturbation.
 type Class string
@@ -58,11 +58,17 @@ const (
 	// loses the answer: the operator sees 504 Gateway Timeout for a write that was made.
 	// A point for each write of the reference run.
 	Lost Class = "lost"
-	// Stale restarts the operator once a step has settled, against a view of one resource
-	// that lags: the objects of that resource the step created stay hidden from the new
-	// operator's watch (its list) for a while, as from an API server whose watch cache
-	// lags etcd, while the other resources are current. A point for each resource the
-	// operator watches and each step.
+	// Stale has the operator read one resource through a cache that lags, at two kinds
+	// of read (stale.go). At a read after its own write: from its nth write on (the
+	// write's number as for Fail), the watch events of the written resource are held
+	// back for a while, so that every read of it through the cache meanwhile sees the
+	// view before the write, and the reconciles those events ask for come late; a point
+	// for each write of the reference run accepted on a resource the operator watches.
+	// At its list: once a step has settled, the operator restarts, and the objects of
+	// one resource the step created stay hidden from the new operator's list (and its
+	// watch) for a while, as from an API server whose watch cache lags etcd, while the
+	// other resources are current; a point for each resource the operator watches and
+	// each step that created objects of it in the reference run.
 	Stale Class = "stale"
 	// Unobserved coalesces the watch events of one resource: of a series of changes of
 	// one object, the operator sees only the first and the last. A point for each
@@ -322,7 +328,8 @@ func budget(points []perturbation, n int) []perturbation {
 // perturbation is one run's perturbation: a class and its point.
 type perturbation struct {
 	class Class
-	n     int             // Crash, Fail, Lost: the write; Stale: the step
+	n     int             // Crash, Fail, Lost: the write; Stale at a list: the step
+	write int             // Stale at a read: the write from which the cache of res lags
 	res   string          // Stale, Unobserved: the resource watched
 	known map[string]bool // Stale: the objects of res the lagging view holds, by namespace/name
 	tr    *transition     // Spec: the transition
@@ -336,7 +343,10 @@ func (p perturbation) name() string {
 	case Crash, Fail, Lost:
 		return fmt.Sprintf("%s@%d", p.class, p.n)
 	case Stale:
-		return fmt.Sprintf("%s@%s@%d", p.class, p.res, p.n)
+		if p.write > 0 {
+			return fmt.Sprintf("%s@%s@write%d", p.class, p.res, p.write)
+		}
+		return fmt.Sprintf("%s@%s@step%d", p.class, p.res, p.n)
 	case Spec:
 		_, name, _ := strings.Cut(p.tr.object, " ")
 		return fmt.Sprintf("%s@%s@%s", p.class, name, p.tr.name())
@@ -361,11 +371,7 @@ func (ex *explorer) points(c Class, ref *result) []perturbation {
 			ps = append(ps, perturbation{class: c, n: i + 1})
 		}
 	case Stale:
-		for _, res := range ref.watched {
-			for i := range ex.x.Workload {
-				ps = append(ps, perturbation{class: c, res: res, n: i + 1})
-			}
-		}
+		ps = stalePoints(ref, len(ex.x.Workload))
 	case Unobserved:
 		for _, res := range ref.watched {
 			ps = append(ps, perturbation{class: c, res: res})
@@ -471,7 +477,11 @@ type result struct {
 	objects   map[string]*unstructured.Unstructured
 	findings  []Violation
 	deleted   map[string]bool // "Kind name" of the workload's objects it deleted
-	broken    error           // while shrinking: a step failed without a step left out
+	// views are, in the reference run, the objects of each resource the operator watched
+	// (group/resource → namespace/name) before the first step and after each step: what
+	// each step created, for the Stale points at a list.
+	views  []map[string]map[string]bool
+	broken error // while shrinking: a step failed without a step left out
 }
 
 // run makes one run of the workload under p, as a subtest named name.
@@ -555,7 +565,7 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 	start := func(p perturbation) {
 		awaited = 0
 		incarnations++
-		inc = &incarnation{n: incarnations, p: p, led: led, killed: make(chan struct{}), watched: watched, admin: admin, ours: ex.ours, kinds: ex.kinds, namespace: e.Namespace}
+		inc = &incarnation{n: incarnations, p: p, led: led, killed: make(chan struct{}), watched: watched, admin: admin, ours: ex.ours, kinds: ex.kinds, namespace: e.Namespace, lag: &lagWindow{}}
 		e.Config = reconciletest.Intercept(rest.CopyConfig(base), inc.hook)
 		n := ours()
 		expected = reconciles() + float64(n)
@@ -602,6 +612,9 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 		}
 	}
 	settle(-1)
+	if res.p.class == "" {
+		res.views = append(res.views, ex.view(t, ctx, admin, e.Namespace, watched))
+	}
 	for i, s := range ex.x.Workload {
 		if res.p.drop[i] {
 			continue
@@ -637,6 +650,7 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 				t.Fatalf("explore: %v", err)
 			}
 			ex.mapping.learn(normalise(objs, e.Namespace, ex.ours), managed(objs))
+			res.views = append(res.views, ex.view(t, ctx, admin, e.Namespace, watched))
 		}
 		if tr := res.p.tr; tr != nil && tr.step == i {
 			// The transition, settled and judged, then the spec before it, settled and
@@ -830,6 +844,7 @@ type incarnation struct {
 	current  []currentClaim // Current verdicts written since the last settle
 	filters  []*watchFilter
 	hidden   []json.RawMessage // Stale: the events of the objects its list hid, for its watch
+	lag      *lagWindow        // Stale at a read: when its cache of the resource lags
 }
 
 // currentClaim is a status the operator wrote that kstatus reads as Current, with the
@@ -869,6 +884,10 @@ func (inc *incarnation) hook(r *reconciletest.Request) (*http.Response, error) {
 	inc.sent++
 	fail := inc.p.class == Fail && inc.sent == inc.p.n
 	lose := inc.p.class == Lost && inc.sent == inc.p.n
+	if inc.p.class == Stale && inc.sent == inc.p.write {
+		// Before the write is sent: its own event is among those held.
+		inc.lag.start(time.Now())
+	}
 	inc.mu.Unlock()
 	if fail {
 		w.Name, w.Code, w.Injected = nameOf(r, nil), http.StatusInternalServerError, true

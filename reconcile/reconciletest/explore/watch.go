@@ -13,10 +13,10 @@ import (
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
-// How long Stale hides the objects its view lacks, and how long Unobserved gathers the
-// events of a series before it delivers the last of them. The lag outlasts the second by
-// which package reconcile delays the reconciles a child's events ask for, so that those
-// reconciles see the lagging view.
+// How long Stale hides the objects its view lacks or holds the events its cache lags by,
+// and how long Unobserved gathers the events of a series before it delivers the last of
+// them. The lag outlasts the second by which package reconcile delays the reconciles a
+// child's events ask for, so that those reconciles see the lagging view.
 const (
 	staleLag       = 2 * time.Second
 	coalesceWindow = time.Second
@@ -30,7 +30,8 @@ func (inc *incarnation) watch(r *reconciletest.Request) (*http.Response, error) 
 	}
 	res := groupOf(r) + "/" + r.Resource
 	inc.watched.Store(res, true)
-	perturbed := (inc.p.class == Stale && inc.p.known != nil || inc.p.class == Unobserved) && inc.p.res == res
+	stale := inc.p.class == Stale && (inc.p.known != nil || inc.p.write > 0)
+	perturbed := (stale || inc.p.class == Unobserved) && inc.p.res == res
 	if !perturbed {
 		resp, err := r.Send()
 		if err == nil && resp.Body != nil {
@@ -45,6 +46,9 @@ func (inc *incarnation) watch(r *reconciletest.Request) (*http.Response, error) 
 		return resp, err
 	}
 	f := &watchFilter{class: inc.p.class, known: inc.p.known, in: resp.Body, pending: map[string]int{}}
+	if inc.p.write > 0 {
+		f.lag = inc.lag
+	}
 	inc.mu.Lock()
 	for _, raw := range inc.hidden {
 		f.hidden = append(f.hidden, heldEvent{raw: raw, due: f.hideUntil(time.Now()), key: eventKey(raw)})
@@ -65,7 +69,8 @@ func (inc *incarnation) watch(r *reconciletest.Request) (*http.Response, error) 
 // watchFilter holds back or coalesces the events of one watch.
 type watchFilter struct {
 	class Class
-	known map[string]bool // Stale: the objects the lagging view holds
+	known map[string]bool // Stale at a list: the objects the lagging view holds
+	lag   *lagWindow      // Stale at a read: when the watch holds every event back
 	in    io.ReadCloser
 	out   *io.PipeWriter
 
@@ -141,10 +146,17 @@ func (f *watchFilter) read() {
 		f.mu.Lock()
 		switch f.class {
 		case Stale:
-			// An object the view lacks stays hidden for staleLag, and everything of it
-			// after; the rest passes, in order among itself.
+			// At a read: while the cache lags, every event is held until the lag ends,
+			// and any that follows one still held, so that they arrive in order.
+			// At a list: an object the view lacks stays hidden for staleLag, and
+			// everything of it after; the rest passes, in order among itself.
 			key := eventKey(raw)
-			if key != "" && !f.known[key] {
+			if until, lagging := f.lag.at(now); lagging || (f.lag != nil && len(f.hidden) > 0) {
+				if lagging {
+					f.until = until
+				}
+				f.hidden = append(f.hidden, heldEvent{raw: raw, due: f.until, key: key})
+			} else if f.lag == nil && key != "" && !f.known[key] {
 				f.hidden = append(f.hidden, heldEvent{raw: raw, due: f.hideUntil(now), key: key})
 			} else {
 				f.queue = append(f.queue, heldEvent{raw: raw, due: now, key: key})
