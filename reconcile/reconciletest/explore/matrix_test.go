@@ -166,13 +166,15 @@ func exploreRow(t *testing.T, o *reconciletest.Operator, m mutant) map[explore.C
 	row := map[explore.Class]cell{}
 	ref := exploreCell(t, explore.Exploration{Operator: o, Workload: m.workload(), Mutant: m.bug, Classes: []explore.Class{}}, "")
 	row[""] = ref
+	fmt.Printf("matrix: %q reference run: caught=%v %s %s\n", m.bug, ref.byReference, ref.took.Round(time.Second), ref.first)
 	if ref.byReference {
 		return row
 	}
 	for _, c := range explore.Classes {
 		x := explore.Exploration{Operator: o, Workload: m.workload(), Mutant: m.bug, Classes: []explore.Class{c}, StopAtFirst: true}
 		row[c] = exploreCell(t, x, c)
-		t.Logf("%s: %s %s", c, row[c], row[c].first)
+		// Printed as each is measured: a matrix cut short by its timeout keeps its cells.
+		fmt.Printf("matrix: %q %s: %s %s\n", m.bug, c, row[c], row[c].first)
 	}
 	return row
 }
