@@ -191,10 +191,16 @@ func podsetMutant(logic reconcile.Logic[*podsetv1alpha1.PodSet]) reconcile.Decla
 	)
 }
 
+// invalidSize says the PodSet's size is one its schema refuses, which ensured reports
+// Stalled.
+func invalidSize(ps *podsetv1alpha1.PodSet) bool {
+	return ps.Spec.Size < 0 || ps.Spec.Size > podset.MaxSize
+}
+
 // ensured is the correct PodSet logic's core: a size its schema refuses reported Stalled,
 // else its Deployment, and its readiness in the status.
 func ensured(ctx context.Context, ps *podsetv1alpha1.PodSet, s reconcile.Scope) requeue.Outcome {
-	if ps.Spec.Size < 0 || ps.Spec.Size > podset.MaxSize {
+	if invalidSize(ps) {
 		conditions.MarkTrue(ps, conditions.Stalled, podset.ReasonInvalidSpec, "spec.size %d is not between 0 and %d", ps.Spec.Size, podset.MaxSize)
 		return requeue.Done()
 	}
@@ -229,10 +235,14 @@ func (statusFirst) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, s r
 }
 
 // recordFirst records the size it is about to apply in the status before it applies it,
-// and takes a recorded size for an applied one.
+// and takes a recorded size for an applied one. A size its schema refuses it reports
+// Stalled, as the correct logic does: its one bug is the phase recorded first.
 type recordFirst struct{}
 
 func (recordFirst) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, s reconcile.Scope) requeue.Outcome {
+	if invalidSize(ps) {
+		return ensured(ctx, ps, s)
+	}
 	if ps.Status.Replicas == ps.Spec.Size {
 		return requeue.Done()
 	}
@@ -371,7 +381,8 @@ func (m swallowError) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, 
 // it may have made: a failed or lost create is found again, a create made just before
 // the process died is not. Its memory is its manager's (noted by the manager's API
 // reader): the managers of a run share the mutant's value, as a restarted process would
-// not.
+// not. A size its schema refuses it reports Stalled, as the correct logic does: its one
+// bug is the intent kept in memory.
 type intentInMemory struct{ creating *sync.Map }
 
 // intent is what intentInMemory notes: an object, in one manager's memory.
@@ -381,6 +392,9 @@ type intent struct {
 }
 
 func (m intentInMemory) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, s reconcile.Scope) requeue.Outcome {
+	if invalidSize(ps) {
+		return ensured(ctx, ps, s)
+	}
 	if ps.Status.Selector != "" {
 		return requeue.Done()
 	}
@@ -425,7 +439,7 @@ func (observedOnce) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, s 
 type retryInvalid struct{}
 
 func (retryInvalid) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, s reconcile.Scope) requeue.Outcome {
-	if ps.Spec.Size < 0 || ps.Spec.Size > podset.MaxSize {
+	if invalidSize(ps) {
 		return requeue.Retry(fmt.Errorf("spec.size %d is not between 0 and %d", ps.Spec.Size, podset.MaxSize))
 	}
 	return ensured(ctx, ps, s)
