@@ -1081,13 +1081,24 @@ func (ex *explorer) replayCommand(name string) string {
 			given = append(given, "-"+f.Name)
 			return
 		}
-		given = append(given, fmt.Sprintf("-%s=%s", f.Name, f.Value))
+		given = append(given, shellQuote(fmt.Sprintf("-%s=%s", f.Name, f.Value)))
 	})
 	extra := ""
 	if len(given) > 0 {
 		extra = " " + strings.Join(given, " ")
 	}
 	return fmt.Sprintf("go test -count=1 -run '%s' %s -args -explore.replay=%s%s", strings.Join(parts, "/"), pkg, name, extra)
+}
+
+// shellQuote quotes arg for a POSIX shell when it holds anything but letters, digits and
+// -_=.,@/: (a regular expression of mutants, say, with spaces or |).
+func shellQuote(arg string) string {
+	if strings.IndexFunc(arg, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_=.,@/:", r))
+	}) < 0 {
+		return arg
+	}
+	return "'" + strings.ReplaceAll(arg, "'", `'\''`) + "'"
 }
 
 // createdTwice finds an object created twice: two accepted creates of one name with no
