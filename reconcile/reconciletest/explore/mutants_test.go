@@ -26,6 +26,7 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	keyvalv1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
+	keyval "github.com/reconcilekit/reconcilekit/examples/keyval/controller"
 	podsetv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	podset "github.com/reconcilekit/reconcilekit/examples/podset/controller"
 	"github.com/reconcilekit/reconcilekit/ownership"
@@ -257,10 +258,14 @@ func (recordFirst) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, s r
 
 // generatedName creates the PodSet's Deployment under a name the API server generates,
 // and records that name in the status (as its selector) afterwards: a PodSet whose status
-// records none gets a new Deployment.
+// records none gets a new Deployment. A size its schema refuses it reports Stalled, as the
+// correct logic does: its one bug is the generated name.
 type generatedName struct{}
 
 func (generatedName) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, s reconcile.Scope) requeue.Outcome {
+	if invalidSize(ps) {
+		return ensured(ctx, ps, s)
+	}
 	if ps.Status.Selector != "" {
 		return requeue.Done()
 	}
@@ -353,10 +358,14 @@ func (fightDefaults) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, s
 
 // swallowError reports the PodSet Ready when its Deployment cannot be written, and asks
 // for no retry; like many an operator, it remembers each generation it has reconciled and
-// does nothing more for it.
+// does nothing more for it. A size its schema refuses it reports Stalled, as the correct
+// logic does: its one bug is the error swallowed.
 type swallowError struct{ done *sync.Map }
 
 func (m swallowError) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, s reconcile.Scope) requeue.Outcome {
+	if invalidSize(ps) {
+		return ensured(ctx, ps, s)
+	}
 	key := fmt.Sprintf("%s/%d", ps.UID, ps.Generation)
 	if _, done := m.done.Load(key); done {
 		return requeue.Done()
@@ -517,6 +526,12 @@ func registryOf(kv *keyvalv1alpha1.Keyval) *corev1.ConfigMap {
 }
 
 func (registry) Reconcile(ctx context.Context, kv *keyvalv1alpha1.Keyval, s reconcile.Scope) requeue.Outcome {
+	// A spec its schema refuses is Stalled, as the example's logic has it: the mutant's
+	// one bug is its finalizer.
+	if err := keyval.Invalid(kv); err != nil {
+		conditions.MarkTrue(kv, conditions.Stalled, keyval.ReasonInvalidSpec, "%v", err)
+		return requeue.Done()
+	}
 	cm := registryOf(kv)
 	err := s.Client.Get(ctx, client.ObjectKeyFromObject(cm), cm)
 	if apierrors.IsNotFound(err) {
