@@ -408,19 +408,28 @@ func (m intentInMemory) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet
 		return requeue.Done()
 	}
 	if _, noted := m.creating.Load(intent{s.APIReader, ps.UID}); noted {
-		var list appsv1.DeploymentList
-		if err := s.APIReader.List(ctx, &list, client.InNamespace(ps.Namespace)); err != nil {
+		if found, err := recordControlled(ctx, s.APIReader, ps); err != nil || found {
 			return requeue.Retry(err)
-		}
-		for i := range list.Items {
-			if metav1.IsControlledBy(&list.Items[i], ps) {
-				ps.Status.Selector = "deployment=" + list.Items[i].Name
-				return requeue.Done()
-			}
 		}
 	}
 	m.creating.Store(intent{s.APIReader, ps.UID}, true)
 	return createUnderGeneratedName(ctx, ps, s)
+}
+
+// recordControlled looks in r for a Deployment ps controls and, when there is one, records
+// its name in ps's status as the mutants that name their Deployment by generateName do.
+func recordControlled(ctx context.Context, r client.Reader, ps *podsetv1alpha1.PodSet) (bool, error) {
+	var list appsv1.DeploymentList
+	if err := r.List(ctx, &list, client.InNamespace(ps.Namespace)); err != nil {
+		return false, err
+	}
+	for i := range list.Items {
+		if metav1.IsControlledBy(&list.Items[i], ps) {
+			ps.Status.Selector = "deployment=" + list.Items[i].Name
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // podsetOnce creates a PodSet and deletes it: a workload that changes no spec, which the

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	podsetv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
@@ -78,15 +76,8 @@ func TestExploringStaleReadsCatchesACreateDecidedOnALaggingCache(t *testing.T) {
 type cacheAfterCreate struct{}
 
 func (cacheAfterCreate) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, s reconcile.Scope) requeue.Outcome {
-	var list appsv1.DeploymentList
-	if err := s.Client.List(ctx, &list, client.InNamespace(ps.Namespace)); err != nil {
+	if found, err := recordControlled(ctx, s.Client, ps); err != nil || found {
 		return requeue.Retry(err)
-	}
-	for i := range list.Items {
-		if metav1.IsControlledBy(&list.Items[i], ps) {
-			ps.Status.Selector = "deployment=" + list.Items[i].Name
-			return requeue.Done()
-		}
 	}
 	d := podset.Deployment(ps)
 	d.Name, d.GenerateName = "", ps.Name+"-"
