@@ -31,6 +31,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -75,7 +76,7 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := bench(ctx, *n, *rounds, *workers, *only, *impls, *record, *progress, *heapProfiles, *faults); err != nil {
 		pprof.StopCPUProfile()

@@ -152,6 +152,7 @@ func startPeer(ctx context.Context, binary, style, kind, kubeconfig string, conc
 		"-concurrency", strconv.Itoa(concurrency), "-qps", "-1", "-burst", "0", "-metrics-bind-address", address)
 	p.cmd.Stdout, p.cmd.Stderr = &p.stderr, &p.stderr
 	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.SysProcAttr = peerAttr()
 	if err := p.cmd.Start(); err != nil {
 		return nil, err
 	}
