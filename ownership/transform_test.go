@@ -7,7 +7,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 func TestTransformCompact(t *testing.T) {
@@ -60,6 +62,59 @@ func TestTransformCompact(t *testing.T) {
 				t.Error("a change to a deep copy reached the cached object")
 			}
 		})
+	}
+}
+
+func TestTransformCompactSharesAServicesAndABudgetsSelectorEqualToTheirLabels(t *testing.T) {
+	labels := func() map[string]string { return map[string]string{"app": "web"} }
+	other := func() map[string]string { return map[string]string{"app": "db"} }
+	tests := []struct {
+		name   string
+		obj    func(own, selector map[string]string) client.Object
+		own    map[string]string
+		sel    map[string]string
+		shared bool
+	}{
+		{"a Service selecting its own labels", labelledService, labels(), labels(), true},
+		{"a Service selecting other labels", labelledService, labels(), other(), false},
+		{"a Service without labels", labelledService, nil, labels(), false},
+		{"a PodDisruptionBudget selecting its own labels", labelledBudget, labels(), labels(), true},
+		{"a PodDisruptionBudget selecting other labels", labelledBudget, labels(), other(), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := tt.obj(tt.own, tt.sel)
+			want := obj.DeepCopyObject()
+			out, err := TransformCompact()(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(out, want) {
+				t.Errorf("the transform changed what a reader sees:\n got %+v\nwant %+v", out, want)
+			}
+			var selector map[string]string
+			switch o := out.(type) {
+			case *corev1.Service:
+				selector = o.Spec.Selector
+			case *policyv1.PodDisruptionBudget:
+				selector = o.Spec.Selector.MatchLabels
+			}
+			got := reflect.ValueOf(selector).Pointer() == reflect.ValueOf(out.(client.Object).GetLabels()).Pointer()
+			if got != tt.shared {
+				t.Errorf("selector shares the object's labels: %v, want %v", got, tt.shared)
+			}
+		})
+	}
+}
+
+func labelledService(own, selector map[string]string) client.Object {
+	return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Labels: own}, Spec: corev1.ServiceSpec{Selector: selector}}
+}
+
+func labelledBudget(own, selector map[string]string) client.Object {
+	return &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Labels: own},
+		Spec:       policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: selector}},
 	}
 }
 
