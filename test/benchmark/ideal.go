@@ -20,6 +20,8 @@ import (
 // object's creation, create its children and write its status once to say they are on
 // their way; once its child is done, write its status once more to say so. Nothing is read
 // from the API server, nothing is written twice, no write is guarded by a resourceVersion.
+// The full-status pipeline writes, each once, what the library-built operator must: its
+// status, and its finalizer if it holds deletions.
 type idealSpec struct {
 	// children are what obj needs created, without their owner: the pipeline sets it.
 	children func(obj client.Object) []client.Object
@@ -35,6 +37,11 @@ type idealSpec struct {
 	watches []client.Object
 	// index, if set, registers the indexes ready reads in the pipeline's cache.
 	index func(ctx context.Context, c cache.Cache) error
+	// finalizer, if set, is the finalizer the library-built operator holds its objects
+	// with until it has cleaned up after them. The full-status pipeline adds it, in one
+	// patch before the children, as any operator that must clean up has to: a status
+	// write cannot carry it.
+	finalizer string
 }
 
 // instanceLabel names, on the pods of a PodSet, the PodSet they belong to.
@@ -190,8 +197,16 @@ func (p *idealPipeline) do(ctx context.Context, t idealTask) {
 	}
 }
 
-// start creates obj's children and writes its first status.
+// start adds obj's finalizer (full status only), creates its children and writes its
+// first status.
 func (p *idealPipeline) start(ctx context.Context, obj client.Object) error {
+	if f := p.kind.ideal.finalizer; p.full && f != "" {
+		before := obj.DeepCopyObject().(client.Object)
+		controllerutil.AddFinalizer(obj, f)
+		if err := p.writer.Patch(ctx, obj, client.MergeFrom(before)); err != nil {
+			return err
+		}
+	}
 	for _, child := range p.kind.ideal.children(obj) {
 		if err := controllerutil.SetControllerReference(obj, child, p.writer.Scheme()); err != nil {
 			return err

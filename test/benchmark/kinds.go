@@ -291,6 +291,7 @@ var kinds = []*kind{
 				keyvalStatus(kv, &sts)
 				return true
 			},
+			finalizer: keyval.Finalizer,
 		},
 		library: operator{
 			declare:     func(opts ...reconcile.Option) reconcile.Declaration { return keyval.New(opts...) },
@@ -438,7 +439,11 @@ func commandPod(namespace, name string) client.Object {
 }
 
 // idealWrites is how many writes the ideal pipeline makes for one object: its children's
-// creates and two status writes.
-func (k *kind) idealWrites() float64 {
-	return float64(len(k.ideal.children(k.object(namespace, "any"))) + 2)
+// creates and two status writes, and with full its finalizer's patch.
+func (k *kind) idealWrites(full bool) float64 {
+	writes := len(k.ideal.children(k.object(namespace, "any"))) + 2
+	if full && k.ideal.finalizer != "" {
+		writes++
+	}
+	return float64(writes)
 }

@@ -40,8 +40,8 @@ func TestEveryImplementationConvergesAndOnlyTheSeedWritesWhileItResyncs(t *testi
 					t.Fatal(err)
 				}
 				switch {
-				case (impl == ideal || impl == fullIdeal) && m.Writes != float64(n)*k.idealWrites():
-					t.Errorf("the ideal pipeline made %v writes, want %v per object", m.Writes, k.idealWrites())
+				case (impl == ideal || impl == fullIdeal) && m.Writes != float64(n)*k.idealWrites(impl == fullIdeal):
+					t.Errorf("the ideal pipeline made %v writes, want %v per object", m.Writes, k.idealWrites(impl == fullIdeal))
 				case (impl == library || impl == traced || impl == libraryProcess) && m.ResyncWrites+m.ResyncReads > 0:
 					t.Errorf("the resync made %v writes and %v reads, want none", m.ResyncWrites, m.ResyncReads)
 				case impl == seeded && k.name == "Memcached" && m.ResyncWrites != n:
