@@ -2,11 +2,8 @@ package ownership
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"reflect"
 	"slices"
 
@@ -130,9 +127,9 @@ func ensure[T client.Object](ctx context.Context, w Writer, owner client.Object,
 	if getErr == nil {
 		keepOwnerVersion(c.RESTMapper(), want, live) // before the hash: the same owner is the same intent
 	}
-	var intent string
+	var in intentHash
 	if !o.createOnly { // never compared again: no intent to keep, in the object or in every cache of it
-		if intent, err = hash(want); err != nil {
+		if in, err = intentOf(want, live.GetAnnotations()[IntentAnnotation]); err != nil {
 			return zero, Result{}, err
 		}
 	}
@@ -141,8 +138,8 @@ func ensure[T client.Object](ctx context.Context, w Writer, owner client.Object,
 	err = getErr
 	if apierrors.IsNotFound(err) {
 		created := want.DeepCopyObject().(T)
-		if intent != "" {
-			setIntent(created, intent)
+		if in.current != "" {
+			setIntent(created, in.current)
 		}
 		err = c.Create(ctx, created, client.FieldOwner(w.FieldOwner))
 		if err == nil {
@@ -170,7 +167,7 @@ func ensure[T client.Object](ctx context.Context, w Writer, owner client.Object,
 	// same intent, which sends nothing once the rest is applied.
 	immutable := keepImmutable(want, live)
 	diffs := drift(want, live)
-	reshaped := live.GetAnnotations()[IntentAnnotation] != intent
+	reshaped := !in.recorded(live)
 	if len(diffs) == 0 && !reshaped {
 		return live, Result{Action: Unchanged}, immutable
 	}
@@ -197,7 +194,7 @@ func ensure[T client.Object](ctx context.Context, w Writer, owner client.Object,
 			return zero, Result{}, err
 		}
 	}
-	updated, result, err := watchedApply(ctx, w, owner, want, live, gvk, intent, reshaped, diffs)
+	updated, result, err := watchedApply(ctx, w, owner, want, live, gvk, in.current, reshaped, diffs)
 	if immutable != nil {
 		// The rest may need the new claim templates (a mount of a new claim): say why.
 		return updated, result, errors.Join(immutable, err)
@@ -262,26 +259,6 @@ func takeOverCreatedFields(ctx context.Context, c client.Client, live client.Obj
 // newLike returns a new, empty object of obj's type.
 func newLike[T client.Object](obj T) T {
 	return reflect.New(reflect.TypeOf(obj).Elem()).Interface().(T)
-}
-
-// setIntent records intent in obj's IntentAnnotation.
-func setIntent(obj client.Object, intent string) {
-	annotations := obj.GetAnnotations()
-	if annotations == nil {
-		annotations = map[string]string{}
-	}
-	annotations[IntentAnnotation] = intent
-	obj.SetAnnotations(annotations)
-}
-
-// hash identifies the desired object's content. JSON is the form the API server sees, so a
-// change it would not see (an unexported field) does not count.
-func hash(obj client.Object) (string, error) {
-	h := sha256.New()
-	if err := json.NewEncoder(h).Encode(obj); err != nil {
-		return "", fmt.Errorf("hashing the desired %T: %w", obj, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)[:12]), nil
 }
 
 // apply sends want as a server-side apply configuration, with uid as a precondition, and

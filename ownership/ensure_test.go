@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
@@ -198,6 +199,33 @@ func TestEnsureRemovesAFieldTheDesiredObjectNoLongerSets(t *testing.T) {
 				t.Errorf("removed fields are still set: env %v, annotations %v, labels %v", env, got.Annotations, got.Labels)
 			}
 		})
+	}
+}
+
+func TestEnsureRewritesNoChildWhoseIntentAnEarlierReleaseRecorded(t *testing.T) {
+	c, counter, owner := setup(t)
+	created, _ := ensure(t, c, owner, desired(owner))
+	earlier, err := ownership.EarlierIntent(owner, desired(owner))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if earlier == created.Annotations[ownership.IntentAnnotation] {
+		t.Fatalf("the earlier form of the intent is the current one, %s: nothing to test", earlier)
+	}
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, ownership.IntentAnnotation, earlier)
+	if err := c.Patch(t.Context(), created, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		t.Fatal(err)
+	}
+
+	counter.Reset()
+	if _, result := ensure(t, c, owner, desired(owner)); result.Action != ownership.Unchanged || counter.Writes() != 0 {
+		t.Errorf("Ensure %s in %d writes after an upgrade; want Unchanged in 0", result.Action, counter.Writes())
+	}
+	changed := desired(owner)
+	changed.Spec.Replicas = ptr.To[int32](3)
+	got, result := ensure(t, c, owner, changed)
+	if intent := got.Annotations[ownership.IntentAnnotation]; result.Action != ownership.Updated || intent == earlier {
+		t.Errorf("a changed child: %s with intent %s; want Updated with the current form", result.Action, intent)
 	}
 }
 

@@ -1,6 +1,7 @@
 package ownership
 
 import (
+	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/internal/fight"
@@ -25,4 +26,14 @@ var testFights fight.Detector
 // shell's does.
 func NewTestWriter(c client.Client) Writer {
 	return Writer{Client: fightingClient{c, &testFights}, FieldOwner: TestFieldOwner}
+}
+
+// EarlierIntent is the intent of desired, controlled by owner, in the JSON form earlier
+// releases recorded.
+func EarlierIntent(owner, desired client.Object) (string, error) {
+	want := desired.DeepCopyObject().(client.Object)
+	if err := SetController(owner, want, scheme.Scheme); err != nil {
+		return "", err
+	}
+	return jsonHash(want)
 }

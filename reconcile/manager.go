@@ -51,6 +51,7 @@ type Declaration interface {
 //   - the cache's restrictions of each kind (WithCache), and a transform that drops
 //     managedFields and shares equal label maps (ownership.TransformCompact) unless Options
 //     set one;
+//   - clients that ask the API server for no compression, unless Compression;
 //   - a readiness check, "readyz", that fails until every declared kind's cache has synced
 //     and the controllers have started, and a liveness check, "healthz", served at
 //     Options.HealthProbeBindAddress by the library, which answers a failing check with
@@ -88,6 +89,15 @@ type Manager struct {
 	// NoMetrics leaves the library's metrics out: nothing is registered.
 	// controller-runtime's own metrics follow Options.Metrics.
 	NoMetrics bool
+
+	// Compression lets the API server compress (gzip) what it sends the manager's
+	// clients. Off unless set, as kube-controller-manager and kube-scheduler have it: an
+	// operator runs beside its API server, where compressing costs CPU at both ends and
+	// saves little, and since Kubernetes 1.37 the server compresses every event of an
+	// informer's watch, not only large lists (WatchListCompression). Set it for a manager
+	// that reaches its API server over a slow link. A cfg with DisableCompression set
+	// stays so.
+	Compression bool
 
 	// Certificates, if set, makes and rotates the webhook server's certificate and puts
 	// its authority into the operator's webhook configurations and CRDs: the webhook server
@@ -135,6 +145,10 @@ func (m Manager) New(cfg *rest.Config) (mgr manager.Manager, err error) {
 		}
 	}()
 	opts.HealthProbeBindAddress = "0"
+	if !m.Compression && !cfg.DisableCompression {
+		cfg = rest.CopyConfig(cfg)
+		cfg.DisableCompression = true
+	}
 	crMgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: making the manager: %w", err)

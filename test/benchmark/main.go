@@ -53,6 +53,7 @@ func main() {
 	redraw := flag.Bool("redraw", false, "only redraw docs/performance.svg from test/benchmark/results.json")
 	faults := flag.Float64("faults", 0, "the fraction of the in-process operators' writes (create, update, patch, delete) failed with 500 before they reach the API server, from 0 to 1; not recorded")
 	heapProfiles := flag.String("heapprofiles", "", "write the heap profile of each implementation run as a process (flux, capi, reconcilekit-process), taken when it holds the converged objects, to this directory as <kind>-<flux|capi|reconcilekit>.pb.gz (the last round's; sampled finely, which slows those runs a little)")
+	apiProfiles := flag.String("apiserverprofiles", "", "write a CPU profile of the API server in each run, 20 s into it for 60 s, to this directory as <kind>-<implementation>.apiserver.pprof (the last round's)")
 	flag.Parse()
 	// The operators under test log nothing, so that neither implementation pays for its
 	// log; the control plane's helpers log through the same logger.
@@ -78,14 +79,14 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := bench(ctx, *n, *rounds, *workers, *only, *impls, *record, *progress, *heapProfiles, *faults); err != nil {
+	if err := bench(ctx, *n, *rounds, *workers, *only, *impls, *record, *progress, *heapProfiles, *apiProfiles, *faults); err != nil {
 		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func bench(ctx context.Context, n, rounds, workers int, only, impls string, record bool, progress time.Duration, heapProfiles string, faults float64) error {
+func bench(ctx context.Context, n, rounds, workers int, only, impls string, record bool, progress time.Duration, heapProfiles, apiProfiles string, faults float64) error {
 	if n < 1 {
 		return fmt.Errorf("-n is %d; want at least 1", n)
 	}
@@ -158,7 +159,7 @@ func bench(ctx context.Context, n, rounds, workers int, only, impls string, reco
 					continue
 				}
 				started := time.Now()
-				m, err := run{kind: k, impl: impl, n: n, nodes: nodes, progress: progress, peer: peer, dir: dir, heapProfiles: heapProfiles, faults: faults}.measure(ctx, root)
+				m, err := run{kind: k, impl: impl, n: n, nodes: nodes, progress: progress, peer: peer, dir: dir, heapProfiles: heapProfiles, apiProfiles: apiProfiles, faults: faults}.measure(ctx, root)
 				if err != nil {
 					return fmt.Errorf("round %d, %s, %s: %w", round+1, k.name, impl, err)
 				}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -138,6 +140,8 @@ type run struct {
 	dir string
 	// heapProfiles, when set, is the directory a process's heap profile is written to.
 	heapProfiles string
+	// apiProfiles, when set, is the directory the API server's CPU profile is written to.
+	apiProfiles string
 	// faults is the fraction of an in-process operator's writes failed before they reach
 	// the API server.
 	faults float64
@@ -164,6 +168,11 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 		return m, err
 	}
 
+	if r.apiProfiles != "" {
+		ctx, stop := context.WithCancel(ctx) // ends with the run
+		defer stop()
+		go r.profileAPIServer(ctx, cp.Config)
+	}
 	if r.impl == bare {
 		err = r.converge(ctx, cp, scheme, admin, r.kind.bare, &m)
 		return m, err
@@ -178,7 +187,10 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 	if r.impl == ideal || r.impl == fullIdeal {
 		ctx, fail := context.WithCancelCause(ctx)
 		defer fail(nil)
-		stop, err := startIdeal(ctx, cfg, scheme, r.kind, r.impl == fullIdeal, fail)
+		// The floor's client asks for no compression, as the library's manager does.
+		uncompressed := rest.CopyConfig(cfg)
+		uncompressed.DisableCompression = true
+		stop, err := startIdeal(ctx, uncompressed, scheme, r.kind, r.impl == fullIdeal, fail)
 		if err != nil {
 			return m, err
 		}
@@ -595,3 +607,46 @@ func (c *conflictCounter) reset()            { c.conflicts.Store(0); c.created.S
 type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// apiProfileDelay and apiProfileLength place the API server's CPU profile in a run: past
+// the creates, over the rollouts.
+const (
+	apiProfileDelay  = 20 * time.Second
+	apiProfileLength = 60 * time.Second
+)
+
+// profileAPIServer writes a CPU profile of the API server, taken apiProfileDelay into the
+// run for apiProfileLength, to r.apiProfiles as <kind>-<implementation>.apiserver.pprof.
+// A run too short for it, or a failure, is reported on stderr and fails nothing.
+func (r run) profileAPIServer(ctx context.Context, cfg *rest.Config) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(apiProfileDelay):
+	}
+	err := func() error {
+		c, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		b, err := c.RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", strconv.Itoa(int(apiProfileLength.Seconds()))).DoRaw(ctx)
+		if err != nil {
+			return err
+		}
+		name := strings.ToLower(r.kind.name) + "-" + flagOf(r.impl) + ".apiserver.pprof"
+		return os.WriteFile(filepath.Join(r.apiProfiles, name), b, 0o644)
+	}()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: profiling the API server in the run of %s %s: %v\n", r.kind.name, r.impl, err)
+	}
+}
+
+// flagOf is the name of impl on the command line.
+func flagOf(impl string) string {
+	for flag, i := range implementationFlags {
+		if i == impl {
+			return flag
+		}
+	}
+	return impl
+}
