@@ -44,6 +44,15 @@ type idealSpec struct {
 	finalizer string
 }
 
+// finalizerOf is the finalizer the pipeline adds: the kind's, by the full-status pipeline
+// alone.
+func (s idealSpec) finalizerOf(full bool) string {
+	if !full {
+		return ""
+	}
+	return s.finalizer
+}
+
 // instanceLabel names, on the pods of a PodSet, the PodSet they belong to.
 const instanceLabel = "app.kubernetes.io/instance"
 
@@ -87,6 +96,9 @@ type idealTask struct {
 // the library-built operator's, and returns once its watches have synced; stop ends it and returns the errors it met. The pipeline never retries, so it
 // calls failed with its first error: the run cannot converge.
 func startIdeal(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.Scheme, k *kind, full bool, failed func(error)) (stop func() error, err error) {
+	// The floor's clients ask for no compression, as the library's manager does.
+	cfg = rest.CopyConfig(cfg)
+	cfg.DisableCompression = true
 	ctx, cancel := context.WithCancel(ctx)
 	writer, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
@@ -200,7 +212,7 @@ func (p *idealPipeline) do(ctx context.Context, t idealTask) {
 // start adds obj's finalizer (full status only), creates its children and writes its
 // first status.
 func (p *idealPipeline) start(ctx context.Context, obj client.Object) error {
-	if f := p.kind.ideal.finalizer; p.full && f != "" {
+	if f := p.kind.ideal.finalizerOf(p.full); f != "" {
 		before := obj.DeepCopyObject().(client.Object)
 		controllerutil.AddFinalizer(obj, f)
 		if err := p.writer.Patch(ctx, obj, client.MergeFrom(before)); err != nil {

@@ -442,7 +442,7 @@ func commandPod(namespace, name string) client.Object {
 // creates and two status writes, and with full its finalizer's patch.
 func (k *kind) idealWrites(full bool) float64 {
 	writes := len(k.ideal.children(k.object(namespace, "any"))) + 2
-	if full && k.ideal.finalizer != "" {
+	if k.ideal.finalizerOf(full) != "" {
 		writes++
 	}
 	return float64(writes)

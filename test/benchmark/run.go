@@ -19,7 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -187,10 +187,7 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 	if r.impl == ideal || r.impl == fullIdeal {
 		ctx, fail := context.WithCancelCause(ctx)
 		defer fail(nil)
-		// The floor's client asks for no compression, as the library's manager does.
-		uncompressed := rest.CopyConfig(cfg)
-		uncompressed.DisableCompression = true
-		stop, err := startIdeal(ctx, uncompressed, scheme, r.kind, r.impl == fullIdeal, fail)
+		stop, err := startIdeal(ctx, cfg, scheme, r.kind, r.impl == fullIdeal, fail)
 		if err != nil {
 			return m, err
 		}
@@ -625,7 +622,7 @@ func (r run) profileAPIServer(ctx context.Context, cfg *rest.Config) {
 	case <-time.After(apiProfileDelay):
 	}
 	err := func() error {
-		c, err := kubernetes.NewForConfig(cfg)
+		c, err := discovery.NewDiscoveryClientForConfig(cfg)
 		if err != nil {
 			return err
 		}
