@@ -14,6 +14,8 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/util/workqueue"
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/reconcilekit/reconcilekit/internal/telemetry"
 )
 
 // DefaultReportAfter is how many consecutive failed attempts of a transient error the
@@ -26,6 +28,12 @@ const DefaultReportAfter = 3
 // per object, so one object's failures do not slow the others; the controller's overall
 // limit of 10 retries a second (bursts of 100) stays. A floor or ceiling of 0 keeps
 // controller-runtime's (5ms, 1000s); a ceiling below the floor is the floor.
+//
+// The delays run on controller-runtime's workqueue, in real time: WithClock does not drive
+// them. Each delay chosen is observed in the reconcilekit_retry_delay_seconds histogram
+// of the kind (docs/observability.md), where a test or a dashboard reads them. The watch
+// event of the status the shell writes for a failure is its own and brings no earlier
+// retry.
 func WithBackoff(floor, ceiling time.Duration) Option {
 	return func(o *options) { o.backoffFloor, o.backoffCeiling = floor, ceiling }
 }
@@ -59,6 +67,29 @@ func (o *options) rateLimiter() workqueue.TypedRateLimiter[rtreconcile.Request] 
 		workqueue.NewTypedItemExponentialFailureRateLimiter[rtreconcile.Request](floor, ceiling),
 		&workqueue.TypedBucketRateLimiter[rtreconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
 	)
+}
+
+// observedDelays is a rate limiter that observes each delay it chooses in
+// telemetry.RetryDelay.
+type observedDelays struct {
+	workqueue.TypedRateLimiter[rtreconcile.Request]
+	kind string
+}
+
+func (l observedDelays) When(req rtreconcile.Request) time.Duration {
+	d := l.TypedRateLimiter.When(req)
+	telemetry.RetryDelay.WithLabelValues(l.kind).Observe(d.Seconds())
+	return d
+}
+
+// observed returns the controller's rate limiter for kind, controller-runtime's default
+// without WithBackoff, its delays observed.
+func (o *options) observed(kind string) workqueue.TypedRateLimiter[rtreconcile.Request] {
+	limiter := o.rateLimiter()
+	if limiter == nil {
+		limiter = workqueue.DefaultTypedControllerRateLimiter[rtreconcile.Request]()
+	}
+	return observedDelays{limiter, kind}
 }
 
 // transient reports whether err is one that a retry is likely to cure by itself: the API

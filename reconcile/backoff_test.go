@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
+	"github.com/reconcilekit/reconcilekit/internal/telemetry"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
@@ -168,5 +171,23 @@ func TestBackoffDoublesFromItsFloorToItsCeilingPerObject(t *testing.T) {
 	limiter.Forget(a)
 	if d := limiter.When(a); d != time.Second {
 		t.Errorf("after a success, the delay is %v, want the floor again", d)
+	}
+}
+
+// The delays the backoff chooses run in real time; each is observed where a test or a
+// dashboard can read it.
+func TestTheBackoffsDelaysAreObservedByKind(t *testing.T) {
+	limiter := reconcile.ObservedRateLimiter("Gadget", reconcile.WithBackoff(time.Second, time.Minute))
+	req := ctrl.Request{NamespacedName: client.ObjectKey{Name: "a"}}
+	for range 3 {
+		limiter.When(req)
+	}
+	h := telemetry.RetryDelay.WithLabelValues("Gadget").(prometheus.Histogram)
+	var m dto.Metric
+	if err := h.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprintf("%d delays, %gs in all", m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum()); got != "3 delays, 7s in all" {
+		t.Errorf("reconcilekit_retry_delay_seconds{kind=Gadget}: %s; want 3 delays, 7s in all (1s, 2s, 4s)", got)
 	}
 }

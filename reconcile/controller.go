@@ -202,7 +202,7 @@ func (c *Controller[T]) setup(mgr manager.Manager, gate Gate, crds *crdGate, met
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(c.object, builder.WithPredicates(s.ignoreOwnWrites())).
-		WithOptions(controller.Options{MaxConcurrentReconciles: s.options.concurrency, RateLimiter: s.options.rateLimiter()})
+		WithOptions(controller.Options{MaxConcurrentReconciles: s.options.concurrency, RateLimiter: s.options.observed(s.kind)})
 	// watch adds the watch of a kind: through crds, started and stopped with its CRD, when
 	// the kind is optional.
 	var gated error

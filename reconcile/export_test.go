@@ -65,3 +65,13 @@ func RateLimiter(opts ...Option) workqueue.TypedRateLimiter[rtreconcile.Request]
 	}
 	return o.rateLimiter()
 }
+
+// ObservedRateLimiter is the rate limiter of a controller of kind with the options, its
+// delays observed.
+func ObservedRateLimiter(kind string, opts ...Option) workqueue.TypedRateLimiter[rtreconcile.Request] {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o.observed(kind)
+}

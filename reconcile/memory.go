@@ -1,7 +1,9 @@
 package reconcile
 
 import (
+	"context"
 	"reflect"
+	"slices"
 	"sync"
 	"time"
 
@@ -49,49 +51,106 @@ func WithProgressInterval(interval time.Duration) Option {
 // expects the cache to reach, and when it last wrote the object's status while the object
 // was reconciling. An object is forgotten once the cache has reached the write and the
 // object is no longer reconciling, so the memory holds the objects in flight only. It also
-// knows which objects a reconcile is running for, so that the watch event of a write is
-// dropped only when no reconcile may have read the object from before it.
+// knows which reconciles are running for which object, so that the watch event of a write
+// is dropped only when no reconcile but the one that made it may have read the object from
+// before it.
 type memory struct {
 	mu      sync.Mutex
 	objects map[types.NamespacedName]*written
-	running map[types.NamespacedName]int // reconciles running, by object
+	running map[types.NamespacedName][]visit        // reconciles running, by object
+	writes  map[types.NamespacedName]chan struct{} // closed once the write in flight is remembered
+	next    visit
 }
+
+// inFlightWait bounds how long the watch of the reconciled kind waits for the answer to a
+// write whose event it holds: the answer is already on its way then, so only a request
+// that failed in flight can take this long.
+const inFlightWait = 5 * time.Second
+
+// visit tells one reconcile from every other, so that a write is known by who made it.
+type visit uint64
 
 type written struct {
 	rv         string    // the resourceVersion of the shell's last write, until the cache shows it
 	at         time.Time // when the shell wrote it
 	inProgress bool      // the status written was Reconciling
 	awaited    bool      // a reconcile was put off until the cache shows rv
+	by         visit     // the reconcile that made the write
+	shared     bool      // another reconcile of the object was running as the write was made
 }
 
 func newMemory() *memory {
-	return &memory{objects: map[types.NamespacedName]*written{}, running: map[types.NamespacedName]int{}}
+	return &memory{objects: map[types.NamespacedName]*written{}, running: map[types.NamespacedName][]visit{}, writes: map[types.NamespacedName]chan struct{}{}}
 }
 
-// enter records that a reconcile of key runs, until the func it returns is called.
-func (m *memory) enter(key types.NamespacedName) (exit func()) {
+// writing records that a write of key is in flight, until the func it returns is called,
+// after the write has been remembered (wrote) or has failed.
+func (m *memory) writing(key types.NamespacedName) (done func()) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.running[key]++
+	ch := make(chan struct{})
+	m.writes[key] = ch
 	return func() {
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		if m.running[key]--; m.running[key] == 0 {
-			delete(m.running, key)
+		if m.writes[key] == ch {
+			delete(m.writes, key)
 		}
+		close(ch)
 	}
 }
 
+// enter records that a reconcile of key runs, until the func it returns is called; the
+// visit names that reconcile's writes (see wrote).
+func (m *memory) enter(key types.NamespacedName) (v visit, exit func()) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.next++
+	v = m.next
+	m.running[key] = append(m.running[key], v)
+	return v, func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		running := slices.DeleteFunc(m.running[key], func(o visit) bool { return o == v })
+		if len(running) == 0 {
+			delete(m.running, key)
+			return
+		}
+		m.running[key] = running
+	}
+}
+
+// othersRunning reports whether a reconcile of key other than v is running.
+func (m *memory) othersRunning(key types.NamespacedName, v visit) bool {
+	return slices.ContainsFunc(m.running[key], func(o visit) bool { return o != v })
+}
+
 // echo reports whether an update of key to rv is the watch event of the shell's own last
-// write, which no reconcile needs: no reconcile of key is running, which may have read the
-// object from before the write, and none was put off to wait for it. The cache holds the
-// write by then (an informer updates its store before it hands out the event), so the write
-// is forgotten as behind forgets it.
+// write, which no reconcile needs. The reconcile that made the write needs it least: it
+// decided from what it read and wrote the result, and, should it run on, it holds the
+// object as written. So the event is dropped unless another reconcile of key, which may
+// have read the object from before the write, was running as the write was made or runs
+// now, or a reconcile was put off to wait for it. (controller-runtime runs one reconcile of
+// an object at a time, so the others are callers of Reconcile from outside its queue.)
+// An event that comes while a write of key is in flight waits for that write's answer, so
+// that the write is known when the event is judged. The cache holds the write by then (an
+// informer updates its store before it hands out the event), so the write is forgotten as
+// behind forgets it.
 func (m *memory) echo(key types.NamespacedName, rv string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if inFlight, ok := m.writes[key]; ok {
+		// The API server may send the event before its answer to the write has reached
+		// the shell; the answer is on its way.
+		m.mu.Unlock()
+		select {
+		case <-inFlight:
+		case <-time.After(inFlightWait):
+		}
+		m.mu.Lock()
+	}
 	w, ok := m.objects[key]
-	if !ok || w.rv == "" || w.rv != rv || w.awaited || m.running[key] > 0 {
+	if !ok || w.rv == "" || w.rv != rv || w.awaited || w.shared || m.othersRunning(key, w.by) {
 		return false
 	}
 	w.rv = ""
@@ -101,16 +160,16 @@ func (m *memory) echo(key types.NamespacedName, rv string) bool {
 	return true
 }
 
-// wrote records that the shell's write of key returned rv at now; inProgress says the status
-// written says Reconciling.
-func (m *memory) wrote(key types.NamespacedName, rv string, now time.Time, inProgress bool) {
+// wrote records that the shell's write of key, made by the reconcile by, returned rv at
+// now; inProgress says the status written says Reconciling.
+func (m *memory) wrote(key types.NamespacedName, by visit, rv string, now time.Time, inProgress bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if rv == "" && !inProgress { // nothing to wait for, nothing to pace
 		delete(m.objects, key)
 		return
 	}
-	m.objects[key] = &written{rv: rv, at: now, inProgress: inProgress}
+	m.objects[key] = &written{rv: rv, at: now, inProgress: inProgress, by: by, shared: m.othersRunning(key, by)}
 }
 
 // behind reports whether the cached copy of key, at cachedRV, is older than the shell's last
@@ -198,4 +257,18 @@ func observedGeneration(obj client.Object) int64 {
 func reconciling(obj client.Object) bool {
 	g, ok := obj.(conditions.Getter)
 	return ok && conditions.IsTrue(g, conditions.Reconciling)
+}
+
+type visitKey struct{}
+
+// withVisit returns ctx carrying the reconcile v, so that the writes made under it are
+// known as v's.
+func withVisit(ctx context.Context, v visit) context.Context {
+	return context.WithValue(ctx, visitKey{}, v)
+}
+
+// visitOf returns the reconcile ctx carries, or 0, which is no reconcile.
+func visitOf(ctx context.Context) visit {
+	v, _ := ctx.Value(visitKey{}).(visit)
+	return v
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -289,5 +290,69 @@ func TestIgnoreOwnWritesDropsTheWatchEventOfTheShellsOwnWriteOnly(t *testing.T) 
 				t.Errorf("the predicate passed the event: %v, want %v", pass, tc.pass)
 			}
 		})
+	}
+}
+
+// onEvent is an event recorder that calls do as the shell records an event: after the
+// shell's write of the object, while the reconcile that made it still runs.
+type onEvent struct{ do func() }
+
+func (r onEvent) Eventf(runtime.Object, runtime.Object, string, string, string, string, ...any) {
+	r.do()
+}
+
+// The reconcile that wrote an object needs the watch event of its write least of all, and
+// it is usually still running when the event comes: the event is dropped all the same.
+// Were it not, controller-runtime would run the object again as that reconcile returns.
+func TestIgnoreOwnWritesDropsTheEventOfAWriteWhoseReconcileStillRuns(t *testing.T) {
+	f := newFixture(t)
+	before := f.live(t)
+	var r reconcile.Shell[*Widget]
+	passed := "not judged"
+	r = reconcile.NewShell[*Widget](f.client, reconcile.LogicFunc[*Widget](func(_ context.Context, w *Widget, _ reconcile.Scope) requeue.Outcome {
+		conditions.MarkTrue(w, conditions.Stalled, "NoImage", "the spec names no image")
+		return requeue.Done()
+	}), reconcile.WithClock(f.clock), reconcile.WithRecorder(onEvent{func() {
+		passed = fmt.Sprint(r.IgnoreOwnWrites().Update(event.UpdateEvent{ObjectOld: before, ObjectNew: f.live(t)}))
+	}}))
+	if _, err := f.reconcile(t, r); err != nil {
+		t.Fatal(err)
+	}
+	if passed != "false" {
+		t.Errorf("the predicate passed the event of the write while its reconcile ran: %s, want false", passed)
+	}
+}
+
+// A reconcile that ran beside the one that wrote may have decided from the object as it was
+// before the write, and ended without a word: the event of the write brings the object
+// back, even once that reconcile has ended.
+func TestIgnoreOwnWritesPassesTheEventOfAWriteMadeWhileAnotherReconcileRan(t *testing.T) {
+	f := newFixture(t)
+	step := &stepper{decided: map[string]int{}}
+	held, release := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	first.Store(true)
+	r := reconcile.NewShell[*Widget](f.client, reconcile.LogicFunc[*Widget](func(ctx context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
+		if first.CompareAndSwap(true, false) {
+			close(held)
+			<-release
+		}
+		return step.Reconcile(ctx, w, s)
+	}), reconcile.WithClock(f.clock))
+	before := f.live(t)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = r.Reconcile(f.context(t), reconcileRequest(f)) // its write meets a conflict
+	}()
+	<-held
+	if _, err := r.Reconcile(f.context(t), reconcileRequest(f)); err != nil {
+		t.Fatal(err)
+	}
+	written := f.live(t)
+	close(release)
+	<-done
+	if !r.IgnoreOwnWrites().Update(event.UpdateEvent{ObjectOld: before, ObjectNew: written}) {
+		t.Error("the predicate dropped the event of a write made while another reconcile of the object ran; want it passed")
 	}
 }

@@ -179,7 +179,9 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	if r.invalid != nil {
 		return ctrl.Result{}, rtreconcile.TerminalError(r.invalid)
 	}
-	defer r.memory.enter(req.NamespacedName)()
+	v, exit := r.memory.enter(req.NamespacedName)
+	defer exit()
+	ctx = withVisit(ctx, v)
 	obj := r.newObject()
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -371,23 +373,24 @@ func (r *shell[T]) ignoreOwnWrites() predicate.Predicate {
 
 // patch changes obj's metadata with a merge patch guarded by its resourceVersion.
 func (r *shell[T]) patch(ctx context.Context, obj T, change func()) error {
+	defer r.memory.writing(client.ObjectKeyFromObject(obj))()
 	before := obj.DeepCopyObject().(T)
 	change()
 	if err := r.client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(r.options.fieldOwner)); err != nil {
 		return err
 	}
-	r.remember(obj)
+	r.remember(ctx, obj)
 	return nil
 }
 
-// remember records the shell's write of obj, now at the resourceVersion the API server
-// answered.
-func (r *shell[T]) remember(obj T) {
+// remember records the shell's write of obj, made by the reconcile ctx carries, now at the
+// resourceVersion the API server answered.
+func (r *shell[T]) remember(ctx context.Context, obj T) {
 	rv := obj.GetResourceVersion()
 	if r.options.expectationTimeout <= 0 {
 		rv = ""
 	}
-	r.memory.wrote(client.ObjectKeyFromObject(obj), rv, r.options.clock.Now(), reconciling(obj))
+	r.memory.wrote(client.ObjectKeyFromObject(obj), visitOf(ctx), rv, r.options.clock.Now(), reconciling(obj))
 }
 
 // holdProgress reports whether the change from before to obj is progress to be written

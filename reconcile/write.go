@@ -66,6 +66,7 @@ func jsonName(f reflect.StructField) string {
 // by the resourceVersion read: labels, annotations and finalizers with a merge patch of the
 // object, then the status with a merge patch of its status subresource.
 func (r *shell[T]) write(ctx context.Context, before, obj T) error {
+	defer r.memory.writing(client.ObjectKeyFromObject(obj))()
 	lock, owner := client.MergeFromWithOptimisticLock{}, client.FieldOwner(r.options.fieldOwner)
 	base, metaWritten := before, false
 	if !equality.Semantic.DeepEqual(before.GetLabels(), obj.GetLabels()) ||
@@ -84,7 +85,7 @@ func (r *shell[T]) write(ctx context.Context, before, obj T) error {
 	status := func(o T) reflect.Value { return reflect.ValueOf(o).Elem().FieldByName("Status") }
 	if s := status(obj); !s.IsValid() || equality.Semantic.DeepEqual(status(before).Interface(), s.Interface()) {
 		if metaWritten {
-			r.remember(base) // its status, unchanged, is obj's
+			r.remember(ctx, base) // its status, unchanged, is obj's
 		}
 		return nil
 	}
@@ -94,6 +95,6 @@ func (r *shell[T]) write(ctx context.Context, before, obj T) error {
 		return err
 	}
 	log.FromContext(ctx).V(1).Info("status written")
-	r.remember(w)
+	r.remember(ctx, w)
 	return nil
 }

@@ -66,13 +66,22 @@ var (
 		Name: "reconcilekit_reconciles_deferred_total",
 		Help: "Reconciles put off until the cache showed the library's last write, by the kind reconciled and whose write it was (own: the object's; child: a child's).",
 	}, []string{"kind", "write"})
+
+	// RetryDelay observes each delay the controller's backoff chose before a failed
+	// reconcile is tried again: the backoff runs on the workqueue's real clock, so this is
+	// where its choices can be read.
+	RetryDelay = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "reconcilekit_retry_delay_seconds",
+		Help:    "Delays the backoff chose before a failed reconcile was tried again, by the kind reconciled.",
+		Buckets: prometheus.ExponentialBuckets(0.005, 4, 10),
+	}, []string{"kind"})
 )
 
 // Register registers the series on controller-runtime's registry, with more collectors of
 // the caller's; series already registered (by another manager of the process) are kept.
 // Nothing is registered on import: a program that builds no controller serves none of them.
 func Register(more ...prometheus.Collector) error {
-	for _, c := range append([]prometheus.Collector{Reconciles, Writes, Fights, BackedOff, Deferred}, more...) {
+	for _, c := range append([]prometheus.Collector{Reconciles, Writes, Fights, BackedOff, Deferred, RetryDelay}, more...) {
 		if err := metrics.Registry.Register(c); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
 			return err
 		}
