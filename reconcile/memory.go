@@ -57,7 +57,7 @@ func WithProgressInterval(interval time.Duration) Option {
 type memory struct {
 	mu      sync.Mutex
 	objects map[types.NamespacedName]*written
-	running map[types.NamespacedName][]visit        // reconciles running, by object
+	running map[types.NamespacedName][]visit       // reconciles running, by object
 	writes  map[types.NamespacedName]chan struct{} // closed once the write in flight is remembered
 	next    visit
 }
