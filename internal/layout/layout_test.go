@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -89,11 +88,7 @@ type pkg struct {
 // listPackages runs go list -deps's view of every package of the module, from root.
 func listPackages(t *testing.T, root string) map[string]pkg {
 	t.Helper()
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(gobin); err != nil {
-		gobin = "go"
-	}
-	cmd := exec.Command(gobin, "list", "-json=ImportPath,Imports,Deps", "./...")
+	cmd := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", "./...")
 	cmd.Dir = root
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
