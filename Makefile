@@ -73,8 +73,12 @@ fuzz: ## Run each fuzz target for FUZZ_BRIEF (20000 inputs) beyond its committed
 # machine (go.dev/issue/75804, fixed in 1.27); a count has no deadline to race.
 FUZZ_BRIEF ?= 20000x
 
+.PHONY: check-tracked
+check-tracked: ## Fail on a tracked executable, binary or file over 1 MB not declared data (hack/check-tracked.allow).
+	@hack/check-tracked.sh
+
 .PHONY: test
-test: lint verify-generated unit fuzz ## Everything CI checks.
+test: check-tracked lint verify-generated unit fuzz ## Everything CI checks.
 
 .PHONY: demo
 demo: controlplane ## Run the four example operators on a local control plane until they converge (ARGS=--keep-running to stay).

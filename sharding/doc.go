@@ -15,7 +15,8 @@
 // released is not asked: its objects are labelled for the others at once, once a read of
 // the Leases from the API server, not only the watch, which can lag, says it is gone.
 //
-// The labels, the Lease scheme and the ring follow timebertt/kubernetes-controller-sharding
+// The labels, the Lease scheme and the ring (its tokens since December 2023, checked against
+// placements made by its own code) follow timebertt/kubernetes-controller-sharding
 // (see docs/sharding.md for where this package differs and why), so an operator built on
 // it could run under that project's external sharder instead of the built-in assigner.
 //

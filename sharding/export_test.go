@@ -17,3 +17,9 @@ func SetCRDRecheck(d time.Duration) (restore func()) {
 	crdRecheck = d
 	return func() { crdRecheck = old }
 }
+
+// NewRingWith is NewRing with the hash and the tokens a shard given, as the external
+// sharder's consistenthash.New takes them, so that its tests port unchanged.
+func NewRingWith(hash func(string) uint64, tokensPerShard int, shards ...string) *Ring {
+	return newRing(hash, tokensPerShard, shards...)
+}

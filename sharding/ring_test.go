@@ -1,11 +1,13 @@
 package sharding_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
-
-	"github.com/cespare/xxhash/v2"
 
 	"github.com/reconcilekit/reconcilekit/sharding"
 )
@@ -143,30 +145,142 @@ func TestKeyIsTheExternalShardersObjectKey(t *testing.T) {
 	}
 }
 
-// TestRingPlacesKeysAsTheExternalSharder pins the ring to the external sharder's: tokens
-// the xxhash of "<shard>-<i>", 100 a shard, a key on the shard of the first token at or
-// after its hash. A change here moves objects between the two, so it is a breaking one.
+// TestRingPlacesKeysAsTheExternalSharder pins the ring to the external sharder's:
+// testdata/ring.json holds the shard that timebertt/kubernetes-controller-sharding's own
+// ring (pkg/sharding/consistenthash at f1d25b3, New(nil, 0, shards...).Hash(key)) gives
+// each of 100 keys, for six sets of shards, the last with names whose tokens collide
+// (listed by name, as the API server lists Leases). A change here moves objects between
+// the two, so it is a breaking one.
 func TestRingPlacesKeysAsTheExternalSharder(t *testing.T) {
-	shards := []string{"replica-0", "replica-1", "replica-2"}
-	var tokens []uint64
-	owner := map[uint64]string{}
-	for _, s := range shards {
-		for i := range 100 {
-			tok := xxhash.Sum64String(fmt.Sprintf("%s-%d", s, i))
-			tokens = append(tokens, tok)
-			owner[tok] = s
+	raw, err := os.ReadFile("testdata/ring.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rings []struct {
+		Shards []string          `json:"shards"`
+		Keys   map[string]string `json:"keys"`
+	}
+	if err := json.Unmarshal(raw, &rings); err != nil {
+		t.Fatal(err)
+	}
+	if len(rings) == 0 {
+		t.Fatal("testdata/ring.json holds no ring")
+	}
+	for _, want := range rings {
+		t.Run(strings.Join(want.Shards, ","), func(t *testing.T) {
+			for _, order := range [][]string{want.Shards, reversed(want.Shards)} {
+				r := sharding.NewRing(order...)
+				for key, shard := range want.Keys {
+					if got := r.Shard(key); got != shard {
+						t.Errorf("shards %v: key %q is on %q; the external sharder's ring puts it on %q", order, key, got, shard)
+					}
+				}
+			}
+		})
+	}
+}
+
+func reversed(s []string) []string {
+	r := slices.Clone(s)
+	slices.Reverse(r)
+	return r
+}
+
+// The external sharder's own ring tests (pkg/sharding/consistenthash/ring_test.go and
+// pkg/sharding/ring/ring_test.go), ported: the same hashes, tokens and keys, the same
+// expectations, against Ring.
+func TestRingPassesTheExternalShardersRingTests(t *testing.T) {
+	// prefixes hashes every string that starts with a prefix to its number, any other to
+	// other: the external tests' stand-in hash, which puts a node's tokens where it likes.
+	prefixes := func(other uint64, byPrefix map[string]uint64) func(string) uint64 {
+		return func(s string) uint64 {
+			for p, h := range byPrefix {
+				if strings.HasPrefix(s, p) {
+					return h
+				}
+			}
+			return other
 		}
 	}
-	slices.Sort(tokens)
-	want := func(key string) string {
-		i, _ := slices.BinarySearch(tokens, xxhash.Sum64String(key))
-		return owner[tokens[i%len(tokens)]]
+	for _, tc := range []struct {
+		name   string
+		ring   *sharding.Ring
+		placed map[string]string // key: shard
+	}{
+		{
+			name:   "an empty ring gives no shard",
+			ring:   sharding.NewRing(),
+			placed: map[string]string{"foo": ""},
+		},
+		{
+			name:   "a ring of one node is not empty",
+			ring:   sharding.NewRing("foo"),
+			placed: map[string]string{"foo": "foo", "bar": "foo"},
+		},
+		{
+			name:   "the configured hash places nodes and keys",
+			ring:   sharding.NewRingWith(prefixes(2, map[string]uint64{"foo": 1}), 1, "foo", "bar"),
+			placed: map[string]string{"foo": "foo", "bar": "bar", "baz": "bar"},
+		},
+		{
+			name:   "a key past the last token goes to the first node",
+			ring:   sharding.NewRingWith(prefixes(3, map[string]uint64{"foo": 1, "bar": 2}), 1, "foo", "bar"),
+			placed: map[string]string{"foo": "foo", "bar": "bar", "baz": "foo"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for key, want := range tc.placed {
+				if got := tc.ring.Shard(key); got != want {
+					t.Errorf("Shard(%q) = %q, want %q", key, got, want)
+				}
+			}
+		})
 	}
 
-	r := sharding.NewRing(shards...)
-	for _, k := range keys(5000) {
-		if got, want := r.Shard(k), want(k); got != want {
-			t.Fatalf("key %q is on %q; the external sharder's ring puts it on %q", k, got, want)
+	t.Run("the default hash separates keys", func(t *testing.T) {
+		r := sharding.NewRing("foo", "bar")
+		if r.Shard("1") == r.Shard("10") {
+			t.Errorf("keys 1 and 10 are both on %q", r.Shard("1"))
 		}
+	})
+
+	t.Run("a ring of the available shards probes to each of them", func(t *testing.T) {
+		r := sharding.NewRing("foo-0", "foo-1")
+		seen := map[string]bool{}
+		for i := range 1000 {
+			seen[r.Shard(strconv.Itoa(i))] = true
+		}
+		if len(seen) != 2 || !seen["foo-0"] || !seen["foo-1"] {
+			t.Errorf("1000 keys went to %v, want foo-0 and foo-1", seen)
+		}
+	})
+}
+
+func TestLabelsAreTheExternalShardersLabels(t *testing.T) {
+	for _, tc := range []struct{ got, want string }{
+		{sharding.LabelShard("foo"), "shard.alpha.sharding.timebertt.dev/foo"},
+		{sharding.LabelDrain("foo"), "drain.alpha.sharding.timebertt.dev/foo"},
+		{sharding.LabelRing, "alpha.sharding.timebertt.dev/controllerring"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("label %q, want %q", tc.got, tc.want)
+		}
+	}
+}
+
+// BenchmarkRing is the external sharder's benchmark: a ring made of n shards of
+// TokensPerShard tokens, then one key placed, which is what the assigner does on every
+// change of the live shards.
+func BenchmarkRing(b *testing.B) {
+	for _, n := range []int{3, 5, 10} {
+		hosts := make([]string, n)
+		for i := range hosts {
+			hosts[i] = fmt.Sprintf("10.42.0.%d", i)
+		}
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			for b.Loop() {
+				sharding.NewRing(hosts...).Shard("Website.webhosting.timebertt.dev/project-foo/homepage")
+			}
+		})
 	}
 }
