@@ -120,8 +120,8 @@ func TestSetupRefusesWhatAMadeManagerCannotTake(t *testing.T) {
 	}, {
 		name:   "a kind the scheme does not know",
 		scheme: scheme,
-		decls: []reconcile.Declaration{reconcile.For(&Widget{}, sized, reconcile.WithFieldOwner("adopted"), reconcile.WithChildren(&corev1.Pod{}))},
-		want:  "reconcile: the Widget controller declares *v1.Pod, which the manager's scheme does not know",
+		decls:  []reconcile.Declaration{reconcile.For(&Widget{}, sized, reconcile.WithFieldOwner("adopted"), reconcile.WithChildren(&corev1.Pod{}))},
+		want:   "reconcile: the Widget controller declares *v1.Pod, which the manager's scheme does not know",
 	}, {
 		name:  "a webhook the project serves too",
 		decls: []reconcile.Declaration{reconcile.For(&Widget{}, sized, reconcile.WithFieldOwner("adopted"), reconcile.WithDefaulter[*Widget](noDefaults{}))},
