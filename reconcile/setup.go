@@ -51,6 +51,9 @@ import (
 //
 // Setup must be called before mgr starts, and once for each declaration.
 func Setup(mgr manager.Manager, decls ...Declaration) error {
+	if len(decls) == 0 {
+		return errors.New("reconcile: Setup needs at least one controller declaration (reconcile.For)")
+	}
 	scheme := mgr.GetScheme()
 	m := Manager{Controllers: decls}
 	errs := []error{m.check(scheme, nil)}

@@ -111,7 +111,7 @@ func TestSetupRefusesWhatAMadeManagerCannotTake(t *testing.T) {
 		want    string
 	}{{
 		name: "no declaration",
-		want: "reconcile: a Manager needs at least one controller declaration (reconcile.For)",
+		want: "reconcile: Setup needs at least one controller declaration (reconcile.For)",
 	}, {
 		name: "a cache restriction",
 		decls: []reconcile.Declaration{reconcile.For(&Widget{}, sized, reconcile.WithFieldOwner("adopted"),

@@ -211,10 +211,11 @@ func runManager(t *testing.T, bin, crds string) {
 	if err := os.WriteFile(kubeconfigPath, kubeconfig, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	probes, metrics := reconciletest.FreeAddress(t), reconciletest.FreeAddress(t)
+	probes, metrics, webhooks := reconciletest.FreeAddress(t), reconciletest.FreeAddress(t), reconciletest.FreeAddress(t)
+	_, webhookPort, _ := strings.Cut(webhooks, ":")
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "--health-probe-bind-address="+probes,
-		"--metrics-bind-address="+metrics, "--metrics-secure=false", "--webhook-port=-1")
+		"--metrics-bind-address="+metrics, "--metrics-secure=false", "--webhook-port="+webhookPort)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfigPath)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 30 * time.Second
