@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -50,6 +51,8 @@ const kubebuilderVersion = "v4.16.0"
 //     leader election flag), runs the adopted controller beside the plain Gadget one:
 //     /readyz passes with the scaffold's check and the declaration's, the Widget gets its
 //     ConfigMap, and both controllers reconcile;
+//   - with the one edit of main docs/adopting.md states, the manager made by
+//     reconcile.Manager, the same holds, the scaffold's health checks unedited;
 //   - kubebuilder create api adds a third kind to the adopted project, which builds.
 //
 // Each step logs how long it took.
@@ -77,7 +80,13 @@ func TestKubebuilderProjectAdoptsOneController(t *testing.T) {
 	env.step(t, "the scaffold's tests", dir, "go", append([]string{"test", "-count=1"}, packages...)...)
 
 	env.step(t, "go build ./cmd", dir, "go", "build", "-o", "bin/manager", "./cmd")
-	runManager(t, filepath.Join(dir, "bin/manager"), filepath.Join(dir, "config/crd/bases"))
+	runManager(t, filepath.Join(dir, "bin/manager"), filepath.Join(dir, "config/crd/bases"), "[+]readyz ok", "[+]controller-widget ok")
+
+	// The other path: the manager made by reconcile.Manager, the one edit of main that
+	// docs/adopting.md states; the scaffold's health checks stay as they are.
+	managerMade(t, filepath.Join(dir, "cmd/main.go"))
+	env.step(t, "go build ./cmd, made by reconcile.Manager", dir, "go", "build", "-o", "bin/manager", "./cmd")
+	runManager(t, filepath.Join(dir, "bin/manager"), filepath.Join(dir, "config/crd/bases"), "[+]readyz ok", "[+]controllers ok")
 
 	env.step(t, "kubebuilder create api after adoption", dir, env.kubebuilder, "create", "api", "--group", "shop", "--version", "v1", "--kind", "Sprocket", "--resource", "--controller")
 	env.step(t, "go build and vet after create api", dir, "go", "vet", "./...")
@@ -196,10 +205,10 @@ func (e *env) requireLibrary(t *testing.T, dir string) {
 }
 
 // runManager runs the scaffold's manager, built at bin, against an API server of its
-// own serving the CRDs of crds, until the test ends: its probes pass, with the scaffold's
-// checks and the declaration's; the adopted controller makes a Widget's ConfigMap; and
+// own serving the CRDs of crds, until the test ends: /readyz passes, listing each of ready
+// (the scaffold's check and the declaration's); the adopted controller makes a Widget's ConfigMap; and
 // both the adopted and the plain controller reconcile.
-func runManager(t *testing.T, bin, crds string) {
+func runManager(t *testing.T, bin, crds string, ready ...string) {
 	start := time.Now()
 	cp := reconciletest.StartAPIServer(t, crds)
 	ns := cp.Namespace(t)
@@ -243,7 +252,7 @@ func runManager(t *testing.T, bin, crds string) {
 			t.Fatal(err)
 		}
 	}
-	reconciletest.Eventually(t, get("http://"+probes+"/readyz?verbose", "[+]readyz ok", "[+]controller-widget ok"))
+	reconciletest.Eventually(t, get("http://"+probes+"/readyz?verbose", ready...))
 	reconciletest.Eventually(t, get("http://"+probes+"/healthz", "ok"))
 	reconciletest.Eventually(t, func(ctx context.Context) error {
 		cm := &unstructured.Unstructured{}
@@ -260,6 +269,38 @@ func runManager(t *testing.T, bin, crds string) {
 		reconciletest.Eventually(t, get("http://"+metrics+"/metrics", fmt.Sprintf(`controller_runtime_reconcile_total{controller=%q,result="success"}`, controller)))
 	}
 	t.Logf("the scaffold's manager, adopted controller beside the plain one: %.1fs", time.Since(start).Seconds())
+}
+
+// managerMade makes the scaffold's main at path make its manager with reconcile.Manager,
+// the Widget declaration listed, rather than with ctrl.NewManager and the Widget's
+// SetupWithManager: the one edit docs/adopting.md states.
+func managerMade(t *testing.T, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(data)
+	for _, edit := range []struct{ old, new string }{
+		{"mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{",
+			"mgr, err := reconcile.Manager{Controllers: []reconcile.Declaration{controller.Widgets}, Options: ctrl.Options{"},
+		{"\t})\n\tif err != nil {\n\t\tsetupLog.Error(err, \"Failed to start manager\")",
+			"\t}}.New(ctrl.GetConfigOrDie())\n\tif err != nil {\n\t\tsetupLog.Error(err, \"Failed to start manager\")"},
+		{"\t// +kubebuilder:scaffold:imports", "\t\"github.com/reconcilekit/reconcilekit/reconcile\"\n\t// +kubebuilder:scaffold:imports"},
+	} {
+		if strings.Count(src, edit.old) != 1 {
+			t.Fatalf("the scaffold's main has %d of %q; want one: has kubebuilder's scaffold changed?", strings.Count(src, edit.old), edit.old)
+		}
+		src = strings.Replace(src, edit.old, edit.new, 1)
+	}
+	setup := regexp.MustCompile(`(?s)\tif err := \(&controller\.WidgetReconciler\{.*?os\.Exit\(1\)\n\t\}\n`)
+	if len(setup.FindAllString(src, -1)) != 1 {
+		t.Fatal("the scaffold's main does not set the Widget controller up once: has kubebuilder's scaffold changed?")
+	}
+	src = setup.ReplaceAllString(src, "")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // get returns a condition that holds once GET url answers 200 with each of want.
