@@ -39,8 +39,8 @@ import (
 //     refused, naming the kind, since its controller would read a cache larger than it
 //     declares; put the restriction in the project's cache options and drop WithCache, or
 //     make the manager with Manager;
-//   - no cache transform: the declared kinds are cached with their managedFields and label
-//     maps unshared (ownership.TransformCompact), unless the project's cache options set it;
+//   - no cache transform (ownership.TransformCompact): the declared kinds are cached with
+//     their managedFields, as every other, unless the project's cache options set one;
 //   - clients that ask the API server for compression, as controller-runtime's do (Manager
 //     asks for none; see Manager.Compression);
 //   - controller-runtime's probe server, which answers a failing check with 500 rather than
