@@ -94,13 +94,13 @@ func TestKubebuilderProjectAdoptsOneController(t *testing.T) {
 
 // TestKubebuilderCreateAPIWorksOnEveryTemplate makes a new operator from each template
 // hack/newoperator offers, adds a second kind to its API package with kubebuilder create
-// api, and builds and vets the result.
+// api, and builds and vets the result, whose CRDs are the two kinds'.
 func TestKubebuilderCreateAPIWorksOnEveryTemplate(t *testing.T) {
 	env := newEnv(t)
 	newoperator := filepath.Join(t.TempDir(), "newoperator")
 	env.run(t, env.root, "go", "build", "-o", newoperator, "./hack/newoperator")
 	for _, tt := range []struct{ template, group, kind, version string }{
-		{"minimal", "library.acme.io", "Journal", "v1alpha1"},
+		{"minimal", "cache.acme.io", "Redis", "v1alpha1"},  // plural redises, where controller-gen would guess redis
 		{"memcached", "cache.acme.io", "Redis", "v1beta1"}, // the version it reconciles
 		{"podset", "apps.acme.io", "Fleet", "v1alpha1"},
 		{"at", "chores.acme.io", "Errand", "v1alpha1"},
@@ -113,6 +113,15 @@ func TestKubebuilderCreateAPIWorksOnEveryTemplate(t *testing.T) {
 			group, _, _ := strings.Cut(tt.group, ".")
 			env.step(t, "kubebuilder create api", dir, env.kubebuilder, "create", "api", "--group", group, "--version", tt.version, "--kind", "Backup", "--resource", "--controller")
 			env.step(t, "go vet", dir, "go", "vet", "./...")
+			// create api regenerates the CRDs: the template's kind's, under its own plural,
+			// and the new one's, no other.
+			crds, err := filepath.Glob(filepath.Join(dir, "config/crd/bases/*.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(crds) != 2 {
+				t.Errorf("after create api, config/crd/bases holds %d CRDs, want 2 (%s's and Backup's): %v", len(crds), tt.kind, crds)
+			}
 		})
 	}
 }
