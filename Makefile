@@ -62,6 +62,10 @@ unit: controlplane ## Run the tests with the race detector and print coverage (t
 	$(GO) test -race -cover -timeout 25m ./...
 	cd $(PEERS) && $(GO) test -race -cover -timeout 10m ./...
 
+.PHONY: test-adopt
+test-adopt: controlplane ## Scaffold a kubebuilder v4 project, adopt one controller, run its tests and main; create api on every template (part of unit).
+	$(GO) test -count=1 -v -timeout 20m ./test/adopt
+
 .PHONY: fuzz
 fuzz: ## Run each fuzz target for FUZZ_BRIEF (20000 inputs) beyond its committed corpus.
 	$(GO) test -run '^$$' -fuzz '^FuzzSet$$' -fuzztime $(FUZZ_BRIEF) ./conditions

@@ -256,12 +256,12 @@ func TestAnOptionalKindsWatchStartsAndStopsWithItsCRDWithoutARestart(t *testing.
 			ready := func(t *testing.T) {
 				t.Helper()
 				reconciletest.Eventually(t, func(ctx context.Context) error {
-					code, body, err := probeGet(ctx, "http://"+addr+"/readyz/readyz")
+					code, body, err := probeGet(ctx, "http://"+addr+"/readyz/"+reconcile.ControllersCheck)
 					if err != nil {
 						return err
 					}
 					if code != http.StatusOK {
-						return fmt.Errorf("/readyz/readyz answered %d: %s", code, body)
+						return fmt.Errorf("/readyz/controllers answered %d: %s", code, body)
 					}
 					return nil
 				})
@@ -491,17 +491,17 @@ func TestReadyzCountsAnOptionalKindOnlyWhileItsCRDExists(t *testing.T) {
 	})
 	t.Cleanup(func() { release("customresourcedefinitions"); release("gadgets") }) // before the manager stops
 
-	// readyz waits until /readyz/readyz answers 200 if ready, a failure (any status from
+	// readyz waits until /readyz/controllers answers 200 if ready, a failure (any status from
 	// 400, as the kubelet reads it) otherwise, with a reason that says want.
 	readyz := func(ready bool, want string) {
 		t.Helper()
 		reconciletest.Eventually(t, func(ctx context.Context) error {
-			code, reason, err := probeGet(ctx, "http://"+addr+"/readyz/readyz")
+			code, reason, err := probeGet(ctx, "http://"+addr+"/readyz/"+reconcile.ControllersCheck)
 			if err != nil {
 				return err
 			}
 			if (code == http.StatusOK) != ready || (!ready && code < 400) || !strings.Contains(reason, want) {
-				return fmt.Errorf("/readyz/readyz answered %d %q, want ready %v saying %q", code, reason, ready, want)
+				return fmt.Errorf("/readyz/controllers answered %d %q, want ready %v saying %q", code, reason, ready, want)
 			}
 			return nil
 		})
