@@ -78,3 +78,49 @@ func TestCronDueOfACronNotParsedIsAnError(t *testing.T) {
 		t.Error("Due on a zero Cron: no error")
 	}
 }
+
+func TestCronDueOfAnEveryScheduleKeepsInStepWithTheLastRun(t *testing.T) {
+	at := func(h, m, s int) time.Time { return time.Date(2016, 5, 19, h, m, s, 0, time.UTC) }
+	for _, tc := range []struct {
+		name          string
+		deadline      time.Duration
+		last, created time.Time
+		now           time.Time
+		want          requeue.Due
+	}{{
+		name: "not yet due",
+		last: at(9, 1, 0), now: at(10, 0, 0),
+		want: requeue.Due{Next: at(10, 1, 0)},
+	}, {
+		name: "due, and the next an hour after it",
+		created: at(8, 59, 0), now: at(9, 59, 30),
+		want: requeue.Due{Run: at(9, 59, 0), Missed: 1, Next: at(10, 59, 0)},
+	}, {
+		name: "past its starting deadline: not due, and the next still in step",
+		deadline: 10 * time.Second, created: at(8, 59, 0), now: at(9, 59, 11),
+		want: requeue.Due{Next: at(10, 59, 0)},
+	}, {
+		name: "a week missed",
+		last: at(9, 1, 0), now: at(9, 1, 0).AddDate(0, 0, 7).Add(30 * time.Second),
+		want: requeue.Due{Run: at(9, 1, 0).AddDate(0, 0, 7), Missed: 101, TooManyMissed: true, Next: at(10, 1, 0).AddDate(0, 0, 7)},
+	}, {
+		name: "time went back before the last run",
+		last: at(10, 1, 0), now: at(9, 59, 0),
+		want: requeue.Due{Next: at(11, 1, 0)},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := requeue.ParseCron("@every 1h")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.StartingDeadline = tc.deadline
+			got, err := c.Due(tc.last, tc.created, tc.now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("Due (-want +got):\n%s", d)
+			}
+		})
+	}
+}

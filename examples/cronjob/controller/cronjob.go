@@ -177,11 +177,7 @@ func record(cj *batchv1.CronJob, h ownership.History, s reconcile.Scope) {
 		for _, j := range finished {
 			if before[j.Name] {
 				o := ownership.JobOutcomeOf(&j)
-				typ := corev1.EventTypeNormal
-				if o.State == ownership.JobFailed {
-					typ = corev1.EventTypeWarning
-				}
-				event(s, cj, typ, "SawCompletedJob", "Saw completed job: "+j.Name+", condition: "+o.Reason)
+				event(s, cj, corev1.EventTypeNormal, "SawCompletedJob", "Saw completed job: "+j.Name+", state: "+string(o.State)+", reason: "+o.Reason)
 			}
 		}
 	}
