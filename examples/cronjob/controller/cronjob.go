@@ -13,6 +13,7 @@ import (
 
 	kbatchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
@@ -95,7 +96,11 @@ func Reconcile(ctx context.Context, cj *batchv1.CronJob, s reconcile.Scope) requ
 
 	// Pruned first: a namespace full of finished Jobs (a quota reached) must not keep the
 	// next run from starting.
-	if _, err := ownership.PruneJobs(ctx, s.Writer, cj, h, limit(cj.Spec.SuccessfulJobsHistoryLimit), limit(cj.Spec.FailedJobsHistoryLimit)); err != nil {
+	pruned, err := ownership.PruneJobs(ctx, s.Writer, cj, h, limit(cj.Spec.SuccessfulJobsHistoryLimit), limit(cj.Spec.FailedJobsHistoryLimit))
+	for _, name := range pruned {
+		event(s, cj, corev1.EventTypeNormal, "SuccessfulDelete", "Deleted job "+name)
+	}
+	if err != nil {
 		return requeue.Retry(err)
 	}
 	if cj.DeletionTimestamp != nil {
@@ -138,8 +143,11 @@ func Reconcile(ctx context.Context, cj *batchv1.CronJob, s reconcile.Scope) requ
 	case ownership.IsNotControlled(err):
 		conditions.MarkTrue(cj, conditions.Stalled, ReasonJobNameTaken, "%v: delete it, or rename this CronJob", err)
 		return requeue.After(foreignRecheck)
+	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+		// Nothing created in a namespace being deleted would be kept: no error to retry.
+		return next
 	case err != nil:
-		event(s, cj, corev1.EventTypeWarning, "FailedCreate", "Error creating job: "+err.Error())
+		// The shell reports the error (a Warning event, Reconciling) and retries it.
 		return requeue.Retry(err)
 	case started.Job == nil:
 		event(s, cj, corev1.EventTypeNormal, "JobAlreadyActive", "Not starting job because prior execution is running and concurrency policy is Forbid")
