@@ -92,11 +92,11 @@ func TestCronDueOfAnEveryScheduleKeepsInStepWithTheLastRun(t *testing.T) {
 		last: at(9, 1, 0), now: at(10, 0, 0),
 		want: requeue.Due{Next: at(10, 1, 0)},
 	}, {
-		name: "due, and the next an hour after it",
+		name:    "due, and the next an hour after it",
 		created: at(8, 59, 0), now: at(9, 59, 30),
 		want: requeue.Due{Run: at(9, 59, 0), Missed: 1, Next: at(10, 59, 0)},
 	}, {
-		name: "past its starting deadline: not due, and the next still in step",
+		name:     "past its starting deadline: not due, and the next still in step",
 		deadline: 10 * time.Second, created: at(8, 59, 0), now: at(9, 59, 11),
 		want: requeue.Due{Next: at(10, 59, 0)},
 	}, {
