@@ -19,14 +19,15 @@ package controller_test
 // The table of TestControllerV2SyncCronJob, Kubernetes' own CronJob controller's
 // (k8s.io/kubernetes v1.37.1, pkg/controller/cronjob/cronjob_controllerv2_test.go), with
 // the times and constants it uses (and utils_test.go's topOfTheHour), copied as they
-// are: kubernetes_test.go runs every case against this operator. Only the package, the
-// names of the imports and the name of the table changed.
+// are, and the jobSpec() they use: kubernetes_test.go runs every case against this
+// operator. Only the package, the name of the batch/v1 import (kbatchv1, as in the rest of
+// the package) and the name of the table changed.
 
 import (
 	"fmt"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
+	kbatchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -133,7 +134,7 @@ func topOfTheHour() *time.Time {
 // upstreamCase is the type of a case of TestControllerV2SyncCronJob.
 type upstreamCase struct {
 	// cj spec
-	concurrencyPolicy          batchv1.ConcurrencyPolicy
+	concurrencyPolicy          kbatchv1.ConcurrencyPolicy
 	suspend                    bool
 	schedule                   string
 	timeZone                   *string
@@ -1196,9 +1197,9 @@ var upstreamCases = map[string]upstreamCase{
 	},
 }
 
-func jobSpec() batchv1.JobSpec {
+func jobSpec() kbatchv1.JobSpec {
 	one := int32(1)
-	return batchv1.JobSpec{
+	return kbatchv1.JobSpec{
 		Parallelism: &one,
 		Completions: &one,
 		Template: v1.PodTemplateSpec{

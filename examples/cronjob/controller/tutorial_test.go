@@ -31,7 +31,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	cronjobv1 "github.com/reconcilekit/reconcilekit/examples/cronjob/api/v1"
+	batchv1 "github.com/reconcilekit/reconcilekit/examples/cronjob/api/v1"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
@@ -47,9 +47,9 @@ func TestTutorialCronJobController(t *testing.T) {
 	typeNamespacedName := types.NamespacedName{Name: CronjobName, Namespace: e.Namespace}
 
 	// BeforeEach: creating the custom resource for the Kind CronJob.
-	cronJob := &cronjobv1.CronJob{
+	cronJob := &batchv1.CronJob{
 		ObjectMeta: metav1.ObjectMeta{Name: CronjobName, Namespace: e.Namespace},
-		Spec: cronjobv1.CronJobSpec{
+		Spec: batchv1.CronJobSpec{
 			Schedule: "1 * * * *",
 			JobTemplate: kbatchv1.JobTemplateSpec{
 				Spec: kbatchv1.JobSpec{
@@ -69,7 +69,7 @@ func TestTutorialCronJobController(t *testing.T) {
 
 	// Checking if the custom resource was successfully created.
 	eventually(t, func(ctx context.Context) error {
-		return k8sClient.Get(ctx, typeNamespacedName, &cronjobv1.CronJob{})
+		return k8sClient.Get(ctx, typeNamespacedName, &batchv1.CronJob{})
 	})
 
 	// Checking that status conditions are initialized.
@@ -105,8 +105,8 @@ func TestTutorialCronJobController(t *testing.T) {
 			},
 		},
 	}
-	kind := reflect.TypeFor[cronjobv1.CronJob]().Name()
-	gvk := cronjobv1.GroupVersion.WithKind(kind)
+	kind := reflect.TypeFor[batchv1.CronJob]().Name()
+	gvk := batchv1.GroupVersion.WithKind(kind)
 	controllerRef := metav1.NewControllerRef(cronJob, gvk)
 	testJob.SetOwnerReferences([]metav1.OwnerReference{*controllerRef})
 	// The operator lists its Jobs by its labels; the tutorial's, by an index of owners.
