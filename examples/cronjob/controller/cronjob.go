@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	kbatchv1 "k8s.io/api/batch/v1"
+	kbatch "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -60,9 +60,9 @@ func New(opts ...reconcile.Option) *reconcile.Controller[*batchv1.CronJob] {
 		reconcile.WithFieldOwner(managedBy),
 		reconcile.WithReconcileRequests(""),
 		reconcile.WithConcurrency(Concurrency),
-		reconcile.WithChildren(&kbatchv1.Job{}),
+		reconcile.WithChildren(&kbatch.Job{}),
 		// A cluster-wide Job cache would cost memory for every Job of the cluster.
-		reconcile.WithCache(&kbatchv1.Job{}, cache.ByObject{
+		reconcile.WithCache(&kbatch.Job{}, cache.ByObject{
 			Label: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": managedBy}),
 		}),
 	}, opts...)...)
@@ -78,7 +78,7 @@ func JobLabels(cj *batchv1.CronJob) map[string]string {
 }
 
 // Job is the Job of cj's run scheduled at run.
-func Job(cj *batchv1.CronJob, run time.Time) *kbatchv1.Job {
+func Job(cj *batchv1.CronJob, run time.Time) *kbatch.Job {
 	return ownership.Job(cj.Namespace, cj.Name, run, cj.Spec.JobTemplate, JobLabels(cj))
 }
 
@@ -158,8 +158,8 @@ func Reconcile(ctx context.Context, cj *batchv1.CronJob, s reconcile.Scope) requ
 		event(s, cj, corev1.EventTypeNormal, "SuccessfulCreate", "Created job "+started.Job.Name)
 	}
 	cj.Status.LastScheduleTime = &metav1.Time{Time: due.Run}
-	h.Active = slices.DeleteFunc(h.Active, func(j kbatchv1.Job) bool { return slices.Contains(started.Replaced, j.Name) })
-	if !ownership.JobOutcomeOf(started.Job).Finished && !slices.ContainsFunc(h.Active, func(j kbatchv1.Job) bool { return j.Name == started.Job.Name }) {
+	h.Active = slices.DeleteFunc(h.Active, func(j kbatch.Job) bool { return slices.Contains(started.Replaced, j.Name) })
+	if !ownership.JobOutcomeOf(started.Job).Finished && !slices.ContainsFunc(h.Active, func(j kbatch.Job) bool { return j.Name == started.Job.Name }) {
 		h.Active = append(h.Active, *started.Job)
 	}
 	record(cj, h, s)
@@ -181,7 +181,7 @@ func record(cj *batchv1.CronJob, h ownership.History, s reconcile.Scope) {
 		delete(before, j.Name)
 	}
 	slices.SortFunc(cj.Status.Active, func(a, b corev1.ObjectReference) int { return strings.Compare(a.Name, b.Name) })
-	for _, finished := range [][]kbatchv1.Job{h.Succeeded, h.Failed} {
+	for _, finished := range [][]kbatch.Job{h.Succeeded, h.Failed} {
 		for _, j := range finished {
 			if before[j.Name] {
 				o := ownership.JobOutcomeOf(&j)

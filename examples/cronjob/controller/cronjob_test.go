@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	kbatchv1 "k8s.io/api/batch/v1"
+	kbatch "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -24,7 +24,7 @@ func hello(ns string) *batchv1.CronJob {
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hello"},
 		Spec: batchv1.CronJobSpec{
 			Schedule: "* * * * *",
-			JobTemplate: kbatchv1.JobTemplateSpec{Spec: kbatchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			JobTemplate: kbatch.JobTemplateSpec{Spec: kbatch.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 				RestartPolicy: corev1.RestartPolicyNever,
 				Containers:    []corev1.Container{{Name: "hello", Image: "busybox:1.36", Command: []string{"date"}}},
 			}}}},

@@ -1,7 +1,7 @@
 package v1
 
 import (
-	kbatchv1 "k8s.io/api/batch/v1"
+	kbatch "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -61,7 +61,7 @@ type CronJobSpec struct {
 	// JobTemplate is the Job each run creates. Its pods run with the restricted
 	// Pod Security settings unless its pod template sets a securityContext.
 	// +required
-	JobTemplate kbatchv1.JobTemplateSpec `json:"jobTemplate"`
+	JobTemplate kbatch.JobTemplateSpec `json:"jobTemplate"`
 
 	// SuccessfulJobsHistoryLimit is how many Jobs that succeeded to keep, the
 	// newest; 3 unless set.

@@ -1,33 +1,31 @@
-/*
-Copyright 2020 The Kubernetes Authors.
-
-Licensed under the Apache License, Version 2.0 (the "License");
-you may not use this file except in compliance with the License.
-You may obtain a copy of the License at
-
-    http://www.apache.org/licenses/LICENSE-2.0
-
-Unless required by applicable law or agreed to in writing, software
-distributed under the License is distributed on an "AS IS" BASIS,
-WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-See the License for the specific language governing permissions and
-limitations under the License.
-*/
+// Copyright 2020 The Kubernetes Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
 
 package controller_test
 
 // The table of TestControllerV2SyncCronJob, Kubernetes' own CronJob controller's
 // (k8s.io/kubernetes v1.37.1, pkg/controller/cronjob/cronjob_controllerv2_test.go), with
 // the times and constants it uses (and utils_test.go's topOfTheHour), copied as they
-// are, and the jobSpec() they use: kubernetes_test.go runs every case against this
-// operator. Only the package, the name of the batch/v1 import (kbatchv1, as in the rest of
+// are, and the jobSpec() they use: kubernetes_upstream_test.go runs every case against this
+// operator. Only the package, the name of the batch/v1 import (kbatch, as in the rest of
 // the package) and the name of the table changed.
 
 import (
 	"fmt"
 	"time"
 
-	kbatchv1 "k8s.io/api/batch/v1"
+	kbatch "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -134,7 +132,7 @@ func topOfTheHour() *time.Time {
 // upstreamCase is the type of a case of TestControllerV2SyncCronJob.
 type upstreamCase struct {
 	// cj spec
-	concurrencyPolicy          kbatchv1.ConcurrencyPolicy
+	concurrencyPolicy          kbatch.ConcurrencyPolicy
 	suspend                    bool
 	schedule                   string
 	timeZone                   *string
@@ -1197,9 +1195,9 @@ var upstreamCases = map[string]upstreamCase{
 	},
 }
 
-func jobSpec() kbatchv1.JobSpec {
+func jobSpec() kbatch.JobSpec {
 	one := int32(1)
-	return kbatchv1.JobSpec{
+	return kbatch.JobSpec{
 		Parallelism: &one,
 		Completions: &one,
 		Template: v1.PodTemplateSpec{

@@ -25,7 +25,7 @@ import (
 	"testing"
 	"time"
 
-	kbatchv1 "k8s.io/api/batch/v1"
+	kbatch "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,8 +51,8 @@ func TestTutorialCronJobController(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: CronjobName, Namespace: e.Namespace},
 		Spec: batchv1.CronJobSpec{
 			Schedule: "1 * * * *",
-			JobTemplate: kbatchv1.JobTemplateSpec{
-				Spec: kbatchv1.JobSpec{
+			JobTemplate: kbatch.JobTemplateSpec{
+				Spec: kbatch.JobSpec{
 					Template: corev1.PodTemplateSpec{
 						Spec: corev1.PodSpec{
 							Containers:    []corev1.Container{{Name: testContainerName, Image: testContainerImage}},
@@ -94,9 +94,9 @@ func TestTutorialCronJobController(t *testing.T) {
 	}
 
 	// Creating a new Job owned by the CronJob.
-	testJob := &kbatchv1.Job{
+	testJob := &kbatch.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: "test-job", Namespace: e.Namespace},
-		Spec: kbatchv1.JobSpec{
+		Spec: kbatch.JobSpec{
 			Template: corev1.PodTemplateSpec{
 				Spec: corev1.PodSpec{
 					Containers:    []corev1.Container{{Name: testContainerName, Image: testContainerImage}},
@@ -158,10 +158,10 @@ func TestTutorialCronJobController(t *testing.T) {
 		return k8sClient.Update(ctx, cronJob)
 	})
 
-	createFinishedJob := func(name string, conditionType kbatchv1.JobConditionType, startTime *metav1.Time) *kbatchv1.Job {
-		finishedJob := &kbatchv1.Job{
+	createFinishedJob := func(name string, conditionType kbatch.JobConditionType, startTime *metav1.Time) *kbatch.Job {
+		finishedJob := &kbatch.Job{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.Namespace, Labels: testJob.Labels},
-			Spec: kbatchv1.JobSpec{
+			Spec: kbatch.JobSpec{
 				Template: corev1.PodTemplateSpec{
 					Spec: corev1.PodSpec{
 						Containers:    []corev1.Container{{Name: testContainerName, Image: testContainerImage}},
@@ -175,13 +175,13 @@ func TestTutorialCronJobController(t *testing.T) {
 			t.Fatal(err)
 		}
 		finishedJob.Status.StartTime = startTime
-		finishedJob.Status.Conditions = []kbatchv1.JobCondition{{Type: conditionType, Status: corev1.ConditionTrue}}
-		if conditionType == kbatchv1.JobFailed {
-			finishedJob.Status.Conditions = append([]kbatchv1.JobCondition{{Type: kbatchv1.JobFailureTarget, Status: corev1.ConditionTrue}}, finishedJob.Status.Conditions...)
+		finishedJob.Status.Conditions = []kbatch.JobCondition{{Type: conditionType, Status: corev1.ConditionTrue}}
+		if conditionType == kbatch.JobFailed {
+			finishedJob.Status.Conditions = append([]kbatch.JobCondition{{Type: kbatch.JobFailureTarget, Status: corev1.ConditionTrue}}, finishedJob.Status.Conditions...)
 		}
-		if conditionType == kbatchv1.JobComplete {
+		if conditionType == kbatch.JobComplete {
 			finishedJob.Status.CompletionTime = startTime
-			finishedJob.Status.Conditions = append([]kbatchv1.JobCondition{{Type: kbatchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue}}, finishedJob.Status.Conditions...)
+			finishedJob.Status.Conditions = append([]kbatch.JobCondition{{Type: kbatch.JobSuccessCriteriaMet, Status: corev1.ConditionTrue}}, finishedJob.Status.Conditions...)
 		}
 		if err := k8sClient.Status().Update(ctx, finishedJob); err != nil {
 			t.Fatal(err)
@@ -195,20 +195,20 @@ func TestTutorialCronJobController(t *testing.T) {
 	successfulOldStartTime := metav1.NewTime(baseTime.Add(-time.Minute))
 	successfulNewStartTime := metav1.NewTime(baseTime.Add(time.Second))
 
-	failedOldJob := createFinishedJob("test-failed-job-old", kbatchv1.JobFailed, &failedOldStartTime)
-	failedNewJob := createFinishedJob("test-failed-job-new", kbatchv1.JobFailed, &failedNewStartTime)
-	successfulOldJob := createFinishedJob("test-successful-job-old", kbatchv1.JobComplete, &successfulOldStartTime)
-	successfulNewJob := createFinishedJob("test-successful-job-new", kbatchv1.JobComplete, &successfulNewStartTime)
+	failedOldJob := createFinishedJob("test-failed-job-old", kbatch.JobFailed, &failedOldStartTime)
+	failedNewJob := createFinishedJob("test-failed-job-new", kbatch.JobFailed, &failedNewStartTime)
+	successfulOldJob := createFinishedJob("test-successful-job-old", kbatch.JobComplete, &successfulOldStartTime)
+	successfulNewJob := createFinishedJob("test-successful-job-new", kbatch.JobComplete, &successfulNewStartTime)
 
-	deleted := func(ctx context.Context, job *kbatchv1.Job) error {
-		err := k8sClient.Get(ctx, types.NamespacedName{Name: job.Name, Namespace: job.Namespace}, &kbatchv1.Job{})
+	deleted := func(ctx context.Context, job *kbatch.Job) error {
+		err := k8sClient.Get(ctx, types.NamespacedName{Name: job.Name, Namespace: job.Namespace}, &kbatch.Job{})
 		if !errors.IsNotFound(err) {
 			return fmt.Errorf("job %s: %v, want it deleted", job.Name, err)
 		}
 		return nil
 	}
-	exists := func(ctx context.Context, job *kbatchv1.Job) error {
-		return k8sClient.Get(ctx, types.NamespacedName{Name: job.Name, Namespace: job.Namespace}, &kbatchv1.Job{})
+	exists := func(ctx context.Context, job *kbatch.Job) error {
+		return k8sClient.Get(ctx, types.NamespacedName{Name: job.Name, Namespace: job.Namespace}, &kbatch.Job{})
 	}
 	eventually(t, func(ctx context.Context) error {
 		for _, err := range []error{deleted(ctx, failedOldJob), deleted(ctx, successfulOldJob), exists(ctx, failedNewJob), exists(ctx, successfulNewJob)} {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	kbatchv1 "k8s.io/api/batch/v1"
+	kbatch "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,7 +28,7 @@ import (
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
-// The cases of Kubernetes' TestControllerV2SyncCronJob (kubernetes_cases_test.go, copied
+// The cases of Kubernetes' TestControllerV2SyncCronJob (kubernetes_cases_upstream_test.go, copied
 // as they are) run against this operator: each sets up, on a real API server alone, the
 // CronJob, its status and its Job the upstream case gives its controller, reconciles once
 // at the case's time, and checks what the upstream test checks: the Jobs created (with a
@@ -154,7 +154,7 @@ func upstreamCronJob(ns string, tc upstreamCase) *batchv1.CronJob {
 			ConcurrencyPolicy:          batchv1.ConcurrencyPolicy(tc.concurrencyPolicy),
 			Suspend:                    ptr.To(tc.suspend),
 			SuccessfulJobsHistoryLimit: tc.successfulJobsHistoryLimit,
-			JobTemplate: kbatchv1.JobTemplateSpec{
+			JobTemplate: kbatch.JobTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"a": "b"}, Annotations: map[string]string{"x": "y"}},
 				Spec:       template,
 			},
@@ -309,7 +309,7 @@ func runUpstream(t *testing.T, cp *reconciletest.ControlPlane, scheme *runtime.S
 	// A create refused (a namespace being deleted) was sent, and created nothing.
 	made := 0
 	for _, j := range jobs {
-		if !slices.ContainsFunc(before, func(b kbatchv1.Job) bool { return b.UID == j.UID }) {
+		if !slices.ContainsFunc(before, func(b kbatch.Job) bool { return b.UID == j.UID }) {
 			made++
 		}
 	}
@@ -327,7 +327,7 @@ func runUpstream(t *testing.T, cp *reconciletest.ControlPlane, scheme *runtime.S
 // givenJob creates the Job of cj's run scheduled at run, controlled by cj, finished with
 // success when finished (completed ten seconds after run, as the upstream case's Job), or
 // running.
-func givenJob(t *testing.T, c client.Client, cj *batchv1.CronJob, run time.Time, finished bool) *kbatchv1.Job {
+func givenJob(t *testing.T, c client.Client, cj *batchv1.CronJob, run time.Time, finished bool) *kbatch.Job {
 	t.Helper()
 	job := controller.Job(cj, run)
 	if err := ownership.SetController(cj, job, c.Scheme()); err != nil {
@@ -344,9 +344,9 @@ func givenJob(t *testing.T, c client.Client, cj *batchv1.CronJob, run time.Time,
 	if start.IsZero() {
 		start = metav1.NewTime(end.Add(-time.Second))
 	}
-	job.Status = kbatchv1.JobStatus{StartTime: &start, CompletionTime: &end, Succeeded: 1, Conditions: []kbatchv1.JobCondition{
-		{Type: kbatchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: end},
-		{Type: kbatchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: end},
+	job.Status = kbatch.JobStatus{StartTime: &start, CompletionTime: &end, Succeeded: 1, Conditions: []kbatch.JobCondition{
+		{Type: kbatch.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: end},
+		{Type: kbatch.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: end},
 	}}
 	if err := c.Status().Update(t.Context(), job); err != nil {
 		t.Fatal(err)
