@@ -1,20 +1,18 @@
-package controller_test
+package tutorial_test
 
 // The kubebuilder book's own test of its CronJob controller
 // (docs/book/src/cronjob-tutorial/testdata/project/internal/controller/cronjob_controller_test.go
 // in kubernetes-sigs/kubebuilder), ported from Ginkgo and Gomega to the standard library
 // and run against this operator, step for step. What differs, and why:
 //   - the namespace is the test's own (the tutorial makes "test-cronjob"), and it enforces
-//     the restricted Pod Security level, as the operator's other tests do: the tutorial's
-//     Jobs have pods that level refuses, so on this cluster they never run, and keep the
-//     status the test gives them;
+//     the restricted Pod Security level, as the operator's other tests do; as in the
+//     tutorial, no Job controller runs (an API server alone), and the Jobs keep the status
+//     the test gives them;
 //   - the operator runs with the role its RBAC markers generate, not as an administrator;
 //   - the operator caches only the Jobs labelled as its own, not every Job of the cluster
 //     (the tutorial's index of Jobs by owner is over all of them), and lists a CronJob's
 //     Jobs by its name's label: the test's Jobs carry the two labels, beside the owner
 //     reference the tutorial gives them;
-//   - the API server requires a start time of a Job with active pods, which the test's
-//     Job gets with its two active pods;
 //   - Eventually and Consistently keep the tutorial's timings (2 minutes, every second;
 //     10 seconds, every 250 ms).
 
@@ -36,7 +34,7 @@ import (
 )
 
 func TestTutorialCronJobController(t *testing.T) {
-	e := newEnv(t)
+	e := operator.Env(t)
 	e.Run(t)
 	k8sClient, ctx := e.Client, t.Context()
 	const (
@@ -115,8 +113,6 @@ func TestTutorialCronJobController(t *testing.T) {
 		t.Fatal(err)
 	}
 	testJob.Status.Active = 2
-	// The API server requires a start time of a Job with active pods.
-	testJob.Status.StartTime = &metav1.Time{Time: time.Now().Truncate(time.Second)}
 	if err := k8sClient.Status().Update(ctx, testJob); err != nil {
 		t.Fatal(err)
 	}
