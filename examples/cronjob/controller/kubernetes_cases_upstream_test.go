@@ -52,14 +52,6 @@ var (
 	newYork       = "America/New_York"
 )
 
-func justASecondBeforeTheHour() time.Time {
-	T1, err := time.Parse(time.RFC3339, "2016-05-19T09:59:59Z")
-	if err != nil {
-		panic("test setup error")
-	}
-	return T1
-}
-
 func justAfterThePriorHour() time.Time {
 	T1, err := time.Parse(time.RFC3339, "2016-05-19T09:01:00Z")
 	if err != nil {
