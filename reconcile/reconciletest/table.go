@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"reflect"
 	"regexp"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -33,6 +35,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -266,8 +269,12 @@ type ReconcilerTestCase struct {
 	// name with go-cmp. Not compared: resourceVersion, uid, creationTimestamp,
 	// generation, managedFields, generateName, ownership.IntentAnnotation (a hash no
 	// person writes), an empty field with a missing one, the fields the API server
-	// allocates that the object leaves empty (a Service's cluster IPs and node
-	// ports), and status: the status of the object reconciled is WantStatus's, and
+	// assigns that the object leaves empty (a Service's cluster IPs and node
+	// ports; a Job's selector and its pods' labels batch.kubernetes.io/controller-uid,
+	// controller-uid, batch.kubernetes.io/job-name and job-name, which name the Job
+	// and its UID unless spec.manualSelector is true, and the Job's own labels too when
+	// it sets none, since it then takes its pods'; a label the object sets itself is
+	// compared), and status: the status of the object reconciled is WantStatus's, and
 	// nothing writes the status of the others on an API server alone. Every kind named here is listed whole: an object
 	// of that kind in the case's namespace that WantObjects does not name fails the
 	// case, as does one it names that does not exist. Cluster-scoped objects are
@@ -908,16 +915,29 @@ func forgetIntent(obj client.Object) {
 	obj.SetAnnotations(annotations)
 }
 
-// keepAllocated gives defaulted what live has in the fields the API server allocates and
-// the wanted object w leaves empty: a Service's cluster IPs and node ports. A dry-run
-// create allocates values of its own there, which no case can know.
+// keepAllocated gives defaulted what live has in the fields the API server assigns, where
+// the wanted object w leaves them empty: a Service's cluster IPs and node ports, a Job's
+// generated selector and the labels it gives the Job's pods. A dry-run create assigns
+// values of its own there, which no case can know; what w sets is compared as it is.
 func keepAllocated(w, defaulted, live client.Object) {
-	want, okW := w.(*corev1.Service)
-	d, okD := defaulted.(*corev1.Service)
-	l, okL := live.(*corev1.Service)
-	if !okW || !okD || !okL {
-		return
+	switch want := w.(type) {
+	case *corev1.Service:
+		d, okD := defaulted.(*corev1.Service)
+		l, okL := live.(*corev1.Service)
+		if okD && okL {
+			keepServiceAllocated(want, d, l)
+		}
+	case *batchv1.Job:
+		d, okD := defaulted.(*batchv1.Job)
+		l, okL := live.(*batchv1.Job)
+		if okD && okL {
+			keepJobIdentity(want, d, l)
+		}
 	}
+}
+
+// keepServiceAllocated is keepAllocated for a Service.
+func keepServiceAllocated(want, d, l *corev1.Service) {
 	if want.Spec.ClusterIP == "" && len(want.Spec.ClusterIPs) == 0 {
 		d.Spec.ClusterIP, d.Spec.ClusterIPs = l.Spec.ClusterIP, l.Spec.ClusterIPs
 	}
@@ -928,6 +948,49 @@ func keepAllocated(w, defaulted, live client.Object) {
 		if i < len(want.Spec.Ports) && want.Spec.Ports[i].NodePort == 0 && i < len(l.Spec.Ports) {
 			d.Spec.Ports[i].NodePort = l.Spec.Ports[i].NodePort
 		}
+	}
+}
+
+// jobIdentity are the labels the API server gives a Job's pods, and (the first) its
+// selector, unless spec.manualSelector is true: the Job's name and UID, which a dry-run
+// create under a generated name gives other values.
+var jobIdentity = []string{batchv1.ControllerUidLabel, "controller-uid", batchv1.JobNameLabel, "job-name"}
+
+// keepJobIdentity is keepAllocated for a Job: the identity labels w does not set itself.
+func keepJobIdentity(want, d, l *batchv1.Job) {
+	if ptr.Deref(want.Spec.ManualSelector, false) {
+		return
+	}
+	for _, key := range jobIdentity {
+		if _, set := want.Spec.Template.Labels[key]; !set {
+			keepKey(&d.Spec.Template.Labels, l.Spec.Template.Labels, key)
+		}
+		// A Job created without labels of its own takes its pods' labels, those the API
+		// server adds included.
+		if _, set := want.Labels[key]; !set && len(want.Labels) == 0 {
+			keepKey(&d.Labels, l.Labels, key)
+		}
+	}
+	if want.Spec.Selector != nil {
+		if _, set := want.Spec.Selector.MatchLabels[batchv1.ControllerUidLabel]; set {
+			return
+		}
+	}
+	if d.Spec.Selector != nil && l.Spec.Selector != nil {
+		keepKey(&d.Spec.Selector.MatchLabels, l.Spec.Selector.MatchLabels, batchv1.ControllerUidLabel)
+	}
+}
+
+// keepKey gives *dst the value src has at key, or none when src has none.
+func keepKey(dst *map[string]string, src map[string]string, key string) {
+	v, ok := src[key]
+	switch {
+	case ok && *dst == nil:
+		*dst = map[string]string{key: v}
+	case ok:
+		(*dst)[key] = v
+	default:
+		delete(*dst, key)
 	}
 }
 
@@ -1056,9 +1119,23 @@ func (h *harness) defaulted(ctx context.Context, obj client.Object) (client.Obje
 	d.SetName("")
 	d.SetGenerateName("want-")
 	d.SetResourceVersion("")
+	// A Job's pods must be labelled with its own name: under the generated one, a
+	// job-name label the case sets is refused. It is set again after the dry run.
+	restore := func() {}
+	if job, ok := d.(*batchv1.Job); ok && !ptr.Deref(job.Spec.ManualSelector, false) {
+		set := map[string]string{}
+		for _, key := range []string{batchv1.JobNameLabel, "job-name"} {
+			if v, ok := job.Spec.Template.Labels[key]; ok {
+				set[key] = v
+				delete(job.Spec.Template.Labels, key)
+			}
+		}
+		restore = func() { maps.Copy(job.Spec.Template.Labels, set) }
+	}
 	if err := h.admin.Create(ctx, d, client.DryRunAll); err != nil {
 		return nil, err
 	}
+	restore()
 	d.SetName(name)
 	d.SetGenerateName("")
 	return d, nil
