@@ -105,6 +105,7 @@ func TestKubebuilderCreateAPIWorksOnEveryTemplate(t *testing.T) {
 		{"podset", "apps.acme.io", "Fleet", "v1alpha1"},
 		{"at", "chores.acme.io", "Errand", "v1alpha1"},
 		{"keyval", "vault.acme.io", "Ledger", "v1alpha1"},
+		{"cronjob", "ops.acme.io", "Snapshot", "v1"},
 	} {
 		t.Run(tt.template, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "operator")
