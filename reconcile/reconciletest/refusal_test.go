@@ -32,7 +32,7 @@ var stateful = rkreconcile.For(&corev1.ConfigMap{}, rkreconcile.LogicFunc[*corev
 			return requeue.Retry(err)
 		}
 		return requeue.Done()
-	}), rkreconcile.WithFieldOwner("stateful"), rkreconcile.WithChildren(&appsv1.StatefulSet{}))
+	}), "stateful", rkreconcile.WithChildren(&appsv1.StatefulSet{}))
 
 func statefulSetOf(namespace, image string) *appsv1.StatefulSet {
 	template := corev1.PodTemplateSpec{

@@ -50,8 +50,7 @@ const foreignRecheck = time.Minute
 // the CRD's schema and CEL, or a second version needs converting: reconcile.WithDefaulter,
 // WithValidator, WithConversion (docs/versions.md; the Memcached template has all three).
 func New(opts ...reconcile.Option) *reconcile.Controller[*starterv1alpha1.Widget] {
-	return reconcile.For(&starterv1alpha1.Widget{}, &logic{}, append([]reconcile.Option{
-		reconcile.WithFieldOwner(FieldOwner),
+	return reconcile.For(&starterv1alpha1.Widget{}, &logic{}, FieldOwner, append([]reconcile.Option{
 		reconcile.WithChildren(&appsv1.StatefulSet{}),
 	}, opts...)...)
 }
