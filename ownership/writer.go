@@ -1,6 +1,7 @@
 package ownership
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -98,6 +99,25 @@ func (w Writer) check(obj client.Object) (schema.GroupVersionKind, error) {
 	return gvk, err
 }
 
+// UndeclaredError is the refusal of a write of a child whose kind the Writer does not own:
+// a wiring mistake no retry can fix, which names the reconcile.WithChildren line to write.
+type UndeclaredError struct {
+	// Kind is the child's kind.
+	Kind schema.GroupVersionKind
+	// Owns are the kinds the Writer owns.
+	Owns []schema.GroupVersionKind
+
+	message string
+}
+
+func (e *UndeclaredError) Error() string { return e.message }
+
+// IsUndeclared reports whether err is, or wraps, an UndeclaredError.
+func IsUndeclared(err error) bool {
+	var u *UndeclaredError
+	return errors.As(err, &u)
+}
+
 // refusal is the error of a write of obj, of kind gvk, by a Writer that owns only owns: it
 // names the reconcile.WithChildren line that declares them all.
 func refusal(gvk schema.GroupVersionKind, obj client.Object, owns []schema.GroupVersionKind) error {
@@ -111,8 +131,8 @@ func refusal(gvk schema.GroupVersionKind, obj client.Object, owns []schema.Group
 	if len(names) > 0 {
 		it = strings.Join(names, ", ")
 	}
-	return fmt.Errorf("ownership: %s %s is of a kind the controller does not own (it owns %s): declare it, so that its changes are watched and it is cached: reconcile.WithChildren(%s)",
-		gvk.Kind, obj.GetName(), it, strings.Join(literals, ", "))
+	return &UndeclaredError{Kind: gvk, Owns: owns, message: fmt.Sprintf("ownership: %s %s is of a kind the controller does not own (it owns %s): declare it, so that its changes are watched and it is cached: reconcile.WithChildren(%s)",
+		gvk.Kind, obj.GetName(), it, strings.Join(literals, ", "))}
 }
 
 // goType names the Go type of a kind as a declaration spells it by convention, its package

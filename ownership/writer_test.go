@@ -58,6 +58,9 @@ func TestAWriterRefusesWhatItCannotWriteNamingTheFix(t *testing.T) {
 			_, _, ensured := ownership.Ensure(t.Context(), tc.w, owner, child)
 			_, deleted := ownership.Delete(t.Context(), tc.w, owner, child)
 			for _, err := range []error{ensured, deleted} {
+				if undeclared := tc.w.FieldOwner != ""; ownership.IsUndeclared(err) != undeclared {
+					t.Errorf("IsUndeclared(%v) = %t, want %t", err, !undeclared, undeclared)
+				}
 				for _, want := range tc.want {
 					if err == nil || !strings.Contains(err.Error(), want) {
 						t.Errorf("error %v, want one that says %q", err, want)
