@@ -171,3 +171,88 @@ func makeMistake(t *testing.T, d rkreconcile.Declaration, path string) {
 	})
 	t.Error(fmt.Errorf("the Job was created"))
 }
+
+// A role that grants more than the operator uses fails the check Operator.Main runs once
+// every test has passed, naming the marker lines to remove and to add: the verbs the
+// operator used in the tests and those its declaration implies, never another.
+func TestARoleThatGrantsMoreThanTheOperatorUsesNamesTheMarkers(t *testing.T) {
+	cp := StartAPIServer(t)
+	for _, tc := range []struct {
+		name    string
+		markers []string // beside the Backup operator's own
+		want    string   // after the role's path
+	}{{
+		name:    "an extra verb",
+		markers: []string{"// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete"},
+		want: " is not what the operator does: it grants delete on jobs.batch, which the operator never used in these tests nor needs by its declaration.\n" +
+			"Remove these markers:\n\tcontroller/rbac.go:8: // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete\n" +
+			"Add these markers among the controller's RBAC markers:\n\t// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create\n" +
+			"then regenerate config/rbac/role.yaml (make generate)",
+	}, {
+		name: "a kind it never touches",
+		markers: []string{"// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create",
+			`// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list`},
+		want: " is not what the operator does: it grants get, list on secrets, which the operator never used in these tests nor needs by its declaration.\n" +
+			"Remove these markers:\n\tcontroller/rbac.go:9: // +kubebuilder:rbac:groups=\"\",resources=secrets,verbs=get;list\n" +
+			"then regenerate config/rbac/role.yaml (make generate)",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			markers := append([]string{
+				`// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch`,
+				`// +kubebuilder:rbac:groups="",resources=configmaps/finalizers,verbs=update`,
+				"// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch",
+			}, tc.markers...)
+			source := "package controller\n\n// The Backup controller's permissions.\n\n" + strings.Join(markers, "\n") + "\n"
+			role := "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: manager-role\nrules:\n"
+			for _, m := range markers {
+				body := strings.TrimPrefix(m, "// +kubebuilder:rbac:")
+				var group, resource, verbs string
+				for _, arg := range strings.Split(body, ",") {
+					k, v, _ := strings.Cut(arg, "=")
+					switch k {
+					case "groups":
+						group = v
+					case "resources":
+						resource = v
+					case "verbs":
+						verbs = strings.ReplaceAll(v, ";", ", ")
+					}
+				}
+				role += fmt.Sprintf("- apiGroups: [%s]\n  resources: [%s]\n  verbs: [%s]\n", group, resource, verbs)
+			}
+			for path, data := range map[string]string{"controller/rbac.go": source, "config/rbac/role.yaml": role} {
+				if err := os.MkdirAll(filepath.Join(root, filepath.Dir(path)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(root, path), []byte(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Chdir(root) // the markers are named by their path from the tests' directory
+			op := &Operator{User: "backup", Role: filepath.Join("config", "rbac", "role.yaml"), ControlPlane: cp,
+				Controllers: []rkreconcile.Declaration{rkreconcile.For(&corev1.ConfigMap{}, backup, "backup", rkreconcile.WithChildren(&batchv1.Job{}))}}
+			if err := op.Start(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = op.Stop() })
+			start := time.Now()
+			t.Run("the operator's test", func(t *testing.T) {
+				e := op.Env(t)
+				m := e.Run(t)
+				if err := e.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "settings"}}); err != nil {
+					t.Fatal(err)
+				}
+				Eventually(t, func(ctx context.Context) error {
+					return e.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: "settings"}, &batchv1.Job{})
+				})
+				m.Stop()
+			})
+			err := op.CheckRole()
+			t.Logf("after the operator's test, %.1f s after it started, the role check said:\n%v", time.Since(start).Seconds(), err)
+			if err == nil || err.Error() != "reconciletest: the role of backup (config/rbac/role.yaml)"+tc.want {
+				t.Errorf("the role check does not say\nreconciletest: the role of backup (config/rbac/role.yaml)%s", tc.want)
+			}
+		})
+	}
+}

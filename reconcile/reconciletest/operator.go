@@ -95,6 +95,7 @@ type Operator struct {
 	ownsControlPlane bool
 	role             string              // the name of the ClusterRole Start created
 	rules            []rbacv1.PolicyRule // its rules, what the operator's markers grant
+	usage            usage               // what the managers of its Envs used
 	conversion       sync.Mutex          // held by the Env whose manager converts the CRDs
 	mu               sync.Mutex          // guards converter
 	converter        string              // the test whose Env holds conversion
@@ -157,12 +158,24 @@ func (o *Operator) Stop() error {
 // Main is the body of a TestMain: it starts the operator's control plane, runs the
 // tests and stops it, and returns the exit code for os.Exit. Errors of the control
 // plane go to standard error.
+//
+// When every test ran (no -run or -skip) and passed, and ran the operator (Env.Run), Main
+// then checks the role
+// (CheckRole): the role generated from the operator's markers must grant exactly what its
+// managers used in the tests and what its declarations imply, and a role that grants more,
+// or less, fails the run with the marker lines to remove and to add.
 func (o *Operator) Main(m *testing.M) int {
 	if err := o.Start(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	code := m.Run()
+	if code == 0 && wholeRun() && o.usage.any() {
+		if err := o.CheckRole(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
 	if err := o.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		if code == 0 {
@@ -297,7 +310,7 @@ func (e *Env) run(t testing.TB, metricsAddr string) *Manager {
 		Controllers: e.operator.Controllers,
 	}
 	hooks := e.serveWebhooks(t, &spec)
-	m := StartManager(t, e.Requests.Wrap(e.Config), spec)
+	m := StartManager(t, e.Requests.Wrap(Intercept(e.Config, e.operator.usage.record)), spec)
 	if e.refusals != nil {
 		m.refused = e.refusals.first
 		e.refusals.silence(&m.log.quiet)
