@@ -25,13 +25,13 @@ func TestDeclarationMistakesAreCompileErrors(t *testing.T) {
 		name: "a finalizer of another type",
 		dir:  "finalizer",
 		want: []string{
-			`main.go:20:40: cannot use release (value of type func(context.Context, *"k8s.io/api/core/v1".Secret, "github.com/reconcilekit/reconcilekit/reconcile".Scope) requeue.Outcome) as func(ctx context.Context, obj *"k8s.io/api/core/v1".ConfigMap, s "github.com/reconcilekit/reconcilekit/reconcile".Scope) requeue.Outcome value in argument to reconcile.For(&corev1.ConfigMap{}, reconcile.LogicFunc[*corev1.ConfigMap](logic), "copier").WithFinalizer`,
+			`main.go:22:40: cannot use release (value of type func(context.Context, *"k8s.io/api/core/v1".Secret, "github.com/reconcilekit/reconcilekit/reconcile".Scope) requeue.Outcome) as func(ctx context.Context, obj *"k8s.io/api/core/v1".ConfigMap, s "github.com/reconcilekit/reconcilekit/reconcile".Scope) requeue.Outcome value in argument to reconcile.For(&corev1.ConfigMap{}, reconcile.LogicFunc[*corev1.ConfigMap](logic), "copier").WithFinalizer`,
 		},
 	}, {
 		name: "no field owner",
 		dir:  "nofieldowner",
 		want: []string{
-			"main.go:17:41: not enough arguments in call to reconcile.For",
+			"main.go:19:41: not enough arguments in call to reconcile.For",
 			`want (T, "github.com/reconcilekit/reconcilekit/reconcile".Logic[T], string, ..."github.com/reconcilekit/reconcilekit/reconcile".Option)`,
 		},
 	}} {

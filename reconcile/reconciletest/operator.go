@@ -85,6 +85,13 @@ type Operator struct {
 	// indexes are the ones the operator runs with.
 	Controllers []reconcile.Declaration
 
+	// Unchecked names the resources the role check (CheckRole) leaves alone, as
+	// "configmaps" or "memcacheds.cache.example.com" (with a subresource,
+	// "memcacheds/status.cache.example.com"): what the operator does only outside the
+	// managers its tests run, such as the uncached reads of a webhook that cmd/main.go
+	// adds. Say why beside each.
+	Unchecked []string
+
 	// ControlPlane is where the operator runs. Start starts one, and Stop stops it,
 	// unless it is set already: then operators share it, and its owner stops it.
 	ControlPlane *ControlPlane

@@ -57,24 +57,31 @@ func (u *usage) record(r *Request) (*http.Response, error) {
 }
 
 // needed returns the verbs the operator needs, by resource: those its managers used in the
-// tests, and those its declarations imply that tests seldom reach: get of the kinds it
-// reconciles and owns (read uncached when a cache is stale, or an owner read fresh after a
-// child's deletion), update of the finalizers of a kind that owns children (for
-// blockOwnerDeletion where the OwnerReferencesPermissionEnforcement admission plugin is
-// on), and create and patch of events (a repeated event is a patch of its series).
-func (o *Operator) needed() map[grant]map[string]bool {
+// tests, list with watch (a cache's informer may start with either), and those its
+// declarations imply that tests seldom reach: update of the finalizers of a kind that owns
+// children (for blockOwnerDeletion where the OwnerReferencesPermissionEnforcement
+// admission plugin is on), and create and patch of events (a repeated event is a patch
+// of its series). It also returns the verbs the role may grant though the tests did not
+// use them: get of the kinds the operator reconciles and owns (read uncached when a cache
+// is stale, or an owner read fresh after a child's deletion), and patch of a kind it
+// creates as a child (ownership.Ensure reverts a child's drift with a patch).
+func (o *Operator) needed() (needed, tolerated map[grant]map[string]bool) {
 	o.usage.mu.Lock()
-	needed := make(map[grant]map[string]bool, len(o.usage.verbs))
+	needed = make(map[grant]map[string]bool, len(o.usage.verbs))
 	for g, verbs := range o.usage.verbs {
 		needed[g] = maps.Clone(verbs)
+		if verbs["list"] || verbs["watch"] {
+			needed[g]["list"], needed[g]["watch"] = true, true
+		}
 	}
 	o.usage.mu.Unlock()
-	add := func(g grant, verbs ...string) {
-		if needed[g] == nil {
-			needed[g] = map[string]bool{}
+	tolerated = map[grant]map[string]bool{}
+	add := func(to map[grant]map[string]bool, g grant, verbs ...string) {
+		if to[g] == nil {
+			to[g] = map[string]bool{}
 		}
 		for _, v := range verbs {
-			needed[g][v] = true
+			to[g][v] = true
 		}
 	}
 	r := &refusals{operator: o}
@@ -83,18 +90,30 @@ func (o *Operator) needed() map[grant]map[string]bool {
 		if !ok {
 			continue
 		}
-		add(grant{group, resource}, "get", "list", "watch")
+		add(needed, grant{group, resource}, "list", "watch")
+		add(tolerated, grant{group, resource}, "get")
 		if len(d.Children()) > 0 {
-			add(grant{group, resource + "/finalizers"}, "update")
+			add(needed, grant{group, resource + "/finalizers"}, "update")
 		}
 		for _, child := range d.Children() {
 			if g, res, ok := r.resourceOf(child); ok {
-				add(grant{g, res}, "get", "list", "watch")
+				add(needed, grant{g, res}, "list", "watch")
+				add(tolerated, grant{g, res}, "get")
+				if needed[grant{g, res}]["create"] {
+					add(tolerated, grant{g, res}, "patch")
+				}
 			}
 		}
 	}
-	add(grant{"events.k8s.io", "events"}, "create", "patch")
-	return needed
+	add(needed, grant{"events.k8s.io", "events"}, "create", "patch")
+	for _, u := range o.Unchecked {
+		for g := range needed {
+			if g.String() == u {
+				delete(needed, g)
+			}
+		}
+	}
+	return needed, tolerated
 }
 
 // granted returns the verbs the operator's role grants, by resource. Rules narrowed to
@@ -112,6 +131,9 @@ func (o *Operator) granted() map[grant]map[string]bool {
 					continue
 				}
 				g := grant{group, resource}
+				if slices.Contains(o.Unchecked, g.String()) {
+					continue
+				}
 				if granted[g] == nil {
 					granted[g] = map[string]bool{}
 				}
@@ -189,7 +211,8 @@ func markers(root string) ([]marker, error) {
 // never used and its declarations do not imply. It reads the markers from the Go sources
 // of the project the role belongs to (the directory above config/).
 func (o *Operator) CheckRole() error {
-	needed, granted := o.needed(), o.granted()
+	needed, tolerated := o.needed()
+	granted := o.granted()
 	changed := map[grant]bool{}
 	for g, verbs := range needed {
 		for v := range verbs {
@@ -200,7 +223,7 @@ func (o *Operator) CheckRole() error {
 	}
 	for g, verbs := range granted {
 		for v := range verbs {
-			if !needed[g][v] {
+			if !needed[g][v] && !tolerated[g][v] {
 				changed[g] = true
 			}
 		}
@@ -242,7 +265,13 @@ func (o *Operator) CheckRole() error {
 	for _, g := range slices.SortedFunc(maps.Keys(add), func(a, b grant) int {
 		return cmp.Or(cmp.Compare(a.group, b.group), cmp.Compare(a.resource, b.resource))
 	}) {
-		if verbs := slices.Collect(maps.Keys(needed[g])); len(verbs) > 0 {
+		verbs := slices.Collect(maps.Keys(needed[g]))
+		for v := range tolerated[g] {
+			if granted[g][v] && !needed[g][v] {
+				verbs = append(verbs, v) // granted, and may stay
+			}
+		}
+		if len(verbs) > 0 {
 			lines = append(lines, rbac.Marker(g.group, g.resource, verbs))
 		}
 	}
@@ -257,7 +286,7 @@ func (o *Operator) CheckRole() error {
 			}
 		}
 		for v := range granted[g] {
-			if !needed[g][v] {
+			if !needed[g][v] && !tolerated[g][v] {
 				unused = append(unused, v)
 			}
 		}

@@ -11,7 +11,9 @@ import (
 	"github.com/reconcilekit/reconcilekit/requeue"
 )
 
-func logic(context.Context, *corev1.ConfigMap, reconcile.Scope) requeue.Outcome { return requeue.Done() }
+func logic(context.Context, *corev1.ConfigMap, reconcile.Scope) requeue.Outcome {
+	return requeue.Done()
+}
 
 func main() {
 	_ = reconcile.For(&corev1.ConfigMap{}, reconcile.LogicFunc[*corev1.ConfigMap](logic))
