@@ -256,3 +256,52 @@ func TestARoleThatGrantsMoreThanTheOperatorUsesNamesTheMarkers(t *testing.T) {
 		})
 	}
 }
+
+// A table runs its cases under the operator's role when it names it: a verb the markers
+// lack fails the case with the API server's refusal, where an administrator would pass.
+func TestATableRunsUnderTheOperatorsRole(t *testing.T) {
+	cp := StartAPIServer(t)
+	for _, tc := range []struct {
+		name, jobs string // the verbs the role grants on Jobs
+		wantErr    string
+	}{
+		{name: "the role grants what the logic does", jobs: "get, list, watch, create"},
+		{name: "the role lacks create", jobs: "get, list, watch", wantErr: `jobs.batch is forbidden: User "backup" cannot create resource "jobs" in API group "batch"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The table reads uncached: get of the ConfigMap, which a manager's cache would serve.
+			role := backupRole(t, tc.jobs)
+			data, err := os.ReadFile(role)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(role, []byte(strings.Replace(string(data), "verbs: [list, watch]", "verbs: [get, list, watch]", 1)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			table := ReconcilerTests{ControlPlane: cp, Role: role, User: "backup",
+				Controller: rkreconcile.For(&corev1.ConfigMap{}, backup, "backup", rkreconcile.WithChildren(&batchv1.Job{}))}
+			c := ReconcilerTestCase{
+				Name:         "a ConfigMap named settings gets a Job",
+				Object:       &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}},
+				WantRequests: []string{"create jobs"},
+			}
+			rec := &recordingTB{TB: t}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				table.RunCase(rec, c)
+			}()
+			<-done
+			report := rec.String()
+			if tc.wantErr == "" {
+				if report != "" {
+					t.Errorf("the case failed under the role:\n%s", report)
+				}
+				return
+			}
+			if !strings.Contains(report, tc.wantErr) {
+				t.Errorf("the case's failure does not say %q:\n%s", tc.wantErr, report)
+			}
+		})
+	}
+}
