@@ -57,7 +57,8 @@ func (u *usage) record(r *Request) (*http.Response, error) {
 }
 
 // needed returns the verbs the operator needs, by resource: those its managers used in the
-// tests, list with watch (a cache's informer may start with either), and those its
+// tests, list with watch (a cache's informer starts with a list or with a streaming watch,
+// and lists again after an error), and those its
 // declarations imply that tests seldom reach: update of the finalizers of a kind that owns
 // children (for blockOwnerDeletion where the OwnerReferencesPermissionEnforcement
 // admission plugin is on), and create and patch of events (a repeated event is a patch
@@ -70,8 +71,8 @@ func (o *Operator) needed() (needed, tolerated map[grant]map[string]bool) {
 	needed = make(map[grant]map[string]bool, len(o.usage.verbs))
 	for g, verbs := range o.usage.verbs {
 		needed[g] = maps.Clone(verbs)
-		if verbs["list"] || verbs["watch"] {
-			needed[g]["list"], needed[g]["watch"] = true, true
+		if verbs["watch"] { // an informer's, which may start with a list or a streaming watch
+			needed[g]["list"] = true
 		}
 	}
 	o.usage.mu.Unlock()
