@@ -16,7 +16,7 @@ func ExampleSetup() {
 	if err != nil {
 		os.Exit(1)
 	}
-	widgets := reconcile.For(&Widget{}, sized, reconcile.WithFieldOwner("widget-operator"))
+	widgets := reconcile.For(&Widget{}, sized, "widget-operator")
 	if err := reconcile.Setup(mgr, widgets); err != nil {
 		ctrl.Log.Error(err, "unable to set up the widget controller")
 		os.Exit(1)

@@ -54,8 +54,7 @@ func TestReadyzFailsUntilCachesSyncedAndControllerStarted(t *testing.T) {
 	addr := reconciletest.FreeAddress(t)
 	const check = reconcile.ControllersCheck
 	copier := reconcile.For(&corev1.ConfigMap{}, reconcile.LogicFunc[*corev1.ConfigMap](
-		func(context.Context, *corev1.ConfigMap, reconcile.Scope) requeue.Outcome { return requeue.Done() }),
-		reconcile.WithFieldOwner("copier"), reconcile.WithChildren(&corev1.Secret{}))
+		func(context.Context, *corev1.ConfigMap, reconcile.Scope) requeue.Outcome { return requeue.Done() }), "copier", reconcile.WithChildren(&corev1.Secret{}))
 	reconciletest.StartManager(t, cfg, reconcile.Manager{
 		Options: manager.Options{
 			Scheme:                 withBuiltins,
@@ -140,8 +139,7 @@ func TestProbesServeTheOperatorsOwnChecksBesideTheLibrarys(t *testing.T) {
 			Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
 		},
 		Controllers: []reconcile.Declaration{reconcile.For(&corev1.ConfigMap{}, reconcile.LogicFunc[*corev1.ConfigMap](
-			func(context.Context, *corev1.ConfigMap, reconcile.Scope) requeue.Outcome { return requeue.Done() }),
-			reconcile.WithFieldOwner("probed"))},
+			func(context.Context, *corev1.ConfigMap, reconcile.Scope) requeue.Outcome { return requeue.Done() }), "probed")},
 	}.New(cp.Config)
 	if err != nil {
 		t.Fatal(err)

@@ -77,7 +77,7 @@ func TestManagerTakesTheScaffoldsHealthChecks(t *testing.T) {
 			Controller:             ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
 			Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
 		},
-		Controllers: []reconcile.Declaration{reconcile.For(&Widget{}, sized, reconcile.WithFieldOwner("scaffolded"))},
+		Controllers: []reconcile.Declaration{reconcile.For(&Widget{}, sized, "scaffolded")},
 	}.New(cp.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +120,7 @@ func TestManagerCompactsOnlyTheDeclaredKinds(t *testing.T) {
 			Scheme: withBuiltins,
 			Cache:  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
 		},
-		Controllers: []reconcile.Declaration{reconcile.For(&Widget{}, sized, reconcile.WithFieldOwner("compacting"))},
+		Controllers: []reconcile.Declaration{reconcile.For(&Widget{}, sized, "compacting")},
 	})
 	for _, tt := range []struct {
 		name          string

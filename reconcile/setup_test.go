@@ -60,7 +60,7 @@ func TestSetupRunsBesideAPlainController(t *testing.T) {
 	if err := ctrl.NewControllerManagedBy(mgr).For(&corev1.ConfigMap{}).Complete(plain); err != nil {
 		t.Fatal(err)
 	}
-	if err := reconcile.Setup(mgr, reconcile.For(&Widget{}, sized, reconcile.WithFieldOwner("adopted"))); err != nil {
+	if err := reconcile.Setup(mgr, reconcile.For(&Widget{}, sized, "adopted")); err != nil {
 		t.Fatalf("Setup: %v", err)
 	}
 	if err := scaffoldChecks(mgr); err != nil {
@@ -114,17 +114,17 @@ func TestSetupRefusesWhatAMadeManagerCannotTake(t *testing.T) {
 		want: "reconcile: Setup needs at least one controller declaration (reconcile.For)",
 	}, {
 		name: "a cache restriction",
-		decls: []reconcile.Declaration{reconcile.For(&Widget{}, sized, reconcile.WithFieldOwner("adopted"),
+		decls: []reconcile.Declaration{reconcile.For(&Widget{}, sized, "adopted",
 			reconcile.WithCache(&corev1.Pod{}, cache.ByObject{}))},
 		want: "reconcile: the Widget controller restricts the cache of *v1.Pod (WithCache), which a manager fixes when it is made",
 	}, {
 		name:   "a kind the scheme does not know",
 		scheme: scheme,
-		decls:  []reconcile.Declaration{reconcile.For(&Widget{}, sized, reconcile.WithFieldOwner("adopted"), reconcile.WithChildren(&corev1.Pod{}))},
+		decls:  []reconcile.Declaration{reconcile.For(&Widget{}, sized, "adopted", reconcile.WithChildren(&corev1.Pod{}))},
 		want:   "reconcile: the Widget controller declares *v1.Pod, which the manager's scheme does not know",
 	}, {
 		name:  "a webhook the project serves too",
-		decls: []reconcile.Declaration{reconcile.For(&Widget{}, sized, reconcile.WithFieldOwner("adopted"), reconcile.WithDefaulter[*Widget](noDefaults{}))},
+		decls: []reconcile.Declaration{reconcile.For(&Widget{}, sized, "adopted").WithDefaulter(noDefaults{})},
 		project: func(mgr manager.Manager) {
 			mgr.GetWebhookServer().Register(webhook.Path(webhook.Defaulting, widgetGVK), http.NotFoundHandler())
 		},

@@ -24,6 +24,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -185,6 +187,18 @@ type ReconcilerTests struct {
 	// Standard, as the operators' own tests do: a pod the reconciler creates that
 	// could run as root is refused, as a hardened cluster would refuse it.
 	Restricted bool
+
+	// Role, if set, is the file of the operator's ClusterRole, generated from its RBAC
+	// markers (config/rbac/role.yaml): each case's reconciler then authenticates as User,
+	// whom that role alone empowers, as the operator runs, so that a verb the markers lack
+	// fails the case with the API server's refusal rather than passing as an
+	// administrator. The reconciler reads uncached here: the role needs get of what it
+	// reads, which the manager's cache would have served.
+	Role string
+
+	// User is the name the reconciler authenticates as under Role, such as
+	// "widget-operator".
+	User string
 
 	// Cases are the cases, run in parallel unless they name cluster-scoped objects.
 	Cases []ReconcilerTestCase
@@ -355,6 +369,7 @@ type harness struct {
 	scheme  *runtime.Scheme
 	decoder runtime.Decoder
 	admin   client.Client // an administrator's, uncounted: the case's own moves
+	config  *rest.Config  // the reconciler's: an administrator's, or Role's
 }
 
 func (rt ReconcilerTests) harness(t testing.TB) *harness {
@@ -383,12 +398,29 @@ func (rt ReconcilerTests) harness(t testing.TB) *harness {
 	if err != nil {
 		t.Fatalf("reconciletest: %v", err)
 	}
+	config := cp.Config
+	if rt.Role != "" {
+		if rt.User == "" {
+			t.Fatal("reconciletest: ReconcilerTests.Role needs User, the name the reconciler authenticates as")
+		}
+		name, err := cp.createClusterRole(t.Context(), rt.Role, func(role *rbacv1.ClusterRole) {
+			role.Name = rt.User + "-" + role.Name + "-" + utilrand.String(5) // one for each table
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = cp.client.Delete(context.Background(), &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		})
+		config = cp.ConfigFor(t, rt.User, name)
+	}
 	return &harness{
 		rt:      rt,
 		cp:      cp,
 		scheme:  scheme,
 		decoder: serializer.NewCodecFactory(scheme).UniversalDeserializer(),
 		admin:   admin,
+		config:  config,
 	}
 }
 
@@ -605,7 +637,7 @@ func (h *harness) run(t testing.TB, tc ReconcilerTestCase, objs caseObjects) {
 	// The reconciler's client: every request logged, and failed by the case's
 	// Faults once armed.
 	var log requestLog
-	cfg := Intercept(h.cp.Config, func(r *Request) (*http.Response, error) {
+	cfg := Intercept(h.config, func(r *Request) (*http.Response, error) {
 		s := sent{verb: r.Verb, resource: r.resource(), name: r.Name}
 		log.mu.Lock()
 		armed := log.armed

@@ -56,8 +56,7 @@ const (
 // or the manager's --max-concurrent-reconciles): the Jobs of its own for each CronJob, of
 // CronJobs alone in the manager's cache.
 func New(opts ...reconcile.Option) *reconcile.Controller[*batchv1.CronJob] {
-	return reconcile.For(&batchv1.CronJob{}, reconcile.LogicFunc[*batchv1.CronJob](Reconcile), append([]reconcile.Option{
-		reconcile.WithFieldOwner(managedBy),
+	return reconcile.For(&batchv1.CronJob{}, reconcile.LogicFunc[*batchv1.CronJob](Reconcile), managedBy, append([]reconcile.Option{
 		reconcile.WithReconcileRequests(""),
 		reconcile.WithConcurrency(Concurrency),
 		reconcile.WithChildren(&kbatch.Job{}),

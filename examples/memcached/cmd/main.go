@@ -130,6 +130,7 @@ func run(ctx context.Context, f flags) (err error) {
 	opts = append(opts, reconcile.WithConcurrency(f.concurrency))
 	var certs *webhook.Certificates
 	var webhookServer ctrlwebhook.Server // the manager's default: none without webhooks
+	memcached := declared.New(opts...)
 	if f.webhookNamespace != "" {
 		// The validating webhook reads ConfigMaps that the manager does not cache (those
 		// without the operator's label), so uncached.
@@ -137,10 +138,10 @@ func run(ctx context.Context, f flags) (err error) {
 		if err != nil {
 			return err
 		}
-		opts = append(opts, declared.Webhooks(configMaps)...)
+		memcached = declared.WithWebhooks(memcached, configMaps)
 		// Every Memcached stored as v1alpha1 is rewritten as v1beta1 once the manager
 		// serves the conversion; then v1alpha1 can leave the CRD in a later release.
-		opts = append(opts, reconcile.WithStorageMigration())
+		memcached = memcached.With(reconcile.WithStorageMigration())
 		host, port, err := hostPort(f.webhookAddr)
 		if err != nil {
 			return fmt.Errorf("--webhook-bind-address: %w", err)
@@ -164,7 +165,7 @@ func run(ctx context.Context, f flags) (err error) {
 			LeaderElectionReleaseOnCancel: true,
 			WebhookServer:                 webhookServer,
 		},
-		Controllers:  []reconcile.Declaration{declared.New(opts...)},
+		Controllers:  []reconcile.Declaration{memcached},
 		Certificates: certs,
 	}
 

@@ -24,8 +24,7 @@ import (
 )
 
 // Widgets declares the Widget controller: each Widget keeps a ConfigMap of its own.
-var Widgets = reconcile.For(&shopv1.Widget{}, reconcile.LogicFunc[*shopv1.Widget](configure),
-	reconcile.WithFieldOwner("shop"),
+var Widgets = reconcile.For(&shopv1.Widget{}, reconcile.LogicFunc[*shopv1.Widget](configure), "shop",
 	reconcile.WithChildren(&corev1.ConfigMap{}),
 )
 
