@@ -92,6 +92,11 @@ type Operator struct {
 	// adds. Say why beside each.
 	Unchecked []string
 
+	// Partial says these tests are a part of the operator's, as those of a second test
+	// package are: the role check then fails only on a verb the role lacks, since the
+	// operator's other tests may use what these do not.
+	Partial bool
+
 	// ControlPlane is where the operator runs. Start starts one, and Stop stops it,
 	// unless it is set already: then operators share it, and its owner stops it.
 	ControlPlane *ControlPlane

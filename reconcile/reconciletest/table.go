@@ -200,6 +200,12 @@ type ReconcilerTests struct {
 	// "widget-operator".
 	User string
 
+	// Operator, if set, is the operator whose role check (Operator.Main, CheckRole)
+	// counts the requests each case's reconciler sends, as it counts its managers': a
+	// verb only a table's cases reach (deleting a finished Job, say) is then one the
+	// operator used.
+	Operator *Operator
+
 	// Cases are the cases, run in parallel unless they name cluster-scoped objects.
 	Cases []ReconcilerTestCase
 }
@@ -413,6 +419,9 @@ func (rt ReconcilerTests) harness(t testing.TB) *harness {
 			_ = cp.client.Delete(context.Background(), &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}})
 		})
 		config = cp.ConfigFor(t, rt.User, name)
+	}
+	if rt.Operator != nil {
+		config = rt.Operator.Track(config)
 	}
 	return &harness{
 		rt:      rt,

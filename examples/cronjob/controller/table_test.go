@@ -23,6 +23,7 @@ var cronJobs = reconciletest.ReconcilerTests{
 	CRDDirectories: []string{filepath.Join("..", "config", "crd", "bases")},
 	AddToScheme:    batchv1.AddToScheme,
 	Controller:     controller.New(),
+	Operator:       operator, // its pruning of finished Jobs counts in the role check
 }
 
 // hourly is the CronJob backup, run on the hour under policy, whose last run was at last.
