@@ -233,6 +233,10 @@ type block struct {
 	fence    int // line of the opening fence
 	text     string
 	fragment bool
+	// context are declarations the page shows elsewhere or not at all (a type, a helper),
+	// from a <!-- go context ... --> comment right before the block, and the line they start.
+	context     string
+	contextLine int
 }
 
 // scan reads a page: its Go blocks, and calls span for each code span outside blocks.
@@ -243,12 +247,15 @@ func scan(t *testing.T, page string, span func(line int, text string)) []block {
 		t.Fatal(err)
 	}
 	var (
-		blocks   []block
-		cur      *block
-		inFence  bool
-		fence    string
-		previous string // the last non-blank line before a fence
-		body     strings.Builder
+		blocks    []block
+		cur       *block
+		inFence   bool
+		fence     string
+		previous  string // the last non-blank line before a fence
+		body      strings.Builder
+		context   *strings.Builder // open <!-- go context --> comment
+		pending   string           // a closed one, for the next block
+		pendingAt int
 	)
 	s := bufio.NewScanner(bytes.NewReader(raw))
 	s.Buffer(nil, 1<<20)
@@ -256,10 +263,17 @@ func scan(t *testing.T, page string, span func(line int, text string)) []block {
 		line := s.Text()
 		trimmed := strings.TrimSpace(line)
 		switch {
+		case context != nil && trimmed == "-->":
+			pending, context = context.String(), nil
+		case context != nil:
+			context.WriteString(line + "\n")
+		case !inFence && trimmed == "<!-- go context":
+			context, pendingAt = &strings.Builder{}, n+1
 		case !inFence && strings.HasPrefix(trimmed, "```"):
 			inFence, fence = true, trimmed[:strings.LastIndex(trimmed, "`")+1]
 			if strings.TrimSpace(strings.TrimPrefix(trimmed, fence)) == "go" {
-				cur = &block{page: page, fence: n, fragment: strings.HasPrefix(previous, "<!-- fragment")}
+				cur = &block{page: page, fence: n, fragment: strings.HasPrefix(previous, "<!-- fragment"),
+					context: pending, contextLine: pendingAt}
 				body.Reset()
 			}
 		case inFence && trimmed == fence:
@@ -269,6 +283,7 @@ func scan(t *testing.T, page string, span func(line int, text string)) []block {
 				blocks = append(blocks, *cur)
 				cur = nil
 			}
+			pending = ""
 		case inFence:
 			if cur != nil {
 				body.WriteString(line + "\n")
@@ -278,7 +293,7 @@ func scan(t *testing.T, page string, span func(line int, text string)) []block {
 				span(n, m[1])
 			}
 		}
-		if trimmed != "" && !strings.HasPrefix(trimmed, "```") {
+		if trimmed != "" && !strings.HasPrefix(trimmed, "```") && context == nil && trimmed != "-->" {
 			previous = trimmed
 		}
 	}
@@ -364,6 +379,7 @@ var imports = map[string]string{
 	"apierrors":    "k8s.io/apimachinery/pkg/api/errors",
 	"types":        "k8s.io/apimachinery/pkg/types",
 	"ptr":          "k8s.io/utils/ptr",
+	"rest":         "k8s.io/client-go/rest",
 	"cachev1beta1": module + "/examples/memcached/api/v1beta1",
 }
 
@@ -415,62 +431,106 @@ func TestGoBlocksCompile(t *testing.T) {
 	if err == nil {
 		return
 	}
+	if strings.Contains(string(out), "too many errors") {
+		t.Logf("the compiler stopped counting; fix what it names and run again")
+	}
 	var failed []string
 	for _, line := range strings.Split(string(out), "\n") {
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
+		if line == "" || strings.HasPrefix(line, "#") || strings.Contains(line, "declared and not used") {
+			continue // a block may show how to get a value without going on to use it
 		}
-		failed = append(failed, strings.TrimPrefix(line, "vet: "))
+		failed = append(failed, strings.TrimPrefix(strings.TrimPrefix(line, "vet: "), "./"))
+	}
+	if len(failed) == 0 {
+		return
 	}
 	sort.Strings(failed)
 	t.Errorf("Go blocks of the docs do not compile; fix each block against the current API, or, "+
-		"when it is an excerpt on purpose, put `<!-- fragment: why -->` on the line before its fence:\n%s",
+		"give it what the page declares elsewhere in a `<!-- go context ... -->` comment before its fence "+
+		"(see the README's first block), or, when it is an excerpt on purpose, put `<!-- fragment: why -->` "+
+		"on the line before its fence:\n%s",
 		strings.Join(slices.Compact(failed), "\n"))
 }
 
-// wrap turns a block into a file to build, with //line directives so errors name the page.
+// wrap turns a block into a file to build, with //line directives so errors name the page:
+// a block with a package clause as it is; else its declarations, its statements as a
+// function's body, or declarations followed by statements, whichever parses first.
 func wrap(b block, known map[string]string) string {
 	abs, _ := filepath.Abs(b.page)
-	directive := fmt.Sprintf("//line %s:%d\n", abs, b.fence+1)
-	if strings.HasPrefix(strings.TrimSpace(firstCode(b.text)), "package ") {
-		return directive + b.text
+	at := func(line int) string { return fmt.Sprintf("//line %s:%d\n", abs, b.fence+1+line) }
+	if strings.HasPrefix(firstCode(b.text), "package ") {
+		return at(0) + b.text
 	}
-	decls := "package docblock\n" + b.text
-	f, err := parser.ParseFile(token.NewFileSet(), "", decls, 0)
-	body := false
-	if err != nil {
-		body = true
-		f, err = parser.ParseFile(token.NewFileSet(), "", "package docblock\nfunc _() {\n"+b.text+"\n}", 0)
-	}
-	var header []string
-	if err == nil {
-		have := map[string]bool{}
-		for _, s := range f.Imports {
-			have[importName(s)] = true
+	lines := strings.SplitAfter(b.text, "\n")
+	// decls and body are the block's lines before and after the split.
+	compose := func(split int, directives bool) string {
+		var out strings.Builder
+		decls, body := strings.Join(lines[:split], ""), strings.Join(lines[split:], "")
+		if directives {
+			out.WriteString(at(0))
 		}
-		need := map[string]bool{}
-		ast.Inspect(f, func(n ast.Node) bool {
-			if sel, ok := n.(*ast.SelectorExpr); ok {
-				if id, ok := sel.X.(*ast.Ident); ok && id.Obj == nil && known[id.Name] != "" && !have[id.Name] {
-					need[id.Name] = true
-				}
+		out.WriteString(decls)
+		if strings.TrimSpace(body) != "" {
+			out.WriteString("\nfunc _() {\n")
+			if directives {
+				out.WriteString(at(split))
 			}
-			return true
-		})
-		for name := range need {
-			header = append(header, fmt.Sprintf("import %s %q", name, known[name]))
+			out.WriteString(body + "\n}\n")
 		}
-		sort.Strings(header)
+		if b.context != "" {
+			out.WriteString("\n")
+			if directives {
+				out.WriteString(fmt.Sprintf("//line %s:%d\n", abs, b.contextLine))
+			}
+			out.WriteString(b.context)
+		}
+		return out.String()
 	}
-	head := strings.Join(append([]string{"package docblock"}, header...), "; ")
-	if body {
-		return head + "; func _() {\n" + directive + b.text + "\n}\n"
+	split := -1
+	var f *ast.File
+	for _, i := range append([]int{len(lines), 0}, seq(1, len(lines))...) {
+		var err error
+		if f, err = parser.ParseFile(token.NewFileSet(), "", "package docblock\n"+compose(i, false), 0); err == nil {
+			split = i
+			break
+		}
 	}
+	if split < 0 {
+		return "package docblock\n" + at(0) + b.text // the compiler says what does not parse
+	}
+	have := map[string]bool{}
+	for _, s := range f.Imports {
+		have[importName(s)] = true
+	}
+	need := map[string]bool{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if id, ok := sel.X.(*ast.Ident); ok && id.Obj == nil && known[id.Name] != "" && !have[id.Name] {
+				need[id.Name] = true
+			}
+		}
+		return true
+	})
+	var header []string
+	for name := range need {
+		header = append(header, fmt.Sprintf("import %s %q", name, known[name]))
+	}
+	sort.Strings(header)
+	src := compose(split, true)
 	if len(f.Imports) > 0 && len(header) > 0 {
 		// The block's own imports must come first: add the missing ones after them.
-		return "package docblock\n" + directive + addImports(b.text, header)
+		return "package docblock\n" + addImports(src, header)
 	}
-	return head + "\n" + directive + b.text
+	return strings.Join(append([]string{"package docblock"}, header...), "; ") + "\n" + src
+}
+
+// seq is from, from+1, ..., to-1.
+func seq(from, to int) []int {
+	var out []int
+	for i := from; i < to; i++ {
+		out = append(out, i)
+	}
+	return out
 }
 
 // addImports puts import lines right after a block's own last import, on that same line so
@@ -588,6 +648,39 @@ func TestEveryExportedIdentifierHasGodoc(t *testing.T) {
 	for id := range left {
 		t.Errorf("internal/docs/docs_test.go: %s has godoc now: remove it from pending", id)
 	}
+}
+
+// TestEveryPackageHasAnExample fails on a package of the library without a runnable
+// Example function in its tests: godoc shows a user how to call it.
+func TestEveryPackageHasAnExample(t *testing.T) {
+	libs := loadLibrary(t)
+	var names []string
+	for name := range libs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	left := maps.Clone(pendingExamples)
+	for _, name := range names {
+		l := libs[name]
+		if slices.ContainsFunc(slices.Collect(maps.Keys(l.names)), func(n string) bool { return strings.HasPrefix(n, "Example") }) {
+			continue
+		}
+		if left[l.path] {
+			delete(left, l.path)
+			t.Logf("pending elsewhere: package %s has no Example", l.path)
+			continue
+		}
+		t.Errorf("%s: package %s has no runnable Example: add an example_test.go with "+
+			"func Example() or func ExampleName() (and // Output: where the output is deterministic)", rel(l.dir), l.path)
+	}
+	for path := range left {
+		t.Errorf("internal/docs/docs_test.go: %s has an Example now: remove it from pendingExamples", path)
+	}
+}
+
+// pendingExamples are the packages without an Example that another change is rewriting.
+var pendingExamples = map[string]bool{
+	module + "/reconcile/reconciletest/explore": true,
 }
 
 // pending are the undocumented identifiers of packages another change is rewriting; each
