@@ -1,6 +1,7 @@
 // Package docs holds the tests that keep the README and docs/ true to the code: every
 // identifier of the library they name in a code span resolves, every Go block compiles or is
-// marked a fragment on purpose, and every exported identifier of the library has godoc.
+// marked a fragment on purpose, every exported identifier of the library has godoc, and
+// every package of the library has a runnable Example.
 //
 // Run them alone with `make docs` (go test ./internal/docs). A Go block that is deliberately
 // not a whole program or package (an excerpt, a sketch, pseudo-code) is marked by the line
@@ -10,7 +11,15 @@
 // right before its fence. Any other block is compiled: a block with a package clause as it
 // stands; one of declarations under a package clause of its own; one of statements as the
 // body of a function. The imports a wrapped block lacks are added for the library's packages
-// and the usual aliases (ctrl, client, metav1, corev1, ...). The library here is every
+// and the usual aliases (ctrl, client, metav1, corev1, ...); what a block uses that its
+// page declares elsewhere, or not at all, it gets from an HTML comment before its fence,
+// whose lines are the comment's opening and closing alone:
+//
+//	<!-- go context
+//	type memcached struct{}
+//	-->
+//
+// A variable a block declares and does not use is not an error. The library here is every
 // package outside examples/, test/, cmd/, hack/ and internal/: those are programs and
 // fixtures, not API a user imports, so their godoc is not checked.
 package docs

@@ -263,11 +263,11 @@ func scan(t *testing.T, page string, span func(line int, text string)) []block {
 		line := s.Text()
 		trimmed := strings.TrimSpace(line)
 		switch {
-		case context != nil && trimmed == "-->":
+		case context != nil && line == "-->":
 			pending, context = context.String(), nil
 		case context != nil:
 			context.WriteString(line + "\n")
-		case !inFence && trimmed == "<!-- go context":
+		case !inFence && line == "<!-- go context":
 			context, pendingAt = &strings.Builder{}, n+1
 		case !inFence && strings.HasPrefix(trimmed, "```"):
 			inFence, fence = true, trimmed[:strings.LastIndex(trimmed, "`")+1]
