@@ -1,7 +1,7 @@
 # reconcilekit: every command a contributor or CI needs.
 #
 #   make test      every test, lint and generated-file check (builds the control plane once)
-#   make demo      the four example operators on a local control plane
+#   make demo      the five example operators on a local control plane
 #   make cluster   the local control plane alone, for an operator of your own
 #   make bench     operators built from the library against seed-style ones
 #   make help      all targets
@@ -66,6 +66,10 @@ unit: controlplane ## Run the tests with the race detector and print coverage (t
 	$(GO) test -race -cover -timeout 25m ./...
 	cd $(PEERS) && $(GO) test -race -cover -timeout 10m ./...
 
+.PHONY: test-adopt
+test-adopt: controlplane ## Scaffold a kubebuilder v4 project, adopt one controller, run its tests and main; create api on every template (part of unit).
+	$(GO) test -count=1 -v -timeout 20m ./test/adopt
+
 .PHONY: fuzz
 fuzz: ## Run each fuzz target for FUZZ_BRIEF (20000 inputs) beyond its committed corpus.
 	$(GO) test -run '^$$' -fuzz '^FuzzSet$$' -fuzztime $(FUZZ_BRIEF) ./conditions
@@ -85,7 +89,7 @@ check-tracked: ## Fail on a tracked executable, binary or file over 1 MB not dec
 test: check-tracked lint verify-generated unit fuzz ## Everything CI checks.
 
 .PHONY: demo
-demo: controlplane ## Run the four example operators on a local control plane until they converge (ARGS=--keep-running to stay).
+demo: controlplane ## Run the five example operators on a local control plane until they converge (ARGS=--keep-running to stay).
 	$(GO) run ./examples/demo $(ARGS)
 
 .PHONY: cluster
@@ -98,7 +102,7 @@ demo-sharding: controlplane ## Run the At operator as three shards, separate pro
 	$(GO) test -count=1 -v -timeout 60m -run '^TestSharded' ./test/reliability -args $(if $(FULL),-full) $(ARGS)
 
 # Deploying an example to the cluster of the current kubeconfig (docs/deploy.md).
-# EXAMPLE is memcached, podset, at or keyval; IMG is the manager image the cluster pulls.
+# EXAMPLE is memcached, podset, at, keyval or cronjob; IMG is the manager image the cluster pulls.
 EXAMPLE ?= memcached
 IMG ?= controller:latest
 # CONFIG is the example's config directory deploy applies: default, or sharded.
@@ -106,7 +110,7 @@ CONFIG ?= default
 
 .PHONY: manifests
 manifests: ## Print the manifests of example EXAMPLE with manager image IMG (CONFIG=sharded: three shards, docs/sharding.md).
-	@test -d examples/$(EXAMPLE)/config/default || { echo "EXAMPLE=$(EXAMPLE): want memcached, podset, at or keyval" >&2; exit 1; }
+	@test -d examples/$(EXAMPLE)/config/default || { echo "EXAMPLE=$(EXAMPLE): want memcached, podset, at, keyval or cronjob" >&2; exit 1; }
 	@test -d examples/$(EXAMPLE)/config/$(CONFIG) || { echo "CONFIG=$(CONFIG): want default or sharded" >&2; exit 1; }
 	@kustomize=$$($(TOOL) -n kustomize) && mkdir -p bin && overlay=$$(mktemp -d "$(CURDIR)/bin/overlay.XXXXXX") && \
 		trap 'rm -rf "$$overlay"' EXIT && cd "$$overlay" && \

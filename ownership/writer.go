@@ -1,6 +1,7 @@
 package ownership
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -37,9 +38,24 @@ type Writer struct {
 	// shard's cache as its owner from its creation on.
 	Labels map[string]string
 
-	// Owns, if not empty, lists the kinds that may be written: a child of any other kind
-	// is refused before anything is sent, with an error naming the declaration to fix.
+	// Owns lists the kinds that may be written: a child of any other kind is refused before
+	// anything is sent, with an error naming the reconcile.WithChildren line to add.
+	//
+	// A Writer filled in by hand with an empty Owns writes any kind: outside a declaration
+	// there are no watches for a kind list to keep honest, and a hand-filled Writer's
+	// caller chose its kinds itself. The Writer the reconcile shell gives the logic
+	// (reconcile.Scope) is bound to its declaration through its Client instead: it writes
+	// exactly the kinds the declaration owns (reconcile.WithChildren), whatever Owns says,
+	// and none when the declaration owns none, so that a child the manager does not watch
+	// is never written silently.
 	Owns []schema.GroupVersionKind
+}
+
+// Declared is implemented by the client the reconcile shell puts in its Writer: the kinds
+// its controller's declaration owns (reconcile.WithChildren), which are the only kinds
+// that Writer writes, even when there are none.
+type Declared interface {
+	DeclaredChildren() []schema.GroupVersionKind
 }
 
 // refuser is implemented by the client the reconcile shell puts in its Writer: it learns of
@@ -64,28 +80,71 @@ func (w Writer) check(obj client.Object) (schema.GroupVersionKind, error) {
 	if w.FieldOwner == "" {
 		return gvk, fmt.Errorf("ownership: writing %s %s without a field owner: set Writer.FieldOwner, or write with the Writer the reconcile shell gives the logic (reconcile.Scope)", gvk.Kind, obj.GetName())
 	}
-	if len(w.Owns) == 0 {
+	owns := w.Owns
+	d, declared := w.Client.(Declared)
+	if declared {
+		owns = d.DeclaredChildren()
+	} else if len(owns) == 0 {
 		return gvk, nil
 	}
-	for _, owned := range w.Owns {
+	for _, owned := range owns {
 		if owned.Group == gvk.Group && owned.Kind == gvk.Kind {
 			return gvk, nil
 		}
 	}
-	var owns []string
-	for _, owned := range w.Owns {
-		owns = append(owns, owned.Kind)
-	}
-	err = fmt.Errorf("ownership: %s %s is of a kind the controller does not own (it owns %s): declare it with reconcile.WithChildren(&%s{}), so that its changes are watched and it is cached",
-		gvk.Kind, obj.GetName(), strings.Join(owns, ", "), goType(obj))
+	err = refusal(gvk, obj, owns)
 	if r, ok := w.Client.(refuser); ok {
 		r.Refused(err)
 	}
 	return gvk, err
 }
 
-// goType names obj's Go type as a declaration spells it, such as v1.ConfigMap.
-func goType(obj client.Object) string { return strings.TrimPrefix(fmt.Sprintf("%T", obj), "*") }
+// UndeclaredError is the refusal of a write of a child whose kind the Writer does not own:
+// a wiring mistake no retry can fix, which names the reconcile.WithChildren line to write.
+type UndeclaredError struct {
+	// Kind is the child's kind.
+	Kind schema.GroupVersionKind
+	// Owns are the kinds the Writer owns.
+	Owns []schema.GroupVersionKind
+
+	message string
+}
+
+func (e *UndeclaredError) Error() string { return e.message }
+
+// IsUndeclared reports whether err is, or wraps, an UndeclaredError.
+func IsUndeclared(err error) bool {
+	var u *UndeclaredError
+	return errors.As(err, &u)
+}
+
+// refusal is the error of a write of obj, of kind gvk, by a Writer that owns only owns: it
+// names the reconcile.WithChildren line that declares them all.
+func refusal(gvk schema.GroupVersionKind, obj client.Object, owns []schema.GroupVersionKind) error {
+	var names, literals []string
+	for _, owned := range owns {
+		names = append(names, owned.Kind)
+		literals = append(literals, "&"+goType(owned)+"{}")
+	}
+	literals = append(literals, "&"+goType(gvk)+"{}")
+	it := "none"
+	if len(names) > 0 {
+		it = strings.Join(names, ", ")
+	}
+	return &UndeclaredError{Kind: gvk, Owns: owns, message: fmt.Sprintf("ownership: %s %s is of a kind the controller does not own (it owns %s): declare it, so that its changes are watched and it is cached: reconcile.WithChildren(%s)",
+		gvk.Kind, obj.GetName(), it, strings.Join(literals, ", "))}
+}
+
+// goType names the Go type of a kind as a declaration spells it by convention, its package
+// imported as its group's first label and its version: corev1.ConfigMap, batchv1.Job,
+// cachev1alpha1.Memcached.
+func goType(gvk schema.GroupVersionKind) string {
+	group, _, _ := strings.Cut(gvk.Group, ".")
+	if group == "" {
+		group = "core"
+	}
+	return group + gvk.Version + "." + gvk.Kind
+}
 
 // fights returns the fight detector of w's client, or nil.
 func (w Writer) fights() *fight.Detector {

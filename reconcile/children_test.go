@@ -52,7 +52,7 @@ func TestAReconcileWaitsForTheCacheToShowAChildTheLastOneCreated(t *testing.T) {
 				createdTwice.Add(1)
 			}
 			return requeue.Retry(err)
-		}), reconcile.WithFieldOwner("copier"), reconcile.WithChildren(&corev1.Secret{}))
+		}), "copier", reconcile.WithChildren(&corev1.Secret{}))
 	reconciletest.StartManager(t, watch.wrap(cp.Config, "secrets"), reconcile.Manager{
 		Options:     manager.Options{Scheme: withBuiltins, Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}},
 		Controllers: []reconcile.Declaration{copier},

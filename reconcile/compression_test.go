@@ -42,7 +42,7 @@ func TestAManagerAsksTheAPIServerForNoCompressionUnlessTold(t *testing.T) {
 						seen.Store(true)
 					}
 					return requeue.Done()
-				}), reconcile.WithFieldOwner("copier"))
+				}), "copier")
 			reconciletest.StartManager(t, cfg, reconcile.Manager{
 				Options: manager.Options{
 					Scheme: withBuiltins,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -23,9 +24,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
 	"github.com/reconcilekit/reconcilekit/internal/fight"
 	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/requeue"
+	"github.com/reconcilekit/reconcilekit/webhook"
 )
 
 // Controller declares a controller: the kind it reconciles, its logic, and, through its
@@ -36,25 +40,94 @@ import (
 // restrictions and transform, and package sharding the children that follow their owner's
 // shard. Build it with For. A Controller is a value: one declaration serves any number of
 // managers, each with state of its own.
+//
+// The settings whose functions take the reconciled type are methods (WithFinalizer,
+// WithSuspend, WithReferences, WithDefaulter, WithValidator, WithConversion), so that one
+// written for another type is a compile error, not a refusal at start-up. Each returns a
+// copy of the declaration.
 type Controller[T client.Object] struct {
-	object T
-	logic  Logic[T]
-	opts   []Option
+	object     T
+	logic      Logic[T]
+	fieldOwner string
+	opts       []Option
+	typed      typed[T]
+}
+
+// typed is what the methods of Controller set: the settings whose functions take T.
+type typed[T client.Object] struct {
+	finalizer  string
+	cleanup    Logic[T] // WithFinalizer
+	suspended  func(T) bool
+	references []reference[T]
+	defaulter  webhook.Defaulter[T]
+	validator  webhook.Validator[T]
+	spokes     []conversion.SpokeConverter[T]
+	converts   bool // WithConversion, even of no spoke
 }
 
 // For declares the controller of obj's kind (obj is an empty object of it, such as
-// &v1alpha1.Memcached{}), which runs logic. Options given later win over earlier ones, so
-// that a program can add its own to an example's declaration.
+// &v1alpha1.Memcached{}), which runs logic and writes as fieldOwner: the field manager of
+// every write of the controller, the shell's and those of the Writer it gives the logic,
+// so that a conflict message names the operator, and the source of its events. Options
+// given later win over earlier ones, so that a program can add its own to an example's
+// declaration.
 //
-// WithFieldOwner is required; a declaration that cannot run is refused by Manager.New with
-// a message that names the fix.
-func For[T client.Object](obj T, logic Logic[T], opts ...Option) *Controller[T] {
-	return &Controller[T]{object: obj, logic: logic, opts: opts}
+// A declaration that cannot run (an empty fieldOwner, among others) is refused by
+// Manager.New with a message that names the fix.
+func For[T client.Object](obj T, logic Logic[T], fieldOwner string, opts ...Option) *Controller[T] {
+	return &Controller[T]{object: obj, logic: logic, fieldOwner: fieldOwner, opts: opts}
 }
 
-// with returns a copy of the declaration with more options, which win over its own.
-func (c *Controller[T]) with(opts ...Option) *Controller[T] {
-	return &Controller[T]{object: c.object, logic: c.logic, opts: append(slices.Clip(c.opts), opts...)}
+// With returns a copy of the declaration with more options, which win over its own: how a
+// program adds its own to an example's declaration.
+func (c *Controller[T]) With(opts ...Option) *Controller[T] {
+	d := c.clone()
+	d.opts = append(d.opts, opts...)
+	return d
+}
+
+// clone returns a copy of the declaration that shares nothing it could append to.
+func (c *Controller[T]) clone() *Controller[T] {
+	d := *c
+	d.opts = slices.Clip(c.opts)
+	d.typed.references = slices.Clip(c.typed.references)
+	return &d
+}
+
+// WithFinalizer makes the shell add finalizer to every object before the logic first runs,
+// and, once the object is being deleted, run cleanup until it returns a done outcome, then
+// remove the finalizer so the deletion completes. The logic is not run for an object being
+// deleted. A cleanup never holds a deletion silently: past its deadline
+// (WithCleanupDeadline) the object is Stalled, SkipCleanupAnnotation lets a person end it,
+// and a cleanup refused because its namespace is being deleted lets the deletion go on
+// (see finalizer.go's reasons).
+func (c *Controller[T]) WithFinalizer(finalizer string, cleanup func(ctx context.Context, obj T, s Scope) requeue.Outcome) *Controller[T] {
+	d := c.clone()
+	d.typed.finalizer, d.typed.cleanup = finalizer, LogicFunc[T](cleanup)
+	return d
+}
+
+// WithSuspend makes suspended a second trigger of the pause, beside PausedAnnotation: while
+// it reports true of an object (of its spec.suspend, say, Flux's convention), the shell runs
+// no logic for it and says so in Paused, with reason ReasonSuspended. One mechanism, two
+// triggers: the condition is written once on entry, then nothing (status, children, events)
+// whatever is edited; deletion goes on; the logic runs again as soon as neither trigger
+// holds.
+func (c *Controller[T]) WithSuspend(suspended func(obj T) bool) *Controller[T] {
+	d := c.clone()
+	d.typed.suspended = suspended
+	return d
+}
+
+// WithReferences declares a kind the reconciled objects reference by name without owning
+// it, such as a ConfigMap named in their spec: names returns the names one object
+// references, in its own namespace. An event of an object of that kind (created, changed,
+// deleted) reconciles exactly the objects that name it, found through an index that the
+// manager registers once it runs.
+func (c *Controller[T]) WithReferences(kind client.Object, names func(obj T) []string) *Controller[T] {
+	d := c.clone()
+	d.typed.references = append(d.typed.references, reference[T]{kind: kind, names: names})
+	return d
 }
 
 // Object returns an empty object of the reconciled kind.
@@ -75,7 +148,7 @@ func (c *Controller[T]) Children() []client.Object {
 // API server's); opts are added to the declaration's. A declaration that cannot run gives a
 // reconciler that fails every reconcile with a terminal error saying why.
 func (c *Controller[T]) Reconciler(cl client.Client, opts ...Option) rtreconcile.Reconciler {
-	s, err := c.with(opts...).shell(cl, cl)
+	s, err := c.With(opts...).shell(cl, cl)
 	if err == nil {
 		err = register(s.metrics)
 	}
@@ -86,9 +159,12 @@ func (c *Controller[T]) Reconciler(cl client.Client, opts ...Option) rtreconcile
 // options returns the declaration's options, applied over the defaults.
 func (c *Controller[T]) options() options {
 	o := options{clock: clock.RealClock{}, expectationTimeout: DefaultExpectationTimeout, progressInterval: DefaultProgressInterval,
-		cleanupDeadline: DefaultCleanupDeadline, reportAfter: DefaultReportAfter}
+		cleanupDeadline: DefaultCleanupDeadline, reportAfter: DefaultReportAfter, fieldOwner: c.fieldOwner, finalizer: c.typed.finalizer}
 	for _, opt := range c.opts {
 		opt(&o)
+	}
+	for _, r := range c.typed.references {
+		o.referenced = append(o.referenced, r.kind)
 	}
 	return o
 }
@@ -100,25 +176,15 @@ func (c *Controller[T]) kind() string { return reflect.TypeOf(c.object).Elem().N
 // cl and reading uncached through apiReader; and an error when the declaration cannot run.
 func (c *Controller[T]) shell(cl client.Client, apiReader client.Reader) (*shell[T], error) {
 	s := &shell[T]{client: cl, apiReader: apiReader, logic: c.logic, options: c.options(), memory: newMemory(), children: newChildren(),
-		bereaved: newOwnerSet(), failures: newFailures(), fights: new(fight.Detector), owns: []schema.GroupVersionKind{}}
+		bereaved: newOwnerSet(), failures: newFailures(), fights: new(fight.Detector), owns: []schema.GroupVersionKind{},
+		cleanup: c.typed.cleanup, suspended: c.typed.suspended}
 	s.newObject = func() T { return newLike(c.object) }
 	var errs []error
 	if s.options.fieldOwner == "" {
-		errs = append(errs, errors.New("no field owner: add reconcile.WithFieldOwner(\"<operator name>\") to the declaration"))
+		errs = append(errs, fmt.Errorf("no field owner: name the operator in the declaration, reconcile.For(&%s{}, logic, \"<operator name>\", ...)", goName(c.object)))
 	}
-	if s.options.cleanup != nil {
-		cleanup, ok := s.options.cleanup.(LogicFunc[T])
-		if !ok {
-			errs = append(errs, fmt.Errorf("the cleanup of WithFinalizer takes a %s, not the controller's %T", reflect.TypeOf(s.options.cleanup).In(1), c.object))
-		}
-		s.cleanup = cleanup
-	}
-	if s.options.suspended != nil {
-		suspended, ok := s.options.suspended.(func(T) bool)
-		if !ok {
-			errs = append(errs, fmt.Errorf("WithSuspend reads a %s, not the controller's %T", reflect.TypeOf(s.options.suspended).In(0), c.object))
-		}
-		s.suspended = suspended
+	if s.options.finalizer != "" && s.cleanup == nil {
+		errs = append(errs, fmt.Errorf("WithFinalizer(%q, nil): give it the cleanup to run before the finalizer is removed", s.options.finalizer))
 	}
 	if _, ok := any(c.object).(RequestStatus); s.options.requestAnnotation != "" && !ok {
 		errs = append(errs, fmt.Errorf("WithReconcileRequests needs a status that records the request handled: give %T the methods of reconcile.RequestStatus, over a status field lastHandledReconcileAt", c.object))
@@ -133,10 +199,9 @@ func (c *Controller[T]) shell(cl client.Client, apiReader client.Reader) (*shell
 			s.owns = append(s.owns, gvk)
 		}
 	}
-	for _, ref := range s.options.references {
-		if _, ok := ref.names.(func(T) []string); !ok {
-			errs = append(errs, fmt.Errorf("WithReferences(&%s{}, ...) reads the names from a %s, not from the controller's %T",
-				reflect.TypeOf(ref.kind).Elem().Name(), reflect.TypeOf(ref.names).In(0), c.object))
+	for _, ref := range c.typed.references {
+		if ref.names == nil {
+			errs = append(errs, fmt.Errorf("WithReferences(&%s{}, nil): give it the function that reads the names an object references", goName(ref.kind)))
 		}
 	}
 	var scheme *runtime.Scheme
@@ -163,9 +228,7 @@ func (c *Controller[T]) cacheRules() []cacheRule { return c.options().caches }
 func (c *Controller[T]) kinds() []client.Object {
 	o := c.options()
 	kinds := append([]client.Object{c.object}, o.children...)
-	for _, r := range o.references {
-		kinds = append(kinds, r.kind)
-	}
+	kinds = append(kinds, o.referenced...)
 	for _, w := range o.watches {
 		kinds = append(kinds, w.kind)
 	}
@@ -222,11 +285,11 @@ func (c *Controller[T]) setup(mgr manager.Manager, gate Gate, crds *crdGate, met
 		watch(child, s.enqueueOwner(mgr, c.object, child))
 	}
 	referrers := newList(mgr.GetScheme(), c.object)
-	for _, ref := range s.options.references {
+	for _, ref := range c.typed.references {
 		if referrers == nil {
 			return fmt.Errorf("reconcile: the %s controller: the scheme has no %sList to find referrers with", c.kind(), c.kind())
 		}
-		names := ref.names.(func(T) []string)
+		names := ref.names
 		field := ref.field()
 		watch(ref.kind, enqueueReferrers(mgr.GetClient(), referrers, field, names))
 		// Registered once the manager runs: registered before, the index would make the
@@ -268,21 +331,11 @@ func (c *Controller[T]) setup(mgr manager.Manager, gate Gate, crds *crdGate, met
 // one reconcile, while a change of the child's readiness goes through at once
 // (ownership.ReadinessChanged). A child's deletion makes the shell read its owner fresh
 // before the logic runs, so that the children of an owner being deleted are not created
-// again. The Writer of the Scope writes these kinds and refuses any other, which stalls the
-// reconcile with a message naming the kind to declare. Package sharding moves these
-// children with their owner.
+// again. The Writer of the Scope writes these kinds and refuses any other, and every kind
+// when a declaration has no WithChildren, which stalls the reconcile with a message naming
+// the WithChildren line to declare. Package sharding moves these children with their owner.
 func WithChildren(kinds ...client.Object) Option {
 	return func(o *options) { o.children = append(o.children, kinds...) }
-}
-
-// WithReferences declares a kind the reconciled objects reference by name without owning
-// it, such as a ConfigMap named in their spec: names returns the names one object
-// references, in its own namespace. An event of an object of that kind (created, changed,
-// deleted) reconciles exactly the objects that name it, found through an index that the
-// manager registers once it runs. The reconciled kind's type T is the one names reads;
-// a declaration whose T is another kind's is refused.
-func WithReferences[T client.Object](kind client.Object, names func(T) []string) Option {
-	return func(o *options) { o.references = append(o.references, reference{kind: kind, names: names}) }
 }
 
 // WithCache restricts what the manager caches of a kind the controller reads, such as the
@@ -301,13 +354,13 @@ func WithWatch(kind client.Object, h handler.EventHandler) Option {
 	return func(o *options) { o.watches = append(o.watches, watch{kind: kind, handler: h}) }
 }
 
-type reference struct {
+type reference[T client.Object] struct {
 	kind  client.Object
-	names any // func(T) []string
+	names func(T) []string
 }
 
 // field names the index of the referrers by the names of the kind they reference.
-func (r reference) field() string {
+func (r reference[T]) field() string {
 	return "reconcilekit.io/references-" + reflect.TypeOf(r.kind).Elem().String()
 }
 
@@ -320,6 +373,9 @@ type watch struct {
 	kind    client.Object
 	handler handler.EventHandler
 }
+
+// goName names obj's Go type as a declaration spells it, such as v1alpha1.Memcached.
+func goName(obj any) string { return strings.TrimPrefix(fmt.Sprintf("%T", obj), "*") }
 
 // newLike returns a new, empty object of obj's type.
 func newLike[T client.Object](obj T) T {

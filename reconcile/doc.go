@@ -1,9 +1,11 @@
 // Package reconcile is the shell around an operator's own logic for one object type, and the
 // declaration that wires it.
 //
-// For declares a controller once: the kind it reconciles, its Logic, and, through its
-// options (WithFieldOwner, WithChildren, WithReferences, WithCache, WithWatch, WithFinalizer,
-// WithConcurrency...), everything else controller-runtime must be told. Manager makes the
+// For declares a controller once: the kind it reconciles, its Logic, its field owner, and,
+// through its options (WithChildren, WithCache, WithWatch, WithConcurrency...) and the
+// methods whose functions take the reconciled type (WithFinalizer, WithSuspend,
+// WithReferences, WithDefaulter, WithValidator, WithConversion), everything else
+// controller-runtime must be told. A mistake of type is a compile error. Manager makes the
 // controller-runtime manager from the declarations, deriving the watches, the indexes, the
 // cache's restrictions and transform, a readiness check that waits for the caches, and the
 // metrics, and refuses wiring that cannot work with a message that names the fix.

@@ -87,10 +87,9 @@ func ExampleFor() {
 		// Release what w holds outside the cluster here.
 		return requeue.Done()
 	}
-	widgets := reconcile.For(&Widget{}, size,
-		reconcile.WithFieldOwner("widget-operator"),
-		reconcile.WithChildren(&appsv1.Deployment{}),
-		reconcile.WithFinalizer("test.reconcilekit.io/release", release))
+	widgets := reconcile.For(&Widget{}, size, "widget-operator",
+		reconcile.WithChildren(&appsv1.Deployment{})).
+		WithFinalizer("test.reconcilekit.io/release", release)
 
 	cfg, err := ctrl.GetConfig()
 	if err != nil {

@@ -21,15 +21,15 @@ import (
 // name, with a certificate it makes and rotates itself.
 func ExampleManager_Webhooks() {
 	controller := reconcile.For(&v1beta1.Gadget{},
-		reconcile.LogicFunc[*v1beta1.Gadget](func(context.Context, *v1beta1.Gadget, reconcile.Scope) requeue.Outcome { return requeue.Done() }),
-		reconcile.WithFieldOwner("gadget-operator"),
-		reconcile.WithDefaulter(webhook.DefaulterFunc[*v1beta1.Gadget](func(_ context.Context, g *v1beta1.Gadget) error {
+		reconcile.LogicFunc[*v1beta1.Gadget](func(context.Context, *v1beta1.Gadget, reconcile.Scope) requeue.Outcome { return requeue.Done() }), "gadget-operator",
+	).
+		WithDefaulter(webhook.DefaulterFunc[*v1beta1.Gadget](func(_ context.Context, g *v1beta1.Gadget) error {
 			if g.Spec.Mode == "" {
 				g.Spec.Mode = "standard"
 			}
 			return nil
-		})),
-		reconcile.WithValidator(webhook.ValidatorFunc[*v1beta1.Gadget](func(_ context.Context, g, old *v1beta1.Gadget) ([]string, error) {
+		})).
+		WithValidator(webhook.ValidatorFunc[*v1beta1.Gadget](func(_ context.Context, g, old *v1beta1.Gadget) ([]string, error) {
 			var warnings []string
 			if g.Spec.Mode == "legacy" {
 				warnings = append(warnings, "spec.mode legacy is deprecated: use standard")
@@ -38,10 +38,9 @@ func ExampleManager_Webhooks() {
 				return warnings, field.Invalid(field.NewPath("spec", "replicas"), g.Spec.Replicas, "at most 5")
 			}
 			return warnings, nil
-		})),
+		})).
 		// v1alpha1 to and from v1beta1, what v1alpha1 has no room for kept (webhook.Keep)
-		reconcile.WithConversion(gadget.Spoke()),
-	)
+		WithConversion(gadget.Spoke())
 	spec := reconcile.Manager{
 		Options:     ctrl.Options{Scheme: withGadgetVersions},
 		Controllers: []reconcile.Declaration{controller},

@@ -23,12 +23,21 @@ const (
 // Shell is the shell a declaration makes, for the tests that drive it piece by piece.
 type Shell[T client.Object] struct{ *shell[T] }
 
-// NewShell returns the shell of For(an empty T, logic, opts...), writing as TestFieldOwner
-// unless opts say otherwise, reading and writing through c. It panics on a declaration
-// that cannot run.
+// NewShell returns the shell of For(an empty T, logic, TestFieldOwner, opts...), reading
+// and writing through c. It panics on a declaration that cannot run.
 func NewShell[T client.Object](c client.Client, logic Logic[T], opts ...Option) Shell[T] {
 	obj := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
-	s, err := For(obj, logic, append([]Option{WithFieldOwner(TestFieldOwner)}, opts...)...).shell(c, c)
+	return ShellOf(c, For(obj, logic, TestFieldOwner), opts...)
+}
+
+// OverrideFieldOwner makes the shell write as name rather than as the declaration's field
+// owner.
+func OverrideFieldOwner(name string) Option { return func(o *options) { o.fieldOwner = name } }
+
+// ShellOf returns the shell of d with opts added, reading and writing through c. It panics
+// on a declaration that cannot run.
+func ShellOf[T client.Object](c client.Client, d *Controller[T], opts ...Option) Shell[T] {
+	s, err := d.With(opts...).shell(c, c)
 	if err != nil {
 		panic(err)
 	}

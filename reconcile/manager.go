@@ -6,14 +6,17 @@ import (
 	"reflect"
 	"slices"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -48,19 +51,25 @@ type Declaration interface {
 //	mgr, err := reconcile.Manager{Options: options, Controllers: []reconcile.Declaration{controller.New()}}.New(cfg)
 //
 // New adds to Options what the declarations say:
-//   - the cache's restrictions of each kind (WithCache), and a transform that drops
-//     managedFields and shares equal label maps (ownership.TransformCompact) unless Options
-//     set one;
+//   - the cache's restrictions of each kind (WithCache), and, unless Options set a
+//     DefaultTransform, a transform of the declared kinds alone that drops managedFields and
+//     shares equal label maps (ownership.TransformCompact): a kind no declaration names, such
+//     as one a plain controller-runtime controller of the same manager reconciles, is cached
+//     as controller-runtime caches it, managedFields kept; a declared kind is compacted for
+//     every reader of the cache;
 //   - clients that ask the API server for no compression, unless Compression;
-//   - a readiness check, "readyz", that fails until every declared kind's cache has synced
-//     and the controllers have started, and a liveness check, "healthz", served at
+//   - a readiness check, "controllers" (ControllersCheck), that fails until every declared
+//     kind's cache has synced and the controllers have started, served at
 //     Options.HealthProbeBindAddress by the library, which answers a failing check with
-//     503 Service Unavailable (controller-runtime's server answers 500); checks added with
-//     AddReadyzCheck and AddHealthzCheck before Start are served with them;
+//     503 Service Unavailable (controller-runtime's server answers 500). The liveness
+//     endpoint answers 200 while the process serves it, as controller-runtime's does with no
+//     check. The names kubebuilder's scaffold gives its own checks, "healthz" and "readyz",
+//     stay the project's: its main adds them, after New, unedited. Checks added with
+//     AddReadyzCheck and AddHealthzCheck before Start are served beside the library's;
 //   - the library's metrics, on controller-runtime's registry, unless NoMetrics;
 //   - the declared webhooks (WithDefaulter, WithValidator, WithConversion), on the
 //     manager's webhook server, at the paths Webhooks lists; a manager that declares none
-//     has no webhook server; a readiness check, "webhooks", that fails until the server
+//     has no webhook server; a readiness check, "webhooks" (WebhooksCheck), that fails until the server
 //     answers TLS (with a certificate); and Certificates, if set, as the server's
 //     certificate.
 //   - the storage migration of each kind declared WithStorageMigration, run on the
@@ -107,6 +116,18 @@ type Manager struct {
 	Certificates *webhook.Certificates
 }
 
+// The readiness checks a Manager adds, served at /readyz and, each with its reason, at
+// /readyz/<name>. A project's own checks take any other name; kubebuilder's scaffold names
+// its "healthz" and "readyz".
+const (
+	// ControllersCheck fails until the informer of every declared kind has synced and the
+	// controllers have started, naming the kinds still listing.
+	ControllersCheck = "controllers"
+	// WebhooksCheck fails until the webhook server answers TLS; a Manager adds it when its
+	// declarations serve webhooks.
+	WebhooksCheck = "webhooks"
+)
+
 // New makes the manager, with every declared controller added, from cfg.
 func (m Manager) New(cfg *rest.Config) (mgr manager.Manager, err error) {
 	opts := m.Options
@@ -132,7 +153,7 @@ func (m Manager) New(cfg *rest.Config) (mgr manager.Manager, err error) {
 	opts.Cache.ByObject = byObject
 	opts.MapperProvider = optionalMapper(m.Controllers, opts.Scheme, opts.MapperProvider) // WithOptional
 	if opts.Cache.DefaultTransform == nil {
-		opts.Cache.DefaultTransform = ownership.TransformCompact()
+		opts.Cache.DefaultTransform = declaredOnly(ownership.TransformCompact(), m.Controllers, opts.Scheme)
 	}
 	// The library serves the probes, so that a failing check answers 503 (probes.go).
 	ln, err := probeListener(opts.HealthProbeBindAddress)
@@ -173,7 +194,7 @@ func (m Manager) New(cfg *rest.Config) (mgr manager.Manager, err error) {
 		}
 		// Ready once the server answers TLS, so with a certificate: a replica is not sent
 		// admissions it cannot answer.
-		if err := built.AddReadyzCheck("webhooks", built.GetWebhookServer().StartedChecker()); err != nil {
+		if err := built.AddReadyzCheck(WebhooksCheck, built.GetWebhookServer().StartedChecker()); err != nil {
 			return nil, err
 		}
 	}
@@ -182,10 +203,7 @@ func (m Manager) New(cfg *rest.Config) (mgr manager.Manager, err error) {
 			return nil, err
 		}
 	}
-	if err := built.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		return nil, err
-	}
-	if err := built.AddReadyzCheck("readyz", readyCheck(built.GetCache(), built.GetScheme(), kinds, started(built, opts.LeaderElection))); err != nil {
+	if err := built.AddReadyzCheck(ControllersCheck, readyCheck(built.GetCache(), built.GetScheme(), kinds, started(built, opts.LeaderElection))); err != nil {
 		return nil, err
 	}
 	return built, nil
@@ -303,4 +321,44 @@ func findByObject(byObject map[client.Object]cache.ByObject, kind client.Object)
 		}
 	}
 	return kind, cache.ByObject{}, false
+}
+
+// declaredOnly returns transform applied to the objects of the kinds ds declare, every
+// other object passed through as it came: the cache is the manager's, shared with whatever
+// else the project runs on it, such as a plain controller-runtime controller that reads
+// managedFields. A typed object is known by its Go type; an unstructured or metadata-only
+// one, whose type all kinds share, by its group, version and kind.
+func declaredOnly(transform toolscache.TransformFunc, ds []Declaration, scheme *runtime.Scheme) toolscache.TransformFunc {
+	types := map[reflect.Type]bool{}
+	gvks := map[schema.GroupVersionKind]bool{}
+	for _, d := range ds {
+		for _, kind := range d.kinds() {
+			if isGeneric(kind) {
+				if gvk, err := apiutil.GVKForObject(kind, scheme); err == nil {
+					gvks[gvk] = true
+				}
+				continue
+			}
+			types[reflect.TypeOf(kind)] = true
+		}
+	}
+	return func(in any) (any, error) {
+		if types[reflect.TypeOf(in)] {
+			return transform(in)
+		}
+		if obj, ok := in.(runtime.Object); ok && isGeneric(obj) && gvks[obj.GetObjectKind().GroupVersionKind()] {
+			return transform(in)
+		}
+		return in, nil
+	}
+}
+
+// isGeneric reports whether obj is of a type every kind shares: unstructured or
+// metadata-only.
+func isGeneric(obj runtime.Object) bool {
+	switch obj.(type) {
+	case *unstructured.Unstructured, *metav1.PartialObjectMetadata:
+		return true
+	}
+	return false
 }

@@ -26,7 +26,7 @@ func TestTheCacheRestrictionsOfDeclarationAndOptionsBothHold(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := Manager{
 				Options:     ctrl.Options{Cache: cache.Options{ByObject: tc.options}},
-				Controllers: []Declaration{For(&corev1.ConfigMap{}, LogicFunc[*corev1.ConfigMap](nil), WithCache(&corev1.Pod{}, cache.ByObject{Label: declared}))},
+				Controllers: []Declaration{For(&corev1.ConfigMap{}, LogicFunc[*corev1.ConfigMap](nil), TestFieldOwner, WithCache(&corev1.Pod{}, cache.ByObject{Label: declared}))},
 			}
 			byObject, err := m.cacheByObject()
 			if err != nil {

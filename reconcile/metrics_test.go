@@ -207,7 +207,7 @@ func TestShellBacksOffFromAWriterThatResetsItsStatus(t *testing.T) {
 	r := f.reconciler(func(_ context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 		w.Status.Phase = "Sized"
 		return requeue.Done()
-	}, reconcile.WithFieldOwner("widget-controller"))
+	}, reconcile.OverrideFieldOwner("widget-controller"))
 	// Another controller that owns the phase too, as a second operator installed for the
 	// same kind would: before each reconcile it sets the phase back, taking the field.
 	reset := func() {
@@ -281,7 +281,7 @@ func TestConditionSeriesOfAManagersShellAreItsCachedObjects(t *testing.T) {
 			sized := reconcile.For(&Widget{}, reconcile.LogicFunc[*Widget](func(_ context.Context, w *Widget, _ reconcile.Scope) requeue.Outcome {
 				conditions.MarkTrue(w, "Sized", "Sized", "sized")
 				return requeue.Done()
-			}), reconcile.WithFieldOwner("sizer"))
+			}), "sizer")
 			reconciletest.StartManager(t, cp.Config, reconcile.Manager{
 				Options:     manager.Options{Scheme: scheme, Cache: tt.cache(ns)},
 				Controllers: []reconcile.Declaration{sized},

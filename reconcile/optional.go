@@ -88,9 +88,7 @@ var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Ver
 func checkOptional(o *options, obj client.Object, scheme *runtime.Scheme) []error {
 	var errs []error
 	declared := slices.Clone(o.children)
-	for _, r := range o.references {
-		declared = append(declared, r.kind)
-	}
+	declared = append(declared, o.referenced...)
 	for _, w := range o.watches {
 		declared = append(declared, w.kind)
 	}

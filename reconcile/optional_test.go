@@ -235,7 +235,7 @@ func TestAnOptionalKindsWatchStartsAndStopsWithItsCRDWithoutARestart(t *testing.
 				return r.Send()
 			})
 			addr := reconciletest.FreeAddress(t)
-			opts := []reconcile.Option{reconcile.WithFieldOwner("widget-operator"), reconcile.WithChildren(&Gadget{}), reconcile.WithOptional(&Gadget{})}
+			opts := []reconcile.Option{reconcile.WithChildren(&Gadget{}), reconcile.WithOptional(&Gadget{})}
 			if tc.restricted {
 				opts = append(opts, reconcile.WithCache(&Gadget{}, byLabel("optional-test")))
 			}
@@ -245,7 +245,7 @@ func TestAnOptionalKindsWatchStartsAndStopsWithItsCRDWithoutARestart(t *testing.
 					HealthProbeBindAddress: addr,
 					Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
 				},
-				Controllers: []reconcile.Declaration{reconcile.For(&Widget{}, logic, opts...)},
+				Controllers: []reconcile.Declaration{reconcile.For(&Widget{}, logic, "widget-operator", opts...)},
 			})
 			widget := &Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "widget"}, Spec: WidgetSpec{Size: 2}}
 			if err := c.Create(t.Context(), widget); err != nil {
@@ -256,12 +256,12 @@ func TestAnOptionalKindsWatchStartsAndStopsWithItsCRDWithoutARestart(t *testing.
 			ready := func(t *testing.T) {
 				t.Helper()
 				reconciletest.Eventually(t, func(ctx context.Context) error {
-					code, body, err := probeGet(ctx, "http://"+addr+"/readyz/readyz")
+					code, body, err := probeGet(ctx, "http://"+addr+"/readyz/"+reconcile.ControllersCheck)
 					if err != nil {
 						return err
 					}
 					if code != http.StatusOK {
-						return fmt.Errorf("/readyz/readyz answered %d: %s", code, body)
+						return fmt.Errorf("/readyz/controllers answered %d: %s", code, body)
 					}
 					return nil
 				})
@@ -413,10 +413,9 @@ func TestAReferencedOptionalKindIsWaitedForThenWatched(t *testing.T) {
 			Scheme: withGadgets,
 			Cache:  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
 		},
-		Controllers: []reconcile.Declaration{reconcile.For(&Widget{}, logic,
-			reconcile.WithFieldOwner("widget-operator"),
-			reconcile.WithReferences(&Gadget{}, func(*Widget) []string { return []string{"config"} }),
-			reconcile.WithOptional(&Gadget{}))},
+		Controllers: []reconcile.Declaration{reconcile.For(&Widget{}, logic, "widget-operator",
+			reconcile.WithOptional(&Gadget{})).
+			WithReferences(&Gadget{}, func(*Widget) []string { return []string{"config"} })},
 	})
 	widget := &Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "widget"}}
 	if err := c.Create(t.Context(), widget); err != nil {
@@ -484,24 +483,23 @@ func TestReadyzCountsAnOptionalKindOnlyWhileItsCRDExists(t *testing.T) {
 			HealthProbeBindAddress: addr,
 			Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
 		},
-		Controllers: []reconcile.Declaration{reconcile.For(&Widget{}, sized,
-			reconcile.WithFieldOwner("widget-operator"),
+		Controllers: []reconcile.Declaration{reconcile.For(&Widget{}, sized, "widget-operator",
 			reconcile.WithChildren(&Gadget{}),
 			reconcile.WithOptional(&Gadget{}))},
 	})
 	t.Cleanup(func() { release("customresourcedefinitions"); release("gadgets") }) // before the manager stops
 
-	// readyz waits until /readyz/readyz answers 200 if ready, a failure (any status from
+	// readyz waits until /readyz/controllers answers 200 if ready, a failure (any status from
 	// 400, as the kubelet reads it) otherwise, with a reason that says want.
 	readyz := func(ready bool, want string) {
 		t.Helper()
 		reconciletest.Eventually(t, func(ctx context.Context) error {
-			code, reason, err := probeGet(ctx, "http://"+addr+"/readyz/readyz")
+			code, reason, err := probeGet(ctx, "http://"+addr+"/readyz/"+reconcile.ControllersCheck)
 			if err != nil {
 				return err
 			}
 			if (code == http.StatusOK) != ready || (!ready && code < 400) || !strings.Contains(reason, want) {
-				return fmt.Errorf("/readyz/readyz answered %d %q, want ready %v saying %q", code, reason, ready, want)
+				return fmt.Errorf("/readyz/controllers answered %d %q, want ready %v saying %q", code, reason, ready, want)
 			}
 			return nil
 		})
@@ -540,7 +538,7 @@ func TestReadyzCountsAnOptionalKindOnlyWhileItsCRDExists(t *testing.T) {
 // that names the fix.
 func TestOptionalKindsThatCannotBeAreRefusedNamingTheFix(t *testing.T) {
 	widgets := func(opts ...reconcile.Option) reconcile.Declaration {
-		return reconcile.For(&Widget{}, sized, append([]reconcile.Option{reconcile.WithFieldOwner("widget-operator")}, opts...)...)
+		return reconcile.For(&Widget{}, sized, "widget-operator", opts...)
 	}
 	for _, tc := range []struct {
 		name string
@@ -562,8 +560,7 @@ func TestOptionalKindsThatCannotBeAreRefusedNamingTheFix(t *testing.T) {
 		name: "a kind optional for one controller and required by another",
 		spec: reconcile.Manager{Controllers: []reconcile.Declaration{
 			widgets(reconcile.WithChildren(&Gadget{}), reconcile.WithOptional(&Gadget{})),
-			reconcile.For(&corev1.ConfigMap{}, reconcile.LogicFunc[*corev1.ConfigMap](func(context.Context, *corev1.ConfigMap, reconcile.Scope) requeue.Outcome { return requeue.Done() }),
-				reconcile.WithFieldOwner("other"), reconcile.WithWatch(&Gadget{}, &rthandler.EnqueueRequestForObject{})),
+			reconcile.For(&corev1.ConfigMap{}, reconcile.LogicFunc[*corev1.ConfigMap](func(context.Context, *corev1.ConfigMap, reconcile.Scope) requeue.Outcome { return requeue.Done() }), "other", reconcile.WithWatch(&Gadget{}, &rthandler.EnqueueRequestForObject{})),
 		}},
 		want: []string{"Gadget is optional for the Widget controller (WithOptional) and required by the ConfigMap controller", "declare it optional in both or in neither"},
 	}} {

@@ -57,10 +57,9 @@ func runWidgets(t *testing.T, logic reconcile.Logic[*Widget], opts ...reconcile.
 	t.Helper()
 	ns := cp.Namespace(t)
 	counter := &reconciletest.Counter{}
-	opts = append([]reconcile.Option{reconcile.WithFieldOwner("widget-operator")}, opts...)
 	reconciletest.StartManager(t, counter.Wrap(cp.Config), reconcile.Manager{
 		Options:     manager.Options{Scheme: withBuiltins, Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}},
-		Controllers: []reconcile.Declaration{reconcile.For(&Widget{}, logic, opts...)},
+		Controllers: []reconcile.Declaration{reconcile.For(&Widget{}, logic, "widget-operator", opts...)},
 	})
 	c := cp.Client(t, withBuiltins)
 	w := &Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "widget"}, Spec: WidgetSpec{Size: 1}}

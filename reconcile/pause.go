@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	"github.com/reconcilekit/reconcilekit/requeue"
@@ -31,16 +30,6 @@ const (
 	// ReasonSuspended: the object's spec suspends it (WithSuspend).
 	ReasonSuspended = "Suspended"
 )
-
-// WithSuspend makes suspended a second trigger of the pause, beside PausedAnnotation: while
-// it reports true of an object (of its spec.suspend, say, Flux's convention), the shell runs
-// no logic for it and says so in Paused, with reason ReasonSuspended. One mechanism, two
-// triggers: the condition is written once on entry, then nothing (status, children, events)
-// whatever is edited; deletion goes on; the logic runs again as soon as neither trigger
-// holds. suspended's T must be the controller's; the declaration is refused otherwise.
-func WithSuspend[T client.Object](suspended func(obj T) bool) Option {
-	return func(o *options) { o.suspended = suspended }
-}
 
 // pausedBy returns why obj is paused (a reason of Paused) and how to resume, or "" when
 // it is not paused.

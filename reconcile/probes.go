@@ -73,6 +73,9 @@ func (m *probedManager) add(checks map[string]healthz.Checker, name string, chec
 		return fmt.Errorf("reconcile: check %q added after the manager started: add checks before Start", name)
 	}
 	if _, ok := checks[name]; ok {
+		if name == ControllersCheck || name == WebhooksCheck {
+			return fmt.Errorf("reconcile: a check named %q is already added, by reconcile.Manager: name yours otherwise", name)
+		}
 		return fmt.Errorf("reconcile: a check named %q is already added: name each check once", name)
 	}
 	checks[name] = check

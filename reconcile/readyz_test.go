@@ -52,10 +52,9 @@ func TestReadyzFailsUntilCachesSyncedAndControllerStarted(t *testing.T) {
 
 	// The manager does not say which port it bound, so the test finds a free one first.
 	addr := reconciletest.FreeAddress(t)
-	const check = "readyz" // the Manager's
+	const check = reconcile.ControllersCheck
 	copier := reconcile.For(&corev1.ConfigMap{}, reconcile.LogicFunc[*corev1.ConfigMap](
-		func(context.Context, *corev1.ConfigMap, reconcile.Scope) requeue.Outcome { return requeue.Done() }),
-		reconcile.WithFieldOwner("copier"), reconcile.WithChildren(&corev1.Secret{}))
+		func(context.Context, *corev1.ConfigMap, reconcile.Scope) requeue.Outcome { return requeue.Done() }), "copier", reconcile.WithChildren(&corev1.Secret{}))
 	reconciletest.StartManager(t, cfg, reconcile.Manager{
 		Options: manager.Options{
 			Scheme:                 withBuiltins,
@@ -140,8 +139,7 @@ func TestProbesServeTheOperatorsOwnChecksBesideTheLibrarys(t *testing.T) {
 			Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
 		},
 		Controllers: []reconcile.Declaration{reconcile.For(&corev1.ConfigMap{}, reconcile.LogicFunc[*corev1.ConfigMap](
-			func(context.Context, *corev1.ConfigMap, reconcile.Scope) requeue.Outcome { return requeue.Done() }),
-			reconcile.WithFieldOwner("probed"))},
+			func(context.Context, *corev1.ConfigMap, reconcile.Scope) requeue.Outcome { return requeue.Done() }), "probed")},
 	}.New(cp.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -185,7 +183,7 @@ func TestProbesServeTheOperatorsOwnChecksBesideTheLibrarys(t *testing.T) {
 		}
 	}
 	reconciletest.Eventually(t, want("/readyz/warm", http.StatusServiceUnavailable, "still warming up"))
-	reconciletest.Eventually(t, want("/readyz/readyz", http.StatusOK, "ok")) // the library's, once synced
+	reconciletest.Eventually(t, want("/readyz/"+reconcile.ControllersCheck, http.StatusOK, "ok")) // the library's, once synced
 	reconciletest.Eventually(t, want("/readyz", http.StatusServiceUnavailable, "[-]warm failed"))
 	reconciletest.Eventually(t, want("/healthz/alive", http.StatusOK, "ok"))
 	reconciletest.Eventually(t, want("/healthz", http.StatusOK, "ok"))

@@ -108,7 +108,6 @@ type options struct {
 	clock           clock.PassiveClock
 	fieldOwner      string
 	finalizer       string
-	cleanup         any // a LogicFunc[T]
 	cleanupDeadline time.Duration
 
 	backoffFloor, backoffCeiling time.Duration
@@ -116,12 +115,11 @@ type options struct {
 
 	tracer      trace.Tracer // WithTracing; nil: no span
 	concurrency int
-	suspended   any // a func(T) bool
 
 	requestAnnotation string
 
 	children   []client.Object
-	references []reference
+	referenced []client.Object // WithReferences' kinds
 	caches     []cacheRule
 	watches    []watch
 	optional   []client.Object // WithOptional
@@ -129,7 +127,6 @@ type options struct {
 	expectationTimeout time.Duration
 	progressInterval   time.Duration
 
-	webhooks  webhookOptions
 	migration *[]storage.Option // WithStorageMigration; nil: none
 }
 
@@ -147,25 +144,6 @@ func WithRecorder(r events.EventRecorder) Option {
 // and turns requeue.At outcomes into delays; tests pass a fake one.
 func WithClock(c clock.PassiveClock) Option {
 	return func(o *options) { o.clock = c }
-}
-
-// WithFieldOwner names the field manager of every write of the controller, the shell's and
-// those of the Writer it gives the logic, so that a conflict message names the operator.
-// It also names the controller's events' source. Required.
-func WithFieldOwner(name string) Option {
-	return func(o *options) { o.fieldOwner = name }
-}
-
-// WithFinalizer makes the shell add finalizer to every object before the logic first runs,
-// and, once the object is being deleted, run cleanup until it returns a done outcome, then
-// remove the finalizer so the deletion completes. The logic is not run for an object being
-// deleted. A cleanup never holds a deletion silently: past its deadline
-// (WithCleanupDeadline) the object is Stalled, SkipCleanupAnnotation lets a person end it,
-// and a cleanup refused because its namespace is being deleted lets the deletion go on
-// (see finalizer.go's reasons). cleanup's T must be the controller's; the declaration is
-// refused otherwise.
-func WithFinalizer[T client.Object](finalizer string, cleanup func(ctx context.Context, obj T, s Scope) requeue.Outcome) Option {
-	return func(o *options) { o.finalizer, o.cleanup = finalizer, LogicFunc[T](cleanup) }
 }
 
 // WithConcurrency sets how many objects the controller reconciles at a time; the manager's
@@ -266,6 +244,10 @@ type scopeClient struct {
 
 // Fights returns the controller's fight detector, for ownership.Ensure.
 func (c scopeClient) Fights() *fight.Detector { return c.fights }
+
+// DeclaredChildren returns the kinds the declaration owns: the only kinds the Writer of the
+// Scope writes, none when it owns none.
+func (c scopeClient) DeclaredChildren() []schema.GroupVersionKind { return c.owns }
 
 // Refused notes the first child kind ownership refused in this reconcile.
 func (c scopeClient) Refused(err error) {

@@ -87,6 +87,17 @@ func (f *fixture) reconciler(logic reconcile.LogicFunc[*Widget], opts ...reconci
 	return reconcile.NewShell(f.client, logic, opts...)
 }
 
+// declared returns the shell of d, with the fixture's client, clock and event recorder.
+func (f *fixture) declared(d *reconcile.Controller[*Widget], opts ...reconcile.Option) reconcile.Shell[*Widget] {
+	opts = append(opts, reconcile.WithClock(f.clock), reconcile.WithRecorder(f.events))
+	return reconcile.ShellOf(f.client, d, opts...)
+}
+
+// declare declares the Widget controller of logic, writing as reconcile.TestFieldOwner.
+func declare(logic reconcile.LogicFunc[*Widget]) *reconcile.Controller[*Widget] {
+	return reconcile.For(&Widget{}, logic, reconcile.TestFieldOwner)
+}
+
 // reconcile reconciles the fixture's Widget once with r, logging into f.logs.
 func (f *fixture) reconcile(t *testing.T, r reconcile.Shell[*Widget]) (ctrl.Result, error) {
 	t.Helper()
@@ -332,7 +343,7 @@ func TestReconcileOfAnObjectDeletedWhileTheLogicRanIsNotAnError(t *testing.T) {
 func TestReconcileAddsTheFinalizerBeforeTheLogicFirstRuns(t *testing.T) {
 	f := newFixture(t)
 	ran := false
-	r := f.reconciler(func(ctx context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
+	r := f.declared(declare(func(ctx context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 		ran = true
 		stored := &Widget{}
 		if err := cp.Client(t, scheme).Get(ctx, client.ObjectKeyFromObject(w), stored); err != nil {
@@ -342,7 +353,7 @@ func TestReconcileAddsTheFinalizerBeforeTheLogicFirstRuns(t *testing.T) {
 			t.Errorf("the logic ran before the finalizer was stored: %q", stored.Finalizers)
 		}
 		return requeue.Done()
-	}, reconcile.WithFinalizer(finalizer, mustNotRun(t, "cleanup ran for an object not being deleted")))
+	}).WithFinalizer(finalizer, mustNotRun(t, "cleanup ran for an object not being deleted")))
 
 	if _, err := f.reconcile(t, r); err != nil {
 		t.Fatal(err)
@@ -356,10 +367,10 @@ func TestReconcileCleansUpADeletedObjectUntilCleanupIsDone(t *testing.T) {
 	f := newFixture(t)
 	logicRuns, cleanups := 0, 0
 	cleanup := requeue.After(time.Minute)
-	r := f.reconciler(func(context.Context, *Widget, reconcile.Scope) requeue.Outcome {
+	r := f.declared(declare(func(context.Context, *Widget, reconcile.Scope) requeue.Outcome {
 		logicRuns++
 		return requeue.Done()
-	}, reconcile.WithFinalizer(finalizer, func(context.Context, *Widget, reconcile.Scope) requeue.Outcome {
+	}).WithFinalizer(finalizer, func(context.Context, *Widget, reconcile.Scope) requeue.Outcome {
 		cleanups++
 		return cleanup
 	}))
@@ -396,8 +407,8 @@ func TestReconcileCleansUpADeletedObjectUntilCleanupIsDone(t *testing.T) {
 func TestReconcileReportsACleanupPastItsDeadlineOnceAndLetsAPersonEndIt(t *testing.T) {
 	f := newFixture(t)
 	cleanups := 0
-	r := f.reconciler(func(context.Context, *Widget, reconcile.Scope) requeue.Outcome { return requeue.Done() },
-		reconcile.WithFinalizer(finalizer, func(context.Context, *Widget, reconcile.Scope) requeue.Outcome {
+	r := f.declared(declare(func(context.Context, *Widget, reconcile.Scope) requeue.Outcome { return requeue.Done() }).
+		WithFinalizer(finalizer, func(context.Context, *Widget, reconcile.Scope) requeue.Outcome {
 			cleanups++
 			return requeue.Retry(errors.New("the bucket is locked"))
 		}), reconcile.WithCleanupDeadline(time.Minute))
@@ -464,8 +475,8 @@ func TestReconcileReportsACleanupPastItsDeadlineOnceAndLetsAPersonEndIt(t *testi
 func TestReconcileLetsADeletionGoOnWhenItsNamespaceIsBeingDeleted(t *testing.T) {
 	f := newFixture(t)
 	builtins := cp.Client(t, withBuiltins)
-	r := f.reconciler(func(context.Context, *Widget, reconcile.Scope) requeue.Outcome { return requeue.Done() },
-		reconcile.WithFinalizer(finalizer, func(ctx context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
+	r := f.declared(declare(func(context.Context, *Widget, reconcile.Scope) requeue.Outcome { return requeue.Done() }).
+		WithFinalizer(finalizer, func(ctx context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 			// A cleanup that needs a Job, say, in the object's namespace.
 			job := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: "cleanup"}}
 			if err := builtins.Create(ctx, job); err != nil {
@@ -498,13 +509,11 @@ func TestReconcileLetsADeletionGoOnWhenItsNamespaceIsBeingDeleted(t *testing.T) 
 
 func TestReconcileRunsNothingForAnObjectBeingDeletedWithoutItsFinalizer(t *testing.T) {
 	tests := []struct {
-		name string
-		opts []reconcile.Option
+		name      string
+		finalizer bool
 	}{
 		{name: "a reconciler without a finalizer"},
-		{name: "a reconciler whose finalizer the object no longer has", opts: []reconcile.Option{
-			reconcile.WithFinalizer(finalizer, mustNotRun(t, "cleanup ran without the finalizer")),
-		}},
+		{name: "a reconciler whose finalizer the object no longer has", finalizer: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -520,7 +529,11 @@ func TestReconcileRunsNothingForAnObjectBeingDeletedWithoutItsFinalizer(t *testi
 			}
 			f.counter.Reset()
 
-			r := f.reconciler(mustNotRun(t, "the logic ran for an object being deleted"), tt.opts...)
+			d := declare(mustNotRun(t, "the logic ran for an object being deleted"))
+			if tt.finalizer {
+				d = d.WithFinalizer(finalizer, mustNotRun(t, "cleanup ran without the finalizer"))
+			}
+			r := f.declared(d)
 			result, err := f.reconcile(t, r)
 			if err != nil || result != (ctrl.Result{}) {
 				t.Errorf("Reconcile = %+v, %v; want a zero result and no error", result, err)
@@ -577,11 +590,11 @@ func TestReconcilePausesAnObjectOnEitherTriggerAndResumesWhenItGoes(t *testing.T
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
 			runs := 0
-			r := f.reconciler(func(_ context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
+			r := f.declared(declare(func(_ context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 				runs++
 				w.Status.Phase = fmt.Sprintf("Size%d", w.Spec.Size)
 				return requeue.Done()
-			}, reconcile.WithSuspend(func(w *Widget) bool { return w.Spec.Suspend }))
+			}).WithSuspend(func(w *Widget) bool { return w.Spec.Suspend }))
 			edit := func(change func(*Widget)) {
 				t.Helper()
 				live := f.live(t)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"reflect"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -26,18 +25,20 @@ import (
 
 // WithDefaulter declares the defaulting webhook of the controller's kind: d sets the
 // defaults of every object created or updated, which the manager's webhook server serves
-// at webhook.Path(webhook.Defaulting, kind). d's T must be the controller's; the
-// declaration is refused otherwise.
-func WithDefaulter[T client.Object](d webhook.Defaulter[T]) Option {
-	return func(o *options) { o.webhooks.defaulter = d }
+// at webhook.Path(webhook.Defaulting, kind).
+func (c *Controller[T]) WithDefaulter(d webhook.Defaulter[T]) *Controller[T] {
+	e := c.clone()
+	e.typed.defaulter = d
+	return e
 }
 
 // WithValidator declares the validating webhook of the controller's kind: v checks every
 // object created or updated, its warnings returned to the client, served at
-// webhook.Path(webhook.Validating, kind). v's T must be the controller's; the declaration
-// is refused otherwise.
-func WithValidator[T client.Object](v webhook.Validator[T]) Option {
-	return func(o *options) { o.webhooks.validator = v }
+// webhook.Path(webhook.Validating, kind).
+func (c *Controller[T]) WithValidator(v webhook.Validator[T]) *Controller[T] {
+	e := c.clone()
+	e.typed.validator = v
+	return e
 }
 
 // WithConversion declares the conversion of the controller's kind between its versions:
@@ -47,14 +48,10 @@ func WithValidator[T client.Object](v webhook.Validator[T]) Option {
 // manager's webhook server serves every conversion of its controllers at /convert.
 // The declaration is refused unless there is a spoke for every other version of the kind
 // in the manager's scheme, and none for a version it does not have.
-func WithConversion[T client.Object](spokes ...conversion.SpokeConverter[T]) Option {
-	return func(o *options) { o.webhooks.spokes = spokes }
-}
-
-type webhookOptions struct {
-	defaulter any // webhook.Defaulter[T]
-	validator any // webhook.Validator[T]
-	spokes    any // []conversion.SpokeConverter[T]
+func (c *Controller[T]) WithConversion(spokes ...conversion.SpokeConverter[T]) *Controller[T] {
+	e := c.clone()
+	e.typed.spokes, e.typed.converts = spokes, true
+	return e
 }
 
 // served is what a controller's webhook server serves for it.
@@ -67,9 +64,9 @@ type served struct {
 
 // webhooks returns the webhooks the declaration declares, or why they cannot be served.
 func (c *Controller[T]) webhooks(scheme *runtime.Scheme) (served, error) {
-	w := c.options().webhooks
+	w := c.typed
 	s := served{handlers: map[string]http.Handler{}}
-	if w.defaulter == nil && w.validator == nil && w.spokes == nil {
+	if w.defaulter == nil && w.validator == nil && !w.converts {
 		return s, nil
 	}
 	gvk, err := apiutil.GVKForObject(c.object, scheme)
@@ -84,27 +81,13 @@ func (c *Controller[T]) webhooks(scheme *runtime.Scheme) (served, error) {
 	}
 	var errs []error
 	if w.defaulter != nil {
-		d, ok := w.defaulter.(webhook.Defaulter[T])
-		if !ok {
-			errs = append(errs, fmt.Errorf("WithDefaulter takes a %T, which does not default the controller's %T: make it a webhook.Defaulter[%T]", w.defaulter, c.object, c.object))
-		} else {
-			add(webhook.Defaulting, admission.WithDefaulter[T](scheme, d))
-		}
+		add(webhook.Defaulting, admission.WithDefaulter[T](scheme, w.defaulter))
 	}
 	if w.validator != nil {
-		v, ok := w.validator.(webhook.Validator[T])
-		if !ok {
-			errs = append(errs, fmt.Errorf("WithValidator takes a %T, which does not validate the controller's %T: make it a webhook.Validator[%T]", w.validator, c.object, c.object))
-		} else {
-			add(webhook.Validating, admission.WithValidator[T](scheme, validator[T]{v: v, kind: gvk.GroupKind()}))
-		}
+		add(webhook.Validating, admission.WithValidator[T](scheme, validator[T]{v: w.validator, kind: gvk.GroupKind()}))
 	}
-	if w.spokes != nil {
-		spokes, ok := w.spokes.([]conversion.SpokeConverter[T])
-		if !ok {
-			errs = append(errs, fmt.Errorf("WithConversion takes spokes of the hub %s, not of the controller's %T: the hub is the reconciled type; declare the controller For the hub",
-				reflect.TypeOf(w.spokes).Elem().String(), c.object))
-		} else if s.converter, err = conversion.NewHubSpokeConverter(c.object, spokes...)(scheme); err != nil {
+	if w.converts {
+		if s.converter, err = conversion.NewHubSpokeConverter(c.object, w.spokes...)(scheme); err != nil {
 			errs = append(errs, fmt.Errorf("WithConversion: %w: give one spoke (conversion.NewSpokeConverter) for each version of %s in the manager's scheme other than the hub's, %s",
 				err, gvk.Kind, gvk.Version))
 		} else {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -44,7 +45,7 @@ var sized = reconcile.LogicFunc[*Widget](func(context.Context, *Widget, reconcil
 // message that names the fix.
 func TestAManagerRefusesWiringMistakesNamingTheFix(t *testing.T) {
 	widgets := func(opts ...reconcile.Option) reconcile.Declaration {
-		return reconcile.For(&Widget{}, sized, append([]reconcile.Option{reconcile.WithFieldOwner("widget-operator")}, opts...)...)
+		return reconcile.For(&Widget{}, sized, "widget-operator", opts...)
 	}
 	withoutWidgets := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(withoutWidgets); err != nil {
@@ -64,33 +65,19 @@ func TestAManagerRefusesWiringMistakesNamingTheFix(t *testing.T) {
 		want: []string{"two controllers declared for Widget", "declare it once"},
 	}, {
 		name: "a declaration without a field owner",
-		spec: reconcile.Manager{Controllers: []reconcile.Declaration{reconcile.For(&Widget{}, sized)}},
-		want: []string{"no field owner", `reconcile.WithFieldOwner("<operator name>")`},
+		spec: reconcile.Manager{Controllers: []reconcile.Declaration{reconcile.For(&Widget{}, sized, "")}},
+		want: []string{"no field owner", `reconcile.For(&reconcile_test.Widget{}, logic, "<operator name>", ...)`},
 	}, {
 		name: "a referenced kind the client reads uncached",
 		spec: reconcile.Manager{
 			Options:     ctrl.Options{Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.ConfigMap{}}}}},
-			Controllers: []reconcile.Declaration{widgets(reconcile.WithReferences(&corev1.ConfigMap{}, func(w *Widget) []string { return nil }))},
+			Controllers: []reconcile.Declaration{reconcile.For(&Widget{}, sized, "widget-operator").WithReferences(&corev1.ConfigMap{}, func(w *Widget) []string { return nil })},
 		},
 		want: []string{"*v1.ConfigMap", "DisableFor", "remove it from DisableFor"},
 	}, {
-		name: "a reference read from another kind",
-		spec: reconcile.Manager{Controllers: []reconcile.Declaration{widgets(reconcile.WithReferences(&corev1.ConfigMap{}, func(d *appsv1.Deployment) []string { return nil }))}},
-		want: []string{"WithReferences(&ConfigMap{}, ...) reads the names from a *v1.Deployment", "*reconcile_test.Widget"},
-	}, {
-		name: "a cleanup of another kind",
-		spec: reconcile.Manager{Controllers: []reconcile.Declaration{widgets(reconcile.WithFinalizer("test.reconcilekit.io/f",
-			func(context.Context, *corev1.Pod, reconcile.Scope) requeue.Outcome { return requeue.Done() }))}},
-		want: []string{"the cleanup of WithFinalizer takes a *v1.Pod"},
-	}, {
-		name: "a suspend switch of another kind",
-		spec: reconcile.Manager{Controllers: []reconcile.Declaration{widgets(reconcile.WithSuspend(func(*corev1.Pod) bool { return false }))}},
-		want: []string{"WithSuspend reads a *v1.Pod", "*reconcile_test.Widget"},
-	}, {
 		name: "reconcile requests of a kind whose status cannot record them",
 		spec: reconcile.Manager{Controllers: []reconcile.Declaration{
-			reconcile.For(&corev1.ConfigMap{}, reconcile.LogicFunc[*corev1.ConfigMap](func(context.Context, *corev1.ConfigMap, reconcile.Scope) requeue.Outcome { return requeue.Done() }),
-				reconcile.WithFieldOwner("other"), reconcile.WithReconcileRequests("")),
+			reconcile.For(&corev1.ConfigMap{}, reconcile.LogicFunc[*corev1.ConfigMap](func(context.Context, *corev1.ConfigMap, reconcile.Scope) requeue.Outcome { return requeue.Done() }), "other", reconcile.WithReconcileRequests("")),
 		}},
 		want: []string{"WithReconcileRequests needs a status that records the request handled", "give *v1.ConfigMap the methods of reconcile.RequestStatus"},
 	}, {
@@ -101,8 +88,7 @@ func TestAManagerRefusesWiringMistakesNamingTheFix(t *testing.T) {
 		name: "a kind restricted differently by two controllers",
 		spec: reconcile.Manager{Controllers: []reconcile.Declaration{
 			widgets(reconcile.WithCache(&corev1.Pod{}, byLabel("a"))),
-			reconcile.For(&corev1.ConfigMap{}, reconcile.LogicFunc[*corev1.ConfigMap](func(context.Context, *corev1.ConfigMap, reconcile.Scope) requeue.Outcome { return requeue.Done() }),
-				reconcile.WithFieldOwner("other"), reconcile.WithCache(&corev1.Pod{}, byLabel("b"))),
+			reconcile.For(&corev1.ConfigMap{}, reconcile.LogicFunc[*corev1.ConfigMap](func(context.Context, *corev1.ConfigMap, reconcile.Scope) requeue.Outcome { return requeue.Done() }), "other", reconcile.WithCache(&corev1.Pod{}, byLabel("b"))),
 		}},
 		want: []string{"restricted twice, differently", "make the restrictions agree"},
 	}} {
@@ -127,36 +113,64 @@ func TestAManagerRefusesWiringMistakesNamingTheFix(t *testing.T) {
 }
 
 // A child kind the declaration does not own, written late, ends the reconcile with a
-// terminal error and a Stalled condition that names the declaration to fix, whatever the
-// logic does with the error: never a silent success.
+// terminal error and a Stalled condition that names the WithChildren line to add, whatever
+// the logic does with the error: never a silent success. A declaration without WithChildren
+// owns no kind, so its Writer writes none.
 func TestWritingAChildOfAKindNotDeclaredStallsNamingTheFix(t *testing.T) {
+	configMap := func(w *Widget) client.Object {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name}}
+	}
+	job := func(w *Widget) client.Object {
+		return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name}, Spec: batchv1.JobSpec{
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{Name: "backup", Image: "busybox"}}}}}}
+	}
 	for _, tc := range []struct {
-		name    string
-		swallow bool // the logic ignores Ensure's error
-	}{{"the logic returns the error", false}, {"the logic swallows the error", true}} {
+		name     string
+		children []client.Object // declared
+		child    func(*Widget) client.Object
+		swallow  bool // the logic ignores Ensure's error
+		resource string
+		want     string
+	}{{
+		name: "another kind declared, the logic returns the error", children: []client.Object{&appsv1.Deployment{}}, child: configMap, resource: "configmaps",
+		want: "ownership: ConfigMap widget is of a kind the controller does not own (it owns Deployment): declare it, so that its changes are watched and it is cached: reconcile.WithChildren(&appsv1.Deployment{}, &corev1.ConfigMap{})",
+	}, {
+		name: "another kind declared, the logic swallows the error", children: []client.Object{&appsv1.Deployment{}}, child: configMap, swallow: true, resource: "configmaps",
+		want: "reconcile.WithChildren(&appsv1.Deployment{}, &corev1.ConfigMap{})",
+	}, {
+		name: "no WithChildren at all", child: job, resource: "jobs",
+		want: "ownership: Job widget is of a kind the controller does not own (it owns none): declare it, so that its changes are watched and it is cached: reconcile.WithChildren(&batchv1.Job{})",
+	}, {
+		name: "no WithChildren, the logic swallows the error", child: job, swallow: true, resource: "jobs",
+		want: "reconcile.WithChildren(&batchv1.Job{})",
+	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			c, err := client.New(f.counter.Wrap(cp.Config), client.Options{Scheme: withBuiltins})
 			if err != nil {
 				t.Fatal(err)
 			}
+			opts := []reconcile.Option{reconcile.WithClock(f.clock)}
+			if tc.children != nil {
+				opts = append(opts, reconcile.WithChildren(tc.children...))
+			}
 			r := reconcile.NewShell(c, reconcile.LogicFunc[*Widget](func(ctx context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
-				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name}}
-				if _, _, err := ownership.Ensure(ctx, s.Writer, w, cm); err != nil && !tc.swallow {
+				if _, _, err := ownership.Ensure(ctx, s.Writer, w, tc.child(w)); err != nil && !tc.swallow {
 					return requeue.Retry(err)
 				}
 				return requeue.Done()
-			}), reconcile.WithClock(f.clock), reconcile.WithChildren(&appsv1.Deployment{}))
+			}), opts...)
 			_, err = f.reconcile(t, r)
-			if err == nil || !strings.Contains(err.Error(), "terminal") {
-				t.Errorf("Reconcile returned %v, want a terminal error", err)
+			if err == nil || !strings.Contains(err.Error(), "terminal") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Reconcile returned %v, want a terminal error saying %q", err, tc.want)
 			}
 			stalled := conditions.Find(f.live(t), conditions.Stalled)
-			if stalled == nil || stalled.Status != metav1.ConditionTrue || !strings.Contains(stalled.Message, "reconcile.WithChildren(&v1.ConfigMap{})") {
-				t.Errorf("Stalled = %+v, want True naming reconcile.WithChildren(&v1.ConfigMap{})", stalled)
+			if stalled == nil || stalled.Status != metav1.ConditionTrue || !strings.Contains(stalled.Message, tc.want) {
+				t.Errorf("Stalled = %+v, want True saying %q", stalled, tc.want)
 			}
-			if n := f.counter.Count("create", "configmaps"); n != 0 {
-				t.Errorf("%d ConfigMaps created, want none", n)
+			if n := f.counter.Count("create", tc.resource) + f.counter.Count("patch", tc.resource); n != 0 {
+				t.Errorf("%d %s written, want none", n, tc.resource)
 			}
 		})
 	}

@@ -108,7 +108,7 @@ func TestShellWritesAsItsFieldOwner(t *testing.T) {
 	r := f.reconciler(func(_ context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 		w.Status.Phase = "Sized"
 		return requeue.Done()
-	}, reconcile.WithFieldOwner("widget-operator"))
+	}, reconcile.OverrideFieldOwner("widget-operator"))
 	if _, err := f.reconcile(t, r); err != nil {
 		t.Fatal(err)
 	}

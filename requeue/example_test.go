@@ -94,3 +94,18 @@ func ExampleJitter() {
 	// Output:
 	// true
 }
+
+// The run due at now, by Kubernetes' CronJob rules: the latest missed since the last run,
+// within the starting deadline, and the next.
+func ExampleCron_Due() {
+	c, err := requeue.ParseCron("0 * * * *")
+	if err != nil {
+		panic(err) // a schedule the operator's user wrote: report it as a condition
+	}
+	c.StartingDeadline = 2 * time.Hour
+	last := time.Date(2030, 1, 1, 6, 0, 0, 0, time.UTC)
+	now := time.Date(2030, 1, 1, 10, 1, 0, 0, time.UTC)
+	due, _ := c.Due(last, time.Time{}, now)
+	fmt.Println(due.Run.Format(time.Kitchen), due.Missed, due.Next.Format(time.Kitchen))
+	// Output: 10:00AM 2 11:00AM
+}

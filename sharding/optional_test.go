@@ -76,7 +76,7 @@ func TestAnOptionalChildKindIsAssignedOnceItsCRDIsEstablishedNotWaitedFor(t *tes
 	ns := cp.Namespace(t)
 	r := newReconciles(t)
 	createConfigMaps(t, c, ns, 3)
-	decl := reconcile.For(&corev1.ConfigMap{}, r.logic("a"), reconcile.WithFieldOwner("copier"),
+	decl := reconcile.For(&corev1.ConfigMap{}, r.logic("a"), "copier",
 		reconcile.WithChildren(&corev1.Secret{}, &Gizmo{}), reconcile.WithOptional(&Gizmo{}))
 	startShard(t, cp.Config, ns, "a", decl)
 

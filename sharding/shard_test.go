@@ -62,7 +62,7 @@ func newReconciles(t *testing.T) *reconciles {
 
 // declaration declares shard's controller of ConfigMaps, which copies each to a Secret.
 func (r *reconciles) declaration(shard string) *reconcile.Controller[*corev1.ConfigMap] {
-	return reconcile.For(&corev1.ConfigMap{}, r.logic(shard), reconcile.WithFieldOwner("copier"), reconcile.WithChildren(&corev1.Secret{}))
+	return reconcile.For(&corev1.ConfigMap{}, r.logic(shard), "copier", reconcile.WithChildren(&corev1.Secret{}))
 }
 
 func (r *reconciles) logic(shard string) reconcile.Logic[*corev1.ConfigMap] {

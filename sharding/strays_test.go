@@ -99,7 +99,7 @@ func startIdle(t *testing.T, cfg *rest.Config, ns, shard string) *replica {
 	t.Helper()
 	idle := reconcile.For(&corev1.ConfigMap{}, reconcile.LogicFunc[*corev1.ConfigMap](func(context.Context, *corev1.ConfigMap, reconcile.Scope) requeue.Outcome {
 		return requeue.Done()
-	}), reconcile.WithFieldOwner("idle"), reconcile.WithChildren(&corev1.Secret{}))
+	}), "idle", reconcile.WithChildren(&corev1.Secret{}))
 	return startShard(t, cfg, ns, shard, idle)
 }
 

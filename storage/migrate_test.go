@@ -107,8 +107,7 @@ func TestMigrateStoresEveryObjectInTheStorageVersion(t *testing.T) {
 			var res storage.Result
 			if tc.declared {
 				spec := reconcile.Manager{Options: ctrl.Options{Scheme: s.c.Scheme()}, Controllers: []reconcile.Declaration{reconcile.For(&v1beta1.Gadget{},
-					reconcile.LogicFunc[*v1beta1.Gadget](func(context.Context, *v1beta1.Gadget, reconcile.Scope) requeue.Outcome { return requeue.Done() }),
-					reconcile.WithFieldOwner("gadget-operator"), reconcile.WithStorageMigration())}}
+					reconcile.LogicFunc[*v1beta1.Gadget](func(context.Context, *v1beta1.Gadget, reconcile.Scope) requeue.Outcome { return requeue.Done() }), "gadget-operator", reconcile.WithStorageMigration())}}
 				var failed atomic.Int64
 				failing := reconciletest.Intercept(cfg, func(r *reconciletest.Request) (*http.Response, error) {
 					if r.Verb == "patch" && failed.Add(1) <= int64(tc.failFirst) {
@@ -256,17 +255,16 @@ func startOldGadgets(t *testing.T) *oldGadgets {
 	s.ns = cp.Namespace(t)
 
 	spec := reconcile.Manager{Options: ctrl.Options{Scheme: scheme}, Controllers: []reconcile.Declaration{reconcile.For(&v1beta1.Gadget{},
-		reconcile.LogicFunc[*v1beta1.Gadget](func(context.Context, *v1beta1.Gadget, reconcile.Scope) requeue.Outcome { return requeue.Done() }),
-		reconcile.WithFieldOwner("gadget-operator"),
-		reconcile.WithDefaulter(webhook.DefaulterFunc[*v1beta1.Gadget](func(_ context.Context, g *v1beta1.Gadget) error {
+		reconcile.LogicFunc[*v1beta1.Gadget](func(context.Context, *v1beta1.Gadget, reconcile.Scope) requeue.Outcome { return requeue.Done() }), "gadget-operator",
+	).
+		WithDefaulter(webhook.DefaulterFunc[*v1beta1.Gadget](func(_ context.Context, g *v1beta1.Gadget) error {
 			s.defaulted.Add(1)
 			if g.Spec.Mode == "" {
 				g.Spec.Mode = "standard"
 			}
 			return nil
-		})),
-		reconcile.WithConversion(gadget.Spoke()),
-	)}}
+		})).
+		WithConversion(gadget.Spoke())}}
 	hooks := cp.ServeWebhooks(t, &spec, s.ns)
 	reconciletest.StartManager(t, s.operator.Wrap(cp.Config), spec)
 	hooks.Await(t)

@@ -20,6 +20,8 @@ import (
 
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
 	at "github.com/reconcilekit/reconcilekit/examples/at/controller"
+	cronjobv1 "github.com/reconcilekit/reconcilekit/examples/cronjob/api/v1"
+	cronjob "github.com/reconcilekit/reconcilekit/examples/cronjob/controller"
 	storev1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
 	keyval "github.com/reconcilekit/reconcilekit/examples/keyval/controller"
 	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
@@ -43,6 +45,7 @@ var operators = []operator{
 	{"podset", appsv1alpha1.AddToScheme, podset.New()},
 	{"at", cnatv1alpha1.AddToScheme, at.New()},
 	{"keyval", storev1alpha1.AddToScheme, keyval.New()},
+	{"cronjob", cronjobv1.AddToScheme, cronjob.New()},
 }
 
 // options configure a run of the demo.
@@ -111,7 +114,7 @@ func run(ctx context.Context, opts options) (err error) {
 	case err != nil:
 		return err
 	}
-	fmt.Fprintf(opts.out, "All four converged %v after the samples were applied, %v after the start.\n",
+	fmt.Fprintf(opts.out, "All five converged %v after the samples were applied, %v after the start.\n",
 		since(applied), since(start))
 	if !opts.keepRunning {
 		return nil

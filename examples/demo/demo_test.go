@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
+	cronjobv1 "github.com/reconcilekit/reconcilekit/examples/cronjob/api/v1"
 	storev1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
 	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
@@ -67,6 +68,12 @@ func TestDescribeSaysWhetherAnOperatorConverged(t *testing.T) {
 			Status: storev1alpha1.KeyvalStatus{ObservedGeneration: 1, Conditions: ready(metav1.ConditionTrue)}}, false},
 		{"a Keyval that is not Ready", &storev1alpha1.Keyval{ObjectMeta: keyvalMeta,
 			Status: storev1alpha1.KeyvalStatus{ObservedGeneration: 2, Conditions: ready(metav1.ConditionFalse)}}, false},
+		{"a CronJob Ready for its generation, a run of it succeeded", &cronjobv1.CronJob{ObjectMeta: keyvalMeta,
+			Status: cronjobv1.CronJobStatus{ObservedGeneration: 2, LastSuccessfulTime: &metav1.Time{}, Conditions: ready(metav1.ConditionTrue)}}, true},
+		{"a CronJob Ready, no run of it succeeded yet", &cronjobv1.CronJob{ObjectMeta: keyvalMeta,
+			Status: cronjobv1.CronJobStatus{ObservedGeneration: 2, Conditions: ready(metav1.ConditionTrue)}}, false},
+		{"a CronJob Ready for an older generation", &cronjobv1.CronJob{ObjectMeta: keyvalMeta,
+			Status: cronjobv1.CronJobStatus{ObservedGeneration: 1, LastSuccessfulTime: &metav1.Time{}, Conditions: ready(metav1.ConditionTrue)}}, false},
 	}
 	scheme, err := newScheme()
 	if err != nil {

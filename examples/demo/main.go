@@ -1,11 +1,11 @@
-// The demo runs the four example operators, Memcached, PodSet, At and Keyval, on a local
-// control plane and shows them converge: the whole project in one command.
+// The demo runs the five example operators, Memcached, PodSet, At, Keyval and CronJob, on a
+// local control plane and shows them converge: the whole project in one command.
 //
 // It starts etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok, whose
-// simulated nodes run every pod, installs the examples' CRDs, runs the four operators in
+// simulated nodes run every pod, installs the examples' CRDs, runs the five operators in
 // this one process, applies their samples (the At scheduled five seconds ahead) and prints
 // a status table until Memcached is Available, PodSet lists its ready pods and At is
-// DONE. It exits 0 then, and 1 if they have not converged within --timeout. Every
+// DONE (and the Keyval Ready, the CronJob's first Job, on the next minute, succeeded). It exits 0 then, and 1 if they have not converged within --timeout. Every
 // process it started is stopped on the way out, whatever the way.
 //
 // From the repository root:

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +17,7 @@ import (
 	"github.com/reconcilekit/reconcilekit/conditions"
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
 	at "github.com/reconcilekit/reconcilekit/examples/at/controller"
+	cronjobv1 "github.com/reconcilekit/reconcilekit/examples/cronjob/api/v1"
 	storev1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
 	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
@@ -130,7 +132,8 @@ func status(ctx context.Context, c client.Client, samples []client.Object) (tabl
 
 // describe says what obj's status says, and whether its operator has converged: a
 // Memcached Available, a PodSet listing as many ready pods as it asks for, an At DONE, a
-// Keyval Ready for its generation (its servers ready, so their claims bound).
+// Keyval Ready for its generation (its servers ready, so their claims bound), a CronJob
+// Ready for its generation once a Job of it has succeeded.
 func describe(ctx context.Context, c client.Reader, obj client.Object) (row, error) {
 	switch o := obj.(type) {
 	case *cachev1beta1.Memcached:
@@ -167,6 +170,21 @@ func describe(ctx context.Context, c client.Reader, obj client.Object) (row, err
 		}
 		return row{"Keyval", o.Name, summary(o.Status.Conditions), strings.Join(names, ", "),
 			o.Status.ObservedGeneration == o.Generation && meta.IsStatusConditionTrue(o.Status.Conditions, conditions.Ready)}, err
+	case *cronjobv1.CronJob:
+		// Its Jobs, those still there: the newest of each outcome, the history pruned.
+		var jobs batchv1.JobList
+		err := c.List(ctx, &jobs, client.InNamespace(o.Namespace), client.MatchingLabels{"app.kubernetes.io/instance": o.Name})
+		var names []string
+		for _, j := range jobs.Items {
+			names = append(names, j.Name)
+		}
+		status := summary(o.Status.Conditions)
+		if a := meta.FindStatusCondition(o.Status.Conditions, conditions.Available); a != nil {
+			status += " (" + a.Reason + ")"
+		}
+		return row{"CronJob", o.Name, status, strings.Join(names, ", "),
+			o.Status.LastSuccessfulTime != nil && o.Status.ObservedGeneration == o.Generation &&
+				meta.IsStatusConditionTrue(o.Status.Conditions, conditions.Ready)}, err
 	}
 	return row{}, fmt.Errorf("the demo cannot describe a %T", obj)
 }

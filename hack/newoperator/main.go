@@ -24,7 +24,7 @@ import (
 
 func main() {
 	var o options
-	flag.StringVar(&o.from, "from", "", "the template to copy: minimal (a StatefulSet, one test of each kind), or the example keyval, memcached, podset or at")
+	flag.StringVar(&o.from, "from", "", "the template to copy: minimal (a StatefulSet, one test of each kind), or the example keyval, memcached, podset, at or cronjob (Jobs on a cron schedule)")
 	flag.StringVar(&o.module, "module", "", "the new operator's Go module path, such as github.com/acme/redis-operator")
 	flag.StringVar(&o.group, "group", "", "the API group of its kind, such as cache.acme.io")
 	flag.StringVar(&o.kind, "kind", "", "its kind, such as Redis")
@@ -141,7 +141,7 @@ func (o options) nextSteps() string {
 	return fmt.Sprintf(`Created %[1]s: module %[2]s, kind %[3]s of group %[4]s, from %[5]s.
 
 The resource is %[6]s (singular %[7]s): path=%[6]s in the +kubebuilder:resource
-marker of api/v1alpha1/%[7]s_types.go says so to controller-gen, and the RBAC markers
+marker of api/<version>/%[7]s_types.go says so to controller-gen, and the RBAC markers
 in controller/rbac.go grant resources=%[6]s. Change both together, if at all.
 
 Kept from the template: what the operator runs (the image and the command in

@@ -18,7 +18,7 @@ import (
 // What a rename changes:
 //
 //   - The module path and the API group, wherever they appear; the group's first label
-//     also in the API package's import name (cachev1alpha1), the sample's file name and
+//     also in the API package's import name (cachev1alpha1, batchv1), the sample's file name and
 //     PROJECT, and its domain in PROJECT.
 //   - The kind, as a word: in Go, the identifiers the template declares (Memcached,
 //     MemcachedSpec, TestMemcachedScales, podSet...), also where a comment names them,
@@ -31,12 +31,18 @@ import (
 //     keyvals), and in lower case where it is neither English nor what the operator runs
 //     (the keyval servers).
 //
-// What it drops: the template's short name and its category (see resourceMarker).
+// What it drops: the template's short name and its category (see resourceMarker), and
+// the tests it ports from upstream (see upstreamTests).
 //
 // What it keeps: the lower-case kind as a word of prose where it is English ("at") or
 // the name of what the operator runs ("memcached pods"); a capitalized kind that opens a
 // sentence in the middle of a comment ("... is not. At most 64 characters."); and what
 // the operator runs, the image and the command, which are the new operator's to change.
+
+// upstreamTests ends the names of a template's tests that are ported from the project it
+// rebuilds (the kubebuilder tutorial's, Kubernetes' CronJob controller's): they prove the
+// example faithful to its original, which a new operator is not, and are not copied.
+const upstreamTests = "_upstream_test.go"
 
 // renamer renames one example's module, group and kind.
 type renamer struct {
@@ -106,7 +112,7 @@ func create(o options) error {
 			return err
 		}
 		rel, err := filepath.Rel(src, p)
-		if err != nil {
+		if err != nil || strings.HasSuffix(rel, upstreamTests) {
 			return err
 		}
 		data, err := os.ReadFile(p)
@@ -132,7 +138,7 @@ func create(o options) error {
 		return err
 	}
 	if _, ok := out["Makefile"]; !ok {
-		out["Makefile"] = []byte(makefile)
+		out["Makefile"] = []byte(makefileFor(files["config/crd/bases/"+r.oldGroup+"_"+r.oldKind.plural+".yaml"]))
 	}
 	if err := goMod(o, out); err != nil {
 		return err
@@ -167,11 +173,17 @@ func field(project []byte, key string) string {
 func (r *renamer) declared(files map[string][]byte) error {
 	r.keepLower = english[r.oldKind.lower]
 	r.idents = map[string]string{
-		r.oldKind.lower:         r.newKind.lower,
-		r.oldFirst + "v1alpha1": identifier(r.newFirst) + "v1alpha1",
+		r.oldKind.lower: r.newKind.lower,
 		// A kind of two words names its variables in lower camel case (podSet, podSets).
 		lowerFirst(r.oldKind.kind):       lowerFirst(r.newKind.kind),
 		lowerFirst(r.oldKind.pluralKind): lowerFirst(r.newKind.pluralKind),
+	}
+	// The API package of each version is imported as the group's first label and the
+	// version (cachev1alpha1, batchv1).
+	for rel := range files {
+		if dir, ok := strings.CutPrefix(path.Dir(rel), "api/"); ok && !strings.Contains(dir, "/") {
+			r.idents[r.oldFirst+dir] = identifier(r.newFirst) + dir
+		}
 	}
 	imports := map[string]bool{}
 	fset := token.NewFileSet()
@@ -710,6 +722,17 @@ const toolsReadme = "# hack/tools\n\n" +
 	"```\n\n" +
 	"To change a version, run `go get -tool <module>@<version>` and then `go mod tidy`\n" +
 	"inside this directory.\n"
+
+// makefileFor is the copy's Makefile for a template whose CRD is crd: one generated
+// without descriptions (a kind that embeds a whole pod template, whose CRD would be too
+// large for kubectl apply's annotation) is generated so again.
+func makefileFor(crd []byte) string {
+	// The printer columns keep their descriptions; the schema's properties lose theirs.
+	if bytes.Contains(crd, []byte("\n        description:")) {
+		return makefile
+	}
+	return strings.Replace(makefile, "controller-gen object crd rbac", "controller-gen object crd:maxDescLen=0 rbac", 1)
+}
 
 // makefile is the copy's Makefile: the commands that docs/getting-started.md runs in a
 // new operator, under the names the library's own Makefile gives them. The templates have

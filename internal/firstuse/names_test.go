@@ -18,6 +18,8 @@ type template struct {
 	// englishKind says that the kind is an English word (At), which the copy's prose
 	// keeps: it is not searched for.
 	englishKind bool
+	// versions are the API's versions, the directories of api/ (v1alpha1).
+	versions []string
 }
 
 // leftovers returns each place, as "file:line: text (the name)", where the copy in dir,
@@ -33,7 +35,9 @@ func leftovers(dir string, from template, group string) ([]string, error) {
 	// The import name and the sample's file name come from the group's first label, which
 	// the new group may share (cache.example.com, cache.acme.io).
 	if first, _, _ := strings.Cut(from.group, "."); !strings.HasPrefix(group, first+".") {
-		names = append(names, first+"v1alpha1", first+"_v1alpha1")
+		for _, version := range from.versions {
+			names = append(names, first+version, first+"_"+version)
+		}
 	}
 	var hits []string
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {

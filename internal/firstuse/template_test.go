@@ -32,6 +32,7 @@ func TestTemplateWorksAsTheStartOfANewOperator(t *testing.T) {
 		"podset":    {"apps.acme.io", "Fleet"},
 		"at":        {"chores.acme.io", "Errand"}, // an Errand: the article changes
 		"keyval":    {"vault.acme.io", "Ledger"},
+		"cronjob":   {"data.acme.io", "Backup"}, // periodic work
 	}
 	for _, tmpl := range templates(t, root) {
 		t.Run(tmpl.name, func(t *testing.T) {
@@ -129,6 +130,13 @@ func templates(t *testing.T, root string) []namedTemplate {
 			runsLower: name == "memcached",
 			// The At's kind is an English word.
 			englishKind: name == "at"}
+		versions, err := os.ReadDir(filepath.Join(dirs[name], "api"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range versions {
+			tmpl.versions = append(tmpl.versions, v.Name())
+		}
 		crds, err := filepath.Glob(filepath.Join(dirs[name], "config", "crd", "bases", tmpl.group+"_*.yaml"))
 		if err != nil || len(crds) != 1 {
 			t.Fatalf("template %s: want one CRD of group %s in config/crd/bases, have %v (%v)", name, tmpl.group, crds, err)

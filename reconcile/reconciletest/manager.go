@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/reconcilekit/reconcilekit/reconcile"
@@ -29,6 +30,7 @@ type Manager struct {
 	err      error // what Start returned, once done is closed
 	stopOnce sync.Once
 	refused  func() string // the report of a request the API server refused, if any (Env.Run)
+	log      *logState     // the manager's log: quiet once the test has reported its failure
 }
 
 // StartManager runs the manager spec makes from its controller declarations, from cfg,
@@ -38,9 +40,21 @@ type Manager struct {
 // Unless spec's options say otherwise, the manager serves no metrics, no health probes,
 // and controller names may repeat, so that tests can run managers side by side and one
 // after another. A manager that fails fails the test.
+//
+// The first failure is the first thing the test prints: a child written of a kind the
+// declaration does not own fails the test at once with the refusal, printed to standard
+// error as it happens, and the manager logs nothing more; a refused request is left to
+// Env's report; the manager's other errors are logged without stack traces. The manager
+// logs through spec's Options.Logger, or controller-runtime's global logger.
 func StartManager(t testing.TB, cfg *rest.Config, spec reconcile.Manager) *Manager {
 	t.Helper()
 	opts := &spec.Options
+	log := &logState{fail: func(message string) { report(t, message) }}
+	base := opts.Logger
+	if base.GetSink() == nil {
+		base = ctrllog.Log
+	}
+	opts.Logger = quietLogger(base, log)
 	if opts.Metrics.BindAddress == "" {
 		opts.Metrics.BindAddress = "0"
 	}
@@ -53,7 +67,7 @@ func StartManager(t testing.TB, cfg *rest.Config, spec reconcile.Manager) *Manag
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &Manager{Manager: mgr, t: t, started: reconciles(), cancel: cancel, done: make(chan struct{})}
+	m := &Manager{Manager: mgr, t: t, started: reconciles(), cancel: cancel, done: make(chan struct{}), log: log}
 	go func() {
 		defer close(m.done)
 		m.err = mgr.Start(ctx)
@@ -68,6 +82,7 @@ func (m *Manager) Stop() {
 	m.t.Helper()
 	m.stopOnce.Do(func() {
 		m.cancel()
+		defer m.log.quiet.Store(true) // nothing is logged, nor reported, once the test ends
 		select {
 		case <-m.done:
 		case <-time.After(managerStopTimeout):

@@ -26,7 +26,7 @@ var labeler = rkreconcile.For(&corev1.ConfigMap{}, rkreconcile.LogicFunc[*corev1
 			metav1.SetMetaDataLabel(&cm.ObjectMeta, "labeled", "true")
 		}
 		return requeue.Done()
-	}), rkreconcile.WithFieldOwner("labeler"))
+	}), "labeler")
 
 func TestManagerRunsAnOperatorAsItsRole(t *testing.T) {
 	cp := cluster(t)

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -82,6 +85,13 @@ type Operator struct {
 	// indexes are the ones the operator runs with.
 	Controllers []reconcile.Declaration
 
+	// Unchecked names the resources the role check (CheckRole) leaves alone, as
+	// "configmaps" or "memcacheds.cache.example.com" (with a subresource,
+	// "memcacheds/status.cache.example.com"): what the operator does only outside the
+	// managers its tests run, such as the uncached reads of a webhook that cmd/main.go
+	// adds. Say why beside each.
+	Unchecked []string
+
 	// ControlPlane is where the operator runs. Start starts one, and Stop stops it,
 	// unless it is set already: then operators share it, and its owner stops it.
 	ControlPlane *ControlPlane
@@ -90,10 +100,12 @@ type Operator struct {
 	Scheme *runtime.Scheme
 
 	ownsControlPlane bool
-	role             string     // the name of the ClusterRole Start created
-	conversion       sync.Mutex // held by the Env whose manager converts the CRDs
-	mu               sync.Mutex // guards converter
-	converter        string     // the test whose Env holds conversion
+	role             string              // the name of the ClusterRole Start created
+	rules            []rbacv1.PolicyRule // its rules, what the operator's markers grant
+	usage            usage               // what the managers of its Envs used
+	conversion       sync.Mutex          // held by the Env whose manager converts the CRDs
+	mu               sync.Mutex          // guards converter
+	converter        string              // the test whose Env holds conversion
 }
 
 // Start prepares a control plane for the operator's tests: starts it unless
@@ -127,6 +139,7 @@ func (o *Operator) Start(ctx context.Context) (err error) {
 	}()
 	o.role, err = o.ControlPlane.createClusterRole(ctx, o.Role, func(role *rbacv1.ClusterRole) {
 		role.Name = o.User + "-" + role.Name
+		o.rules = role.Rules
 	})
 	return err
 }
@@ -152,12 +165,24 @@ func (o *Operator) Stop() error {
 // Main is the body of a TestMain: it starts the operator's control plane, runs the
 // tests and stops it, and returns the exit code for os.Exit. Errors of the control
 // plane go to standard error.
+//
+// When every test ran (no -run or -skip) and passed, and ran the operator (Env.Run), Main
+// then checks the role
+// (CheckRole): the role generated from the operator's markers must grant exactly what its
+// managers used in the tests and what its declarations imply, and a role that grants more,
+// or less, fails the run with the marker lines to remove and to add.
 func (o *Operator) Main(m *testing.M) int {
 	if err := o.Start(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	code := m.Run()
+	if code == 0 && wholeRun() && o.usage.any() {
+		if err := o.CheckRole(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
 	if err := o.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		if code == 0 {
@@ -292,9 +317,13 @@ func (e *Env) run(t testing.TB, metricsAddr string) *Manager {
 		Controllers: e.operator.Controllers,
 	}
 	hooks := e.serveWebhooks(t, &spec)
-	m := StartManager(t, e.Requests.Wrap(e.Config), spec)
+	m := StartManager(t, e.Requests.Wrap(Intercept(e.Config, e.operator.usage.record)), spec)
 	if e.refusals != nil {
 		m.refused = e.refusals.first
+		e.refusals.silence(&m.log.quiet)
+		m.log.mu.Lock()
+		m.log.fail = e.refusals.failed
+		m.log.mu.Unlock()
 	}
 	if hooks != nil {
 		hooks.Await(t)
@@ -365,6 +394,18 @@ type refusals struct {
 	reported map[string]bool // the resources already reported
 	cause    string          // the first refusal's report
 	stopped  bool            // the test has been stopped for it
+	quiet    []*atomic.Bool  // of the managers Run started, silenced by the first refusal
+}
+
+// silence has the first refusal silence the log of a manager, so that the refusal is the
+// first thing the test prints.
+func (r *refusals) silence(quiet *atomic.Bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cause != "" {
+		quiet.Store(true)
+	}
+	r.quiet = append(r.quiet, quiet)
 }
 
 func (r *refusals) start() {
@@ -408,10 +449,34 @@ func (r *refusals) refused(ev auditEvent) {
 	if r.ended {
 		return
 	}
-	if r.cause == "" {
+	first := r.cause == ""
+	if first {
 		r.cause = report
+		for _, q := range r.quiet {
+			q.Store(true)
+		}
+		fmt.Fprintln(os.Stderr, report) // at once: the test's own output comes when it ends
 	}
 	r.t.Errorf("%s", report)
+	r.cut()
+}
+
+// failed reports a failure the manager's log saw, as a refusal is reported: the test fails
+// with message, printed at once, and stops at its next request.
+func (r *refusals) failed(message string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ended {
+		return
+	}
+	if r.cause == "" {
+		r.cause = message
+		for _, q := range r.quiet {
+			q.Store(true)
+		}
+		fmt.Fprintln(os.Stderr, message)
+	}
+	r.t.Errorf("%s", message)
 	r.cut()
 }
 
@@ -470,33 +535,104 @@ func (r *refusals) explain(ev auditEvent) string {
 	if why != "" {
 		why = fmt.Sprintf(", of the verbs %s needs (%s)", why, strings.Join(rbac.Sorted(needs...), ", "))
 	}
-	return fmt.Sprintf("%s.\nIts role lacks %s on %s%s. Grant it all with this marker among the controller's RBAC markers, then regenerate config/rbac/role.yaml:\n\t%s",
-		said, strings.Join(missing, ", "), resource, why, rbac.Marker(ref.APIGroup, resource, missing))
+	grant := " Grant it all"
+	if fix := r.misdeclared(ref.APIGroup, ref.Resource); fix != "" {
+		grant = fix + " grant it"
+	}
+	return fmt.Sprintf("%s.\nIts role lacks %s on %s%s.%s with this marker among the controller's RBAC markers, then regenerate config/rbac/role.yaml:\n\t%s",
+		said, strings.Join(missing, ", "), resource, why, grant, rbac.Marker(ref.APIGroup, resource, missing))
 }
 
 // needs returns the verbs the operator needs on a resource it was refused verb on, and who
-// needs them when they are more than that verb: a cache lists and watches; a kind a
-// controller owns is written with ownership.Ensure, which also gets, creates and patches;
-// the kind a controller reconciles is read from its cache.
+// needs them when they are more than that verb: a cache lists and watches. No other verb is
+// assumed: a controller that owns a kind may create it and never patch it, or read it from
+// its cache alone and never get it, and a marker must grant what the operator uses, not
+// more. The next refusal, or the role check at the end of the tests (Operator.Main), names
+// the next verb.
 func (r *refusals) needs(verb, group, resource, subresource string) (verbs []string, who string) {
 	verbs = []string{verb}
-	if verb == "list" || verb == "watch" {
-		verbs = append(verbs, "list", "watch")
+	if (verb == "list" || verb == "watch") && subresource == "" {
+		return append(verbs, "list", "watch"), "the manager's cache"
 	}
-	if subresource != "" {
-		return verbs, ""
-	}
+	return verbs, ""
+}
+
+// misdeclared says, for a refusal on a kind a declaration owns that the role grants
+// nothing on, which kinds the role lets the operator write that no declaration names: the
+// children the declaration likely meant, with the WithChildren line that declares them.
+func (r *refusals) misdeclared(group, resource string) string {
+	var owner reconcile.Declaration
 	for _, d := range r.operator.Controllers {
 		for _, child := range d.Children() {
 			if r.is(child, group, resource) {
-				return append(verbs, "get", "list", "watch", "create", "patch"), "a controller that owns them with ownership.Ensure"
+				owner = d
 			}
 		}
-		if r.is(d.Object(), group, resource) {
-			return append(verbs, "get", "list", "watch"), "a controller that reconciles them"
+	}
+	if owner == nil || r.grants(group, resource) {
+		return ""
+	}
+	var kinds []string
+	for _, rule := range r.operator.rules {
+		if !slices.ContainsFunc(rule.Verbs, func(v string) bool { return v == "create" || v == "patch" || v == "update" || v == "*" }) {
+			continue
+		}
+		for _, g := range rule.APIGroups {
+			for _, res := range rule.Resources {
+				if strings.Contains(res, "/") || res == "events" || r.declared(g, res) { // the shell records events
+					continue
+				}
+				gvk, err := r.operator.ControlPlane.client.RESTMapper().KindFor(schema.GroupVersionResource{Group: g, Resource: res})
+				if err == nil {
+					kinds = append(kinds, "&"+goType(gvk)+"{}")
+				}
+			}
 		}
 	}
-	return verbs, ""
+	if len(kinds) == 0 {
+		return ""
+	}
+	var declared []string
+	for _, child := range owner.Children() {
+		if g, res, ok := r.resourceOf(child); ok && !(g == group && res == resource) {
+			if gvk, err := apiutil.GVKForObject(child, r.operator.Scheme); err == nil {
+				declared = append(declared, "&"+goType(gvk)+"{}")
+			}
+		}
+	}
+	return fmt.Sprintf("\nIts markers grant nothing on %s, which the declaration owns, and let it write what the declaration does not own: if those are the controller's children, declare them instead, and the role needs nothing more:\n\treconcile.WithChildren(%s)\nOtherwise, if it does own %s,",
+		resource, strings.Join(append(declared, kinds...), ", "), resource)
+}
+
+// grants reports whether a rule of the operator's role names the resource of the group.
+func (r *refusals) grants(group, resource string) bool {
+	return slices.ContainsFunc(r.operator.rules, func(rule rbacv1.PolicyRule) bool {
+		return (slices.Contains(rule.APIGroups, group) || slices.Contains(rule.APIGroups, "*")) &&
+			(slices.Contains(rule.Resources, resource) || slices.Contains(rule.Resources, "*"))
+	})
+}
+
+// declared reports whether the resource of the group is of a kind a declaration reconciles
+// or owns, or a subresource of one.
+func (r *refusals) declared(group, resource string) bool {
+	for _, d := range r.operator.Controllers {
+		for _, obj := range append([]client.Object{d.Object()}, d.Children()...) {
+			if r.is(obj, group, resource) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// goType names the Go type of a kind as a declaration spells it by convention, its package
+// imported as its group's first label and its version: corev1.ConfigMap, batchv1.Job.
+func goType(gvk schema.GroupVersionKind) string {
+	group, _, _ := strings.Cut(gvk.Group, ".")
+	if group == "" {
+		group = "core"
+	}
+	return group + gvk.Version + "." + gvk.Kind
 }
 
 // is reports whether obj is of the resource of the API group.

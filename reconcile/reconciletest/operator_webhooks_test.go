@@ -74,21 +74,20 @@ func gadgetOperator(t *testing.T, cp *reconciletest.ControlPlane, user string, c
 // no conversion.
 func validatedGadgets() reconcile.Declaration {
 	return reconcile.For(&v1beta1.Gadget{},
-		reconcile.LogicFunc[*v1beta1.Gadget](func(context.Context, *v1beta1.Gadget, reconcile.Scope) requeue.Outcome { return requeue.Done() }),
-		reconcile.WithFieldOwner("gadget-operator"),
-		reconcile.WithDefaulter(webhook.DefaulterFunc[*v1beta1.Gadget](func(_ context.Context, g *v1beta1.Gadget) error {
+		reconcile.LogicFunc[*v1beta1.Gadget](func(context.Context, *v1beta1.Gadget, reconcile.Scope) requeue.Outcome { return requeue.Done() }), "gadget-operator",
+	).
+		WithDefaulter(webhook.DefaulterFunc[*v1beta1.Gadget](func(_ context.Context, g *v1beta1.Gadget) error {
 			if g.Spec.Mode == "" {
 				g.Spec.Mode = "standard"
 			}
 			return nil
-		})),
-		reconcile.WithValidator(webhook.ValidatorFunc[*v1beta1.Gadget](func(_ context.Context, g, _ *v1beta1.Gadget) ([]string, error) {
+		})).
+		WithValidator(webhook.ValidatorFunc[*v1beta1.Gadget](func(_ context.Context, g, _ *v1beta1.Gadget) ([]string, error) {
 			if g.Spec.Replicas > 5 {
 				return nil, field.Invalid(field.NewPath("spec", "replicas"), g.Spec.Replicas, "at most 5")
 			}
 			return nil, nil
-		})),
-	)
+		}))
 }
 
 // webhookConfigurations returns the names of the webhook configurations of the cluster.
@@ -194,8 +193,7 @@ func TestEnvRunServesTheOperatorsDeclaredWebhooks(t *testing.T) {
 
 	t.Run("none declared", func(t *testing.T) {
 		op := gadgetOperator(t, cp, "plain-gadget-operator", reconcile.For(&v1beta1.Gadget{},
-			reconcile.LogicFunc[*v1beta1.Gadget](func(context.Context, *v1beta1.Gadget, reconcile.Scope) requeue.Outcome { return requeue.Done() }),
-			reconcile.WithFieldOwner("gadget-operator")))
+			reconcile.LogicFunc[*v1beta1.Gadget](func(context.Context, *v1beta1.Gadget, reconcile.Scope) requeue.Outcome { return requeue.Done() }), "gadget-operator"))
 		e := op.Env(t)
 		e.Run(t)
 		if got := webhookConfigurations(t, admin); len(got) != 0 {

@@ -42,15 +42,15 @@ import (
 // converted to and from the hub, v1beta1.
 func gadgetController() *reconcile.Controller[*v1beta1.Gadget] {
 	return reconcile.For(&v1beta1.Gadget{},
-		reconcile.LogicFunc[*v1beta1.Gadget](func(context.Context, *v1beta1.Gadget, reconcile.Scope) requeue.Outcome { return requeue.Done() }),
-		reconcile.WithFieldOwner("gadget-operator"),
-		reconcile.WithDefaulter(webhook.DefaulterFunc[*v1beta1.Gadget](func(_ context.Context, g *v1beta1.Gadget) error {
+		reconcile.LogicFunc[*v1beta1.Gadget](func(context.Context, *v1beta1.Gadget, reconcile.Scope) requeue.Outcome { return requeue.Done() }), "gadget-operator",
+	).
+		WithDefaulter(webhook.DefaulterFunc[*v1beta1.Gadget](func(_ context.Context, g *v1beta1.Gadget) error {
 			if g.Spec.Mode == "" {
 				g.Spec.Mode = "standard"
 			}
 			return nil
-		})),
-		reconcile.WithValidator(webhook.ValidatorFunc[*v1beta1.Gadget](func(_ context.Context, g, _ *v1beta1.Gadget) ([]string, error) {
+		})).
+		WithValidator(webhook.ValidatorFunc[*v1beta1.Gadget](func(_ context.Context, g, _ *v1beta1.Gadget) ([]string, error) {
 			var warn []string
 			if g.Spec.Mode == "legacy" {
 				warn = append(warn, "spec.mode legacy is deprecated: use standard")
@@ -59,9 +59,8 @@ func gadgetController() *reconcile.Controller[*v1beta1.Gadget] {
 				return warn, field.Invalid(field.NewPath("spec", "replicas"), g.Spec.Replicas, "at most 5")
 			}
 			return warn, nil
-		})),
-		reconcile.WithConversion(gadget.Spoke()),
-	)
+		})).
+		WithConversion(gadget.Spoke())
 }
 
 // startGadgets starts an API server with the Gadget's CRD, and a manager serving the

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"reflect"
 	"regexp"
@@ -21,7 +22,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,10 +32,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -183,6 +188,18 @@ type ReconcilerTests struct {
 	// could run as root is refused, as a hardened cluster would refuse it.
 	Restricted bool
 
+	// Role, if set, is the file of the operator's ClusterRole, generated from its RBAC
+	// markers (config/rbac/role.yaml): each case's reconciler then authenticates as User,
+	// whom that role alone empowers, as the operator runs, so that a verb the markers lack
+	// fails the case with the API server's refusal rather than passing as an
+	// administrator. The reconciler reads uncached here: the role needs get of what it
+	// reads, which the manager's cache would have served.
+	Role string
+
+	// User is the name the reconciler authenticates as under Role, such as
+	// "widget-operator".
+	User string
+
 	// Cases are the cases, run in parallel unless they name cluster-scoped objects.
 	Cases []ReconcilerTestCase
 }
@@ -266,8 +283,12 @@ type ReconcilerTestCase struct {
 	// name with go-cmp. Not compared: resourceVersion, uid, creationTimestamp,
 	// generation, managedFields, generateName, ownership.IntentAnnotation (a hash no
 	// person writes), an empty field with a missing one, the fields the API server
-	// allocates that the object leaves empty (a Service's cluster IPs and node
-	// ports), and status: the status of the object reconciled is WantStatus's, and
+	// assigns that the object leaves empty (a Service's cluster IPs and node
+	// ports; a Job's selector and its pods' labels batch.kubernetes.io/controller-uid,
+	// controller-uid, batch.kubernetes.io/job-name and job-name, which name the Job
+	// and its UID unless spec.manualSelector is true, and the Job's own labels too when
+	// it sets none, since it then takes its pods'; a label the object sets itself is
+	// compared), and status: the status of the object reconciled is WantStatus's, and
 	// nothing writes the status of the others on an API server alone. Every kind named here is listed whole: an object
 	// of that kind in the case's namespace that WantObjects does not name fails the
 	// case, as does one it names that does not exist. Cluster-scoped objects are
@@ -348,6 +369,7 @@ type harness struct {
 	scheme  *runtime.Scheme
 	decoder runtime.Decoder
 	admin   client.Client // an administrator's, uncounted: the case's own moves
+	config  *rest.Config  // the reconciler's: an administrator's, or Role's
 }
 
 func (rt ReconcilerTests) harness(t testing.TB) *harness {
@@ -376,12 +398,29 @@ func (rt ReconcilerTests) harness(t testing.TB) *harness {
 	if err != nil {
 		t.Fatalf("reconciletest: %v", err)
 	}
+	config := cp.Config
+	if rt.Role != "" {
+		if rt.User == "" {
+			t.Fatal("reconciletest: ReconcilerTests.Role needs User, the name the reconciler authenticates as")
+		}
+		name, err := cp.createClusterRole(t.Context(), rt.Role, func(role *rbacv1.ClusterRole) {
+			role.Name = rt.User + "-" + role.Name + "-" + utilrand.String(5) // one for each table
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = cp.client.Delete(context.Background(), &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		})
+		config = cp.ConfigFor(t, rt.User, name)
+	}
 	return &harness{
 		rt:      rt,
 		cp:      cp,
 		scheme:  scheme,
 		decoder: serializer.NewCodecFactory(scheme).UniversalDeserializer(),
 		admin:   admin,
+		config:  config,
 	}
 }
 
@@ -598,7 +637,7 @@ func (h *harness) run(t testing.TB, tc ReconcilerTestCase, objs caseObjects) {
 	// The reconciler's client: every request logged, and failed by the case's
 	// Faults once armed.
 	var log requestLog
-	cfg := Intercept(h.cp.Config, func(r *Request) (*http.Response, error) {
+	cfg := Intercept(h.config, func(r *Request) (*http.Response, error) {
 		s := sent{verb: r.Verb, resource: r.resource(), name: r.Name}
 		log.mu.Lock()
 		armed := log.armed
@@ -908,16 +947,29 @@ func forgetIntent(obj client.Object) {
 	obj.SetAnnotations(annotations)
 }
 
-// keepAllocated gives defaulted what live has in the fields the API server allocates and
-// the wanted object w leaves empty: a Service's cluster IPs and node ports. A dry-run
-// create allocates values of its own there, which no case can know.
+// keepAllocated gives defaulted what live has in the fields the API server assigns, where
+// the wanted object w leaves them empty: a Service's cluster IPs and node ports, a Job's
+// generated selector and the labels it gives the Job's pods. A dry-run create assigns
+// values of its own there, which no case can know; what w sets is compared as it is.
 func keepAllocated(w, defaulted, live client.Object) {
-	want, okW := w.(*corev1.Service)
-	d, okD := defaulted.(*corev1.Service)
-	l, okL := live.(*corev1.Service)
-	if !okW || !okD || !okL {
-		return
+	switch want := w.(type) {
+	case *corev1.Service:
+		d, okD := defaulted.(*corev1.Service)
+		l, okL := live.(*corev1.Service)
+		if okD && okL {
+			keepServiceAllocated(want, d, l)
+		}
+	case *batchv1.Job:
+		d, okD := defaulted.(*batchv1.Job)
+		l, okL := live.(*batchv1.Job)
+		if okD && okL {
+			keepJobIdentity(want, d, l)
+		}
 	}
+}
+
+// keepServiceAllocated is keepAllocated for a Service.
+func keepServiceAllocated(want, d, l *corev1.Service) {
 	if want.Spec.ClusterIP == "" && len(want.Spec.ClusterIPs) == 0 {
 		d.Spec.ClusterIP, d.Spec.ClusterIPs = l.Spec.ClusterIP, l.Spec.ClusterIPs
 	}
@@ -928,6 +980,49 @@ func keepAllocated(w, defaulted, live client.Object) {
 		if i < len(want.Spec.Ports) && want.Spec.Ports[i].NodePort == 0 && i < len(l.Spec.Ports) {
 			d.Spec.Ports[i].NodePort = l.Spec.Ports[i].NodePort
 		}
+	}
+}
+
+// jobIdentity are the labels the API server gives a Job's pods, and (the first) its
+// selector, unless spec.manualSelector is true: the Job's name and UID, which a dry-run
+// create under a generated name gives other values.
+var jobIdentity = []string{batchv1.ControllerUidLabel, "controller-uid", batchv1.JobNameLabel, "job-name"}
+
+// keepJobIdentity is keepAllocated for a Job: the identity labels w does not set itself.
+func keepJobIdentity(want, d, l *batchv1.Job) {
+	if ptr.Deref(want.Spec.ManualSelector, false) {
+		return
+	}
+	for _, key := range jobIdentity {
+		if _, set := want.Spec.Template.Labels[key]; !set {
+			keepKey(&d.Spec.Template.Labels, l.Spec.Template.Labels, key)
+		}
+		// A Job created without labels of its own takes its pods' labels, those the API
+		// server adds included.
+		if _, set := want.Labels[key]; !set && len(want.Labels) == 0 {
+			keepKey(&d.Labels, l.Labels, key)
+		}
+	}
+	if want.Spec.Selector != nil {
+		if _, set := want.Spec.Selector.MatchLabels[batchv1.ControllerUidLabel]; set {
+			return
+		}
+	}
+	if d.Spec.Selector != nil && l.Spec.Selector != nil {
+		keepKey(&d.Spec.Selector.MatchLabels, l.Spec.Selector.MatchLabels, batchv1.ControllerUidLabel)
+	}
+}
+
+// keepKey gives *dst the value src has at key, or none when src has none.
+func keepKey(dst *map[string]string, src map[string]string, key string) {
+	v, ok := src[key]
+	switch {
+	case ok && *dst == nil:
+		*dst = map[string]string{key: v}
+	case ok:
+		(*dst)[key] = v
+	default:
+		delete(*dst, key)
 	}
 }
 
@@ -1056,9 +1151,23 @@ func (h *harness) defaulted(ctx context.Context, obj client.Object) (client.Obje
 	d.SetName("")
 	d.SetGenerateName("want-")
 	d.SetResourceVersion("")
+	// A Job's pods must be labelled with its own name: under the generated one, a
+	// job-name label the case sets is refused. It is set again after the dry run.
+	restore := func() {}
+	if job, ok := d.(*batchv1.Job); ok && !ptr.Deref(job.Spec.ManualSelector, false) {
+		set := map[string]string{}
+		for _, key := range []string{batchv1.JobNameLabel, "job-name"} {
+			if v, ok := job.Spec.Template.Labels[key]; ok {
+				set[key] = v
+				delete(job.Spec.Template.Labels, key)
+			}
+		}
+		restore = func() { maps.Copy(job.Spec.Template.Labels, set) }
+	}
 	if err := h.admin.Create(ctx, d, client.DryRunAll); err != nil {
 		return nil, err
 	}
+	restore()
 	d.SetName(name)
 	d.SetGenerateName("")
 	return d, nil

@@ -198,11 +198,10 @@ func startGadgets(t *testing.T) *gadgets {
 					return requeue.Retry(err)
 				}
 				return requeue.Done()
-			}),
-			reconcile.WithFieldOwner("gadget-operator"),
+			}), "gadget-operator",
 			reconcile.WithChildren(&corev1.ConfigMap{}),
-			reconcile.WithConversion(gadget.Spoke()),
-		)},
+		).
+			WithConversion(gadget.Spoke())},
 	}
 	hooks := cp.ServeWebhooks(t, &spec, g.ns)
 	reconciletest.StartManager(t, g.operator.Wrap(cp.Config), spec)

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -16,11 +17,26 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
-	"github.com/reconcilekit/reconcilekit/examples/at/controller"
+	// Imported under a name of its own: kubebuilder create api imports the controllers it
+	// scaffolds, in internal/controller, as controller.
+	declared "github.com/reconcilekit/reconcilekit/examples/at/controller"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/sharding"
 	// +kubebuilder:scaffold:imports
 )
+
+var (
+	scheme   = runtime.NewScheme()
+	setupLog = ctrl.Log.WithName("setup")
+)
+
+// init fills the scheme with every kind the manager reads and writes. The markers are
+// where kubebuilder create api adds to this file, as to a main it scaffolded.
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(cnatv1alpha1.AddToScheme(scheme))
+	// +kubebuilder:scaffold:scheme
+}
 
 // flags are the manager's command-line settings.
 type flags struct {
@@ -42,7 +58,7 @@ func main() {
 		"The address Go's profiles (/debug/pprof/) are served on, such as 127.0.0.1:8082; 0 turns them off.")
 	flag.BoolVar(&f.leaderElect, "leader-elect", false,
 		"Elect a leader, so that only one replica of the manager reconciles at a time.")
-	flag.IntVar(&f.concurrency, "max-concurrent-reconciles", controller.Concurrency,
+	flag.IntVar(&f.concurrency, "max-concurrent-reconciles", declared.Concurrency,
 		"How many objects to reconcile at a time.")
 	flag.StringVar(&f.shard, "shard", "",
 		"Run as this shard of the operator: one of several replicas that split the Ats between them (docs/sharding.md). Empty runs unsharded.")
@@ -54,22 +70,13 @@ func main() {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&logOpts)))
 
 	if err := run(ctrl.SetupSignalHandler(), f); err != nil {
-		ctrl.Log.WithName("setup").Error(err, "Manager failed")
+		setupLog.Error(err, "Manager failed")
 		os.Exit(1)
 	}
 }
 
 // run serves the At controller until ctx is done.
 func run(ctx context.Context, f flags) error {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return err
-	}
-	if err := cnatv1alpha1.AddToScheme(scheme); err != nil {
-		return err
-	}
-	// +kubebuilder:scaffold:scheme
-
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return fmt.Errorf("loading the kubeconfig: %w", err)
@@ -95,10 +102,7 @@ func run(ctx context.Context, f flags) error {
 			// be handed over at once instead of waiting for it to expire.
 			LeaderElectionReleaseOnCancel: true,
 		},
-		Controllers: []reconcile.Declaration{
-			controller.New(reconcile.WithConcurrency(f.concurrency)),
-			// +kubebuilder:scaffold:builder
-		},
+		Controllers: []reconcile.Declaration{declared.New(reconcile.WithConcurrency(f.concurrency))},
 	}
 	// A shard reconciles, and caches, only its share of the Ats and their children.
 	var shard *sharding.Shard
@@ -112,6 +116,8 @@ func run(ctx context.Context, f flags) error {
 	if err != nil {
 		return err
 	}
+	// Controllers kubebuilder create api scaffolds are set up here, on the manager.
+	// +kubebuilder:scaffold:builder
 	if shard != nil {
 		return shard.Run(ctx, mgr)
 	}

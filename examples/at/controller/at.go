@@ -53,9 +53,7 @@ const (
 // manager's --max-concurrent-reconciles): the phase machine, and a pod of its own for each
 // At, of Ats alone in the manager's cache.
 func New(opts ...reconcile.Option) *reconcile.Controller[*cnatv1alpha1.At] {
-	return reconcile.For(&cnatv1alpha1.At{}, Machine(), append([]reconcile.Option{
-		reconcile.WithFieldOwner(managedBy),
-		reconcile.WithSuspend(func(obj *cnatv1alpha1.At) bool { return obj.Spec.Suspend }),
+	return reconcile.For(&cnatv1alpha1.At{}, Machine(), managedBy, append([]reconcile.Option{
 		reconcile.WithReconcileRequests(""),
 		reconcile.WithConcurrency(Concurrency),
 		reconcile.WithChildren(&corev1.Pod{}),
@@ -63,7 +61,8 @@ func New(opts ...reconcile.Option) *reconcile.Controller[*cnatv1alpha1.At] {
 		reconcile.WithCache(&corev1.Pod{}, cache.ByObject{
 			Label: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": managedBy}),
 		}),
-	}, opts...)...)
+	}, opts...)...).
+		WithSuspend(func(obj *cnatv1alpha1.At) bool { return obj.Spec.Suspend })
 }
 
 // Machine returns the At controller's logic, the phase machine New declares. The time is

@@ -73,17 +73,16 @@ const claimsRecheck = 2 * time.Second
 // deletes its volumes when it goes, if it says so.
 func New(opts ...reconcile.Option) *reconcile.Controller[*storev1alpha1.Keyval] {
 	ours, _ := labels.NewRequirement("app.kubernetes.io/managed-by", selection.Equals, []string{managedBy})
-	return reconcile.For(&storev1alpha1.Keyval{}, &logic{}, append([]reconcile.Option{
-		reconcile.WithFieldOwner(managedBy),
-		reconcile.WithSuspend(func(kv *storev1alpha1.Keyval) bool { return kv.Spec.Suspend }),
+	return reconcile.For(&storev1alpha1.Keyval{}, &logic{}, managedBy, append([]reconcile.Option{
 		reconcile.WithReconcileRequests(""),
 		reconcile.WithConcurrency(Concurrency),
 		reconcile.WithChildren(&appsv1.StatefulSet{}, &corev1.Service{}, &policyv1.PodDisruptionBudget{}, &corev1.ConfigMap{}),
 		reconcile.WithCache(&corev1.ConfigMap{}, cache.ByObject{Label: labels.NewSelector().Add(*ours)}),
-		reconcile.WithFinalizer(Finalizer, deleteVolumes),
 		// Deleting claims waits for their pods to go; longer than that, something holds them.
 		reconcile.WithCleanupDeadline(5 * time.Minute),
-	}, opts...)...)
+	}, opts...)...).
+		WithSuspend(func(kv *storev1alpha1.Keyval) bool { return kv.Spec.Suspend }).
+		WithFinalizer(Finalizer, deleteVolumes)
 }
 
 // logic is the Keyval controller's logic.

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,12 +28,30 @@ import (
 
 	cachev1alpha1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1alpha1"
 	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
-	"github.com/reconcilekit/reconcilekit/examples/memcached/controller"
+	// Imported under a name of its own: kubebuilder create api imports the controllers it
+	// scaffolds, in internal/controller, as controller.
+	declared "github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/sharding"
 	"github.com/reconcilekit/reconcilekit/webhook"
 	// +kubebuilder:scaffold:imports
 )
+
+var (
+	scheme   = runtime.NewScheme()
+	setupLog = ctrl.Log.WithName("setup")
+)
+
+// init fills the scheme with every kind the manager reads and writes. The markers are
+// where kubebuilder create api adds to this file, as to a main it scaffolded.
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	// v1beta1 is reconciled and stored; v1alpha1 is still served, converted by the
+	// manager's webhook.
+	utilruntime.Must(cachev1beta1.AddToScheme(scheme))
+	utilruntime.Must(cachev1alpha1.AddToScheme(scheme))
+	// +kubebuilder:scaffold:scheme
+}
 
 // flags are the manager's command-line settings.
 type flags struct {
@@ -66,7 +85,7 @@ func main() {
 		"The address Go's profiles (/debug/pprof/) are served on, such as 127.0.0.1:8082; 0 turns them off.")
 	flag.BoolVar(&f.leaderElect, "leader-elect", false,
 		"Elect a leader, so that only one replica of the manager reconciles at a time.")
-	flag.IntVar(&f.concurrency, "max-concurrent-reconciles", controller.Concurrency,
+	flag.IntVar(&f.concurrency, "max-concurrent-reconciles", declared.Concurrency,
 		"How many objects to reconcile at a time.")
 	flag.StringVar(&f.shard, "shard", "",
 		"Run as this shard of the operator: one of several replicas that split the Memcacheds between them (docs/sharding.md). Empty runs unsharded.")
@@ -82,27 +101,13 @@ func main() {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&logOpts)))
 
 	if err := run(ctrl.SetupSignalHandler(), f); err != nil {
-		ctrl.Log.WithName("setup").Error(err, "Manager failed")
+		setupLog.Error(err, "Manager failed")
 		os.Exit(1)
 	}
 }
 
 // run serves the Memcached controller until ctx is done.
 func run(ctx context.Context, f flags) (err error) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return err
-	}
-	// v1beta1 is reconciled and stored; v1alpha1 is still served, converted by the
-	// manager's webhook.
-	if err := cachev1beta1.AddToScheme(scheme); err != nil {
-		return err
-	}
-	if err := cachev1alpha1.AddToScheme(scheme); err != nil {
-		return err
-	}
-	// +kubebuilder:scaffold:scheme
-
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return fmt.Errorf("loading the kubeconfig: %w", err)
@@ -125,6 +130,7 @@ func run(ctx context.Context, f flags) (err error) {
 	opts = append(opts, reconcile.WithConcurrency(f.concurrency))
 	var certs *webhook.Certificates
 	var webhookServer ctrlwebhook.Server // the manager's default: none without webhooks
+	memcached := declared.New(opts...)
 	if f.webhookNamespace != "" {
 		// The validating webhook reads ConfigMaps that the manager does not cache (those
 		// without the operator's label), so uncached.
@@ -132,10 +138,10 @@ func run(ctx context.Context, f flags) (err error) {
 		if err != nil {
 			return err
 		}
-		opts = append(opts, controller.Webhooks(configMaps)...)
+		memcached = declared.WithWebhooks(memcached, configMaps)
 		// Every Memcached stored as v1alpha1 is rewritten as v1beta1 once the manager
 		// serves the conversion; then v1alpha1 can leave the CRD in a later release.
-		opts = append(opts, reconcile.WithStorageMigration())
+		memcached = memcached.With(reconcile.WithStorageMigration())
 		host, port, err := hostPort(f.webhookAddr)
 		if err != nil {
 			return fmt.Errorf("--webhook-bind-address: %w", err)
@@ -159,10 +165,7 @@ func run(ctx context.Context, f flags) (err error) {
 			LeaderElectionReleaseOnCancel: true,
 			WebhookServer:                 webhookServer,
 		},
-		Controllers: []reconcile.Declaration{
-			controller.New(opts...),
-			// +kubebuilder:scaffold:builder
-		},
+		Controllers:  []reconcile.Declaration{memcached},
 		Certificates: certs,
 	}
 
@@ -178,6 +181,8 @@ func run(ctx context.Context, f flags) (err error) {
 	if err != nil {
 		return err
 	}
+	// Controllers kubebuilder create api scaffolds are set up here, on the manager.
+	// +kubebuilder:scaffold:builder
 	if shard != nil {
 		return shard.Run(ctx, mgr)
 	}

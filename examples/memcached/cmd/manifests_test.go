@@ -46,7 +46,7 @@ func TestManifestsServeTheWebhooksThroughTheirService(t *testing.T) {
 		}
 	}
 	served, err := reconcile.Manager{Options: ctrl.Options{Scheme: scheme},
-		Controllers: []reconcile.Declaration{controller.New(controller.Webhooks(nil)...)}}.Webhooks()
+		Controllers: []reconcile.Declaration{controller.WithWebhooks(controller.New(), nil)}}.Webhooks()
 	if err != nil {
 		t.Fatal(err)
 	}

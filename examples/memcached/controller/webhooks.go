@@ -15,17 +15,15 @@ import (
 	"github.com/reconcilekit/reconcilekit/webhook"
 )
 
-// Webhooks declares the Memcached's webhooks, to be added to New's options by a manager
-// that serves them: Default sets the defaults, ConfigMapCheck refuses a ConfigMap the
-// controller could not see (reading ConfigMaps through configMaps), and v1alpha1 is
+// WithWebhooks returns the declaration c (New's) with the Memcached's webhooks, for a
+// manager that serves them: Default sets the defaults, ConfigMapCheck refuses a ConfigMap
+// the controller could not see (reading ConfigMaps through configMaps), and v1alpha1 is
 // converted to and from v1beta1. A manager made without them reconciles all the same; a
 // v1alpha1 client then needs the CRD without its conversion webhook.
-func Webhooks(configMaps client.Reader) []reconcile.Option {
-	return []reconcile.Option{
-		reconcile.WithDefaulter(webhook.DefaulterFunc[*cachev1beta1.Memcached](Default)),
-		reconcile.WithValidator(ConfigMapCheck{Reader: configMaps}),
-		reconcile.WithConversion(cachev1alpha1.Spoke()),
-	}
+func WithWebhooks(c *reconcile.Controller[*cachev1beta1.Memcached], configMaps client.Reader) *reconcile.Controller[*cachev1beta1.Memcached] {
+	return c.WithDefaulter(webhook.DefaulterFunc[*cachev1beta1.Memcached](Default)).
+		WithValidator(ConfigMapCheck{Reader: configMaps}).
+		WithConversion(cachev1alpha1.Spoke())
 }
 
 // Default sets the defaults of a Memcached's server that its CRD does not: the memory

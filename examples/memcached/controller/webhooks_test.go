@@ -50,7 +50,7 @@ func serveWebhooks(t *testing.T) (string, client.Client, *reconciletest.Warnings
 		t.Fatal(err)
 	}
 	spec := reconcile.Manager{Options: ctrl.Options{Scheme: scheme},
-		Controllers: []reconcile.Declaration{controller.New(controller.Webhooks(reader)...)}}
+		Controllers: []reconcile.Declaration{controller.WithWebhooks(controller.New(), reader)}}
 	hooks := cp.ServeWebhooks(t, &spec, ns)
 	reconciletest.StartManager(t, cp.Config, spec)
 	hooks.Await(t)

@@ -52,9 +52,7 @@ func New(opts ...reconcile.Option) *reconcile.Controller[*appsv1alpha1.PodSet] {
 	byInstance := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, pod client.Object) []rtreconcile.Request {
 		return []rtreconcile.Request{{NamespacedName: client.ObjectKey{Namespace: pod.GetNamespace(), Name: pod.GetLabels()[instance]}}}
 	})
-	return reconcile.For(&appsv1alpha1.PodSet{}, &podset{}, append([]reconcile.Option{
-		reconcile.WithFieldOwner("podset-operator"),
-		reconcile.WithSuspend(func(obj *appsv1alpha1.PodSet) bool { return obj.Spec.Suspend }),
+	return reconcile.For(&appsv1alpha1.PodSet{}, &podset{}, "podset-operator", append([]reconcile.Option{
 		reconcile.WithReconcileRequests(""),
 		reconcile.WithConcurrency(Concurrency),
 		reconcile.WithChildren(&appsv1.Deployment{}),
@@ -63,7 +61,8 @@ func New(opts ...reconcile.Option) *reconcile.Controller[*appsv1alpha1.PodSet] {
 		reconcile.WithCache(&corev1.Pod{}, cache.ByObject{
 			Label: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": managedBy}),
 		}),
-	}, opts...)...)
+	}, opts...)...).
+		WithSuspend(func(obj *appsv1alpha1.PodSet) bool { return obj.Spec.Suspend })
 }
 
 // podset is the PodSet controller's logic.

@@ -10,5 +10,5 @@ package controller
 // +kubebuilder:rbac:groups=apps.example.com,resources=podsets/status,verbs=patch
 // +kubebuilder:rbac:groups=apps.example.com,resources=podsets/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

@@ -186,8 +186,7 @@ func mutantOperator(user string, d reconcile.Declaration) *reconciletest.Operato
 
 // podsetMutant declares a PodSet controller with logic, a Deployment of its own for each.
 func podsetMutant(logic reconcile.Logic[*podsetv1alpha1.PodSet]) reconcile.Declaration {
-	return reconcile.For(&podsetv1alpha1.PodSet{}, logic,
-		reconcile.WithFieldOwner("podset-operator"),
+	return reconcile.For(&podsetv1alpha1.PodSet{}, logic, "podset-operator",
 		reconcile.WithChildren(&appsv1.Deployment{}),
 	)
 }
@@ -488,8 +487,7 @@ func edgeTriggered() reconcile.Declaration {
 			}
 		},
 	}
-	return reconcile.For(&podsetv1alpha1.PodSet{}, pendingThenWaiting{seen: seen},
-		reconcile.WithFieldOwner("podset-operator"),
+	return reconcile.For(&podsetv1alpha1.PodSet{}, pendingThenWaiting{seen: seen}, "podset-operator",
 		reconcile.WithChildren(&appsv1.Deployment{}),
 		reconcile.WithWatch(&podsetv1alpha1.PodSet{}, events),
 	)
@@ -521,11 +519,10 @@ const registryFinalizer = "store.example.com/registry"
 // its own, which nothing owns, and whose finalizer lets the Keyval go before it deletes
 // that ConfigMap.
 func keyvalMutant() reconcile.Declaration {
-	return reconcile.For(&keyvalv1alpha1.Keyval{}, registry{},
-		reconcile.WithFieldOwner("keyval-operator"),
+	return reconcile.For(&keyvalv1alpha1.Keyval{}, registry{}, "keyval-operator",
 		reconcile.WithChildren(&corev1.ConfigMap{}),
-		reconcile.WithFinalizer(registryFinalizer, unregister),
-	)
+	).
+		WithFinalizer(registryFinalizer, unregister)
 }
 
 type registry struct{}

@@ -41,9 +41,9 @@ func TestExploringStaleReadsCatchesACreateDecidedOnALaggingCache(t *testing.T) {
 		{"read-your-own-writes on", nil, false},
 	} {
 		// Started one after another on the shared control plane, then explored side by side.
-		opts := append([]reconcile.Option{reconcile.WithFieldOwner("podset-operator"), reconcile.WithChildren(&appsv1.Deployment{})}, tc.opts...)
+		opts := append([]reconcile.Option{reconcile.WithChildren(&appsv1.Deployment{})}, tc.opts...)
 		user := "mutant-stale-read-" + strings.ReplaceAll(tc.name, " ", "-")
-		o := startOn(t, mutantOperator(user, reconcile.For(&podsetv1alpha1.PodSet{}, cacheAfterCreate{}, opts...)))
+		o := startOn(t, mutantOperator(user, reconcile.For(&podsetv1alpha1.PodSet{}, cacheAfterCreate{}, "podset-operator", opts...)))
 		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
 			t.Parallel()
 			r := explore.Explore(t, explore.Exploration{

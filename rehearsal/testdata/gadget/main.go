@@ -68,17 +68,16 @@ func run(ctx context.Context, port int, probe, mode string) error {
 					return requeue.Retry(err)
 				}
 				return requeue.Done()
-			}),
-			reconcile.WithFieldOwner("gadget-operator"),
+			}), "gadget-operator",
 			reconcile.WithChildren(&corev1.ConfigMap{}),
-			reconcile.WithDefaulter(webhook.DefaulterFunc[*v1beta1.Gadget](func(_ context.Context, g *v1beta1.Gadget) error {
+		).
+			WithDefaulter(webhook.DefaulterFunc[*v1beta1.Gadget](func(_ context.Context, g *v1beta1.Gadget) error {
 				if g.Spec.Mode == "" {
 					g.Spec.Mode = mode
 				}
 				return nil
-			})),
-			reconcile.WithConversion(gadget.Spoke()),
-		)},
+			})).
+			WithConversion(gadget.Spoke())},
 		Certificates: &webhook.Certificates{
 			Secret:                        types.NamespacedName{Namespace: "default", Name: "gadget-webhook-certificates"},
 			IPAddresses:                   []net.IP{net.IPv4(127, 0, 0, 1)},

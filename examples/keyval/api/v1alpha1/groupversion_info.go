@@ -12,13 +12,18 @@ import (
 )
 
 var (
-	// GroupVersion is the group and version of every kind in this package.
-	GroupVersion = schema.GroupVersion{Group: "store.example.com", Version: "v1alpha1"}
+	// SchemeGroupVersion is the group and version of every kind in this package, by the
+	// name kubebuilder's and controller-gen's generated code use.
+	SchemeGroupVersion = schema.GroupVersion{Group: "store.example.com", Version: "v1alpha1"}
+	// GroupVersion is SchemeGroupVersion.
+	GroupVersion = SchemeGroupVersion
 
-	schemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
+	// SchemeBuilder adds the kinds of this package to a scheme; a kind that kubebuilder
+	// create api adds to the package registers itself with it.
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme adds the kinds of this package to a scheme.
-	AddToScheme = schemeBuilder.AddToScheme
+	AddToScheme = SchemeBuilder.AddToScheme
 )
 
 // addKnownTypes registers the kinds of this package under GroupVersion.

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -16,10 +17,25 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	starterv1alpha1 "github.com/reconcilekit/reconcilekit/hack/newoperator/minimal/api/v1alpha1"
-	"github.com/reconcilekit/reconcilekit/hack/newoperator/minimal/controller"
+	// Imported under a name of its own: kubebuilder create api imports the controllers it
+	// scaffolds, in internal/controller, as controller.
+	declared "github.com/reconcilekit/reconcilekit/hack/newoperator/minimal/controller"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	// +kubebuilder:scaffold:imports
 )
+
+var (
+	scheme   = runtime.NewScheme()
+	setupLog = ctrl.Log.WithName("setup")
+)
+
+// init fills the scheme with every kind the manager reads and writes. The markers are
+// where kubebuilder create api adds to this file, as to a main it scaffolded.
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(starterv1alpha1.AddToScheme(scheme))
+	// +kubebuilder:scaffold:scheme
+}
 
 // flags are the manager's command-line settings.
 type flags struct {
@@ -43,22 +59,13 @@ func main() {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&logOpts)))
 
 	if err := run(ctrl.SetupSignalHandler(), f); err != nil {
-		ctrl.Log.WithName("setup").Error(err, "Manager failed")
+		setupLog.Error(err, "Manager failed")
 		os.Exit(1)
 	}
 }
 
 // run serves the Widget controller until ctx is done.
 func run(ctx context.Context, f flags) error {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return err
-	}
-	if err := starterv1alpha1.AddToScheme(scheme); err != nil {
-		return err
-	}
-	// +kubebuilder:scaffold:scheme
-
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return fmt.Errorf("loading the kubeconfig: %w", err)
@@ -82,14 +89,13 @@ func run(ctx context.Context, f flags) error {
 			// be handed over at once instead of waiting for it to expire.
 			LeaderElectionReleaseOnCancel: true,
 		},
-		Controllers: []reconcile.Declaration{
-			controller.New(),
-			// +kubebuilder:scaffold:builder
-		},
+		Controllers: []reconcile.Declaration{declared.New()},
 	}
 	mgr, err := m.New(cfg)
 	if err != nil {
 		return err
 	}
+	// Controllers kubebuilder create api scaffolds are set up here, on the manager.
+	// +kubebuilder:scaffold:builder
 	return mgr.Start(ctx)
 }

@@ -47,11 +47,11 @@ const foreignRecheck = time.Minute
 // New declares the Widget controller, with opts added to its own (a test's clock, say):
 // a StatefulSet of its own for each Widget. Everything else, the watches and the cache,
 // follows from the declaration. Webhooks join it here too, when a check needs more than
-// the CRD's schema and CEL, or a second version needs converting: reconcile.WithDefaulter,
-// WithValidator, WithConversion (docs/versions.md; the Memcached template has all three).
+// the CRD's schema and CEL, or a second version needs converting: the declaration's
+// WithDefaulter, WithValidator, WithConversion (docs/versions.md; the Memcached template has
+// all three).
 func New(opts ...reconcile.Option) *reconcile.Controller[*starterv1alpha1.Widget] {
-	return reconcile.For(&starterv1alpha1.Widget{}, &logic{}, append([]reconcile.Option{
-		reconcile.WithFieldOwner(FieldOwner),
+	return reconcile.For(&starterv1alpha1.Widget{}, &logic{}, FieldOwner, append([]reconcile.Option{
 		reconcile.WithChildren(&appsv1.StatefulSet{}),
 	}, opts...)...)
 }

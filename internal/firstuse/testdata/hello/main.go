@@ -23,7 +23,7 @@ func main() {
 	logic := reconcile.LogicFunc[*corev1.ConfigMap](func(context.Context, *corev1.ConfigMap, reconcile.Scope) requeue.Outcome {
 		return requeue.After(time.Minute)
 	})
-	_ = reconcile.For(&corev1.ConfigMap{}, logic, reconcile.WithFieldOwner("hello"))
+	_ = reconcile.For(&corev1.ConfigMap{}, logic, "hello")
 
 	dep := ownership.Deployment("default", "hello", 1, corev1.PodTemplateSpec{})
 	fmt.Println(conds[0].Type, conds[0].Status, logic.Reconcile(context.Background(), nil, reconcile.Scope{}), ownership.DeploymentReadiness(dep).Rollout)

@@ -49,16 +49,15 @@ const foreignRecheck = time.Minute
 // each Memcached, and the ConfigMap it names, of those labelled ConfigMapLabel alone.
 func New(opts ...reconcile.Option) *reconcile.Controller[*cachev1alpha1.Memcached] {
 	labelled, _ := labels.NewRequirement(ConfigMapLabel, selection.Exists, nil)
-	return reconcile.For(&cachev1alpha1.Memcached{}, &memcached{}, append([]reconcile.Option{
-		reconcile.WithFieldOwner("memcached-operator"),
-		reconcile.WithSuspend(func(obj *cachev1alpha1.Memcached) bool { return obj.Spec.Suspend }),
+	return reconcile.For(&cachev1alpha1.Memcached{}, &memcached{}, "memcached-operator", append([]reconcile.Option{
 		reconcile.WithReconcileRequests(""),
 		reconcile.WithConcurrency(Concurrency),
 		reconcile.WithChildren(&appsv1.Deployment{}, &corev1.Service{}),
-		// A ConfigMap's change reaches exactly the Memcacheds that name it.
-		reconcile.WithReferences(&corev1.ConfigMap{}, configMapNames),
 		reconcile.WithCache(&corev1.ConfigMap{}, cache.ByObject{Label: labels.NewSelector().Add(*labelled)}),
-	}, opts...)...)
+	}, opts...)...).
+		WithSuspend(func(obj *cachev1alpha1.Memcached) bool { return obj.Spec.Suspend }).
+		// A ConfigMap's change reaches exactly the Memcacheds that name it.
+		WithReferences(&corev1.ConfigMap{}, configMapNames)
 }
 
 // configMapNames names the ConfigMaps a Memcached references.

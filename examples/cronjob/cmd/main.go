@@ -1,0 +1,125 @@
+// The CronJob manager runs the example CronJob operator, the kubebuilder book's
+// tutorial built from the library: a Job for every run of each CronJob's schedule.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	batchv1 "github.com/reconcilekit/reconcilekit/examples/cronjob/api/v1"
+	// Imported under a name of its own: kubebuilder create api imports the controllers it
+	// scaffolds, in internal/controller, as controller.
+	declared "github.com/reconcilekit/reconcilekit/examples/cronjob/controller"
+	"github.com/reconcilekit/reconcilekit/reconcile"
+	"github.com/reconcilekit/reconcilekit/sharding"
+	// +kubebuilder:scaffold:imports
+)
+
+var (
+	scheme   = runtime.NewScheme()
+	setupLog = ctrl.Log.WithName("setup")
+)
+
+// init fills the scheme with every kind the manager reads and writes. The markers are
+// where kubebuilder create api adds to this file, as to a main it scaffolded.
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(batchv1.AddToScheme(scheme))
+	// +kubebuilder:scaffold:scheme
+}
+
+// flags are the manager's command-line settings.
+type flags struct {
+	metricsAddr, probeAddr, pprofAddr string
+	secureMetrics, leaderElect        bool
+	concurrency                       int
+	shard, leaseNamespace             string
+}
+
+func main() {
+	var f flags
+	flag.StringVar(&f.metricsAddr, "metrics-bind-address", "0",
+		"The address the metrics endpoint binds to, such as :8443 (served over HTTPS, see --metrics-secure) or :8080; 0 turns it off.")
+	flag.BoolVar(&f.secureMetrics, "metrics-secure", true,
+		"Serve the metrics over HTTPS, to clients the API server authenticates and authorizes (a ServiceAccount token bound to the metrics-reader ClusterRole); false serves plain HTTP to anyone, for local runs.")
+	flag.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081",
+		"The address the liveness (/healthz) and readiness (/readyz) probes bind to.")
+	flag.StringVar(&f.pprofAddr, "pprof-bind-address", "0",
+		"The address Go's profiles (/debug/pprof/) are served on, such as 127.0.0.1:8082; 0 turns them off.")
+	flag.BoolVar(&f.leaderElect, "leader-elect", false,
+		"Elect a leader, so that only one replica of the manager reconciles at a time.")
+	flag.IntVar(&f.concurrency, "max-concurrent-reconciles", declared.Concurrency,
+		"How many objects to reconcile at a time.")
+	flag.StringVar(&f.shard, "shard", "",
+		"Run as this shard of the operator: one of several replicas that split the CronJobs between them (docs/sharding.md). Empty runs unsharded.")
+	flag.StringVar(&f.leaseNamespace, "leader-election-namespace", "",
+		"The namespace of the leader election Lease and of the shard Leases; in a cluster, the pod's own.")
+	logOpts := zap.Options{}
+	logOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&logOpts)))
+
+	if err := run(ctrl.SetupSignalHandler(), f); err != nil {
+		setupLog.Error(err, "Manager failed")
+		os.Exit(1)
+	}
+}
+
+// run serves the CronJob controller until ctx is done.
+func run(ctx context.Context, f flags) error {
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("loading the kubeconfig: %w", err)
+	}
+	metrics := metricsserver.Options{BindAddress: f.metricsAddr, SecureServing: f.secureMetrics}
+	if f.secureMetrics {
+		// As kubebuilder's scaffold: the API server authenticates each scraper's token
+		// and authorizes it to get /metrics (config/rbac/metrics_*).
+		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	// The manager follows from the controllers' declarations: their watches, indexes,
+	// cache restrictions, and a /readyz that fails until their caches have synced.
+	m := reconcile.Manager{
+		Options: ctrl.Options{
+			Scheme:                  scheme,
+			Metrics:                 metrics,
+			HealthProbeBindAddress:  f.probeAddr,
+			PprofBindAddress:        f.pprofAddr,
+			LeaderElection:          f.leaderElect,
+			LeaderElectionNamespace: f.leaseNamespace,
+			LeaderElectionID:        "cronjob.batch.tutorial.kubebuilder.io",
+			// The process exits as soon as the manager stops, so the lease can
+			// be handed over at once instead of waiting for it to expire.
+			LeaderElectionReleaseOnCancel: true,
+		},
+		Controllers: []reconcile.Declaration{declared.New(reconcile.WithConcurrency(f.concurrency))},
+	}
+	// A shard reconciles, and caches, only its share of the CronJobs and their children.
+	var shard *sharding.Shard
+	if f.shard != "" {
+		if shard, err = sharding.New(sharding.Options{Ring: "cronjob-operator", Name: f.shard, Controller: m.Controllers[0]}); err != nil {
+			return err
+		}
+		shard.Configure(&m)
+	}
+	mgr, err := m.New(cfg)
+	if err != nil {
+		return err
+	}
+	// Controllers kubebuilder create api scaffolds are set up here, on the manager.
+	// +kubebuilder:scaffold:builder
+	if shard != nil {
+		return shard.Run(ctx, mgr)
+	}
+	return mgr.Start(ctx)
+}
