@@ -18,8 +18,8 @@ func Example() {
 	copier := reconcile.For(&corev1.ConfigMap{},
 		reconcile.LogicFunc[*corev1.ConfigMap](func(context.Context, *corev1.ConfigMap, reconcile.Scope) requeue.Outcome {
 			return requeue.Done()
-		}),
-		reconcile.WithFieldOwner("copier"), reconcile.WithChildren(&corev1.Secret{}))
+		}), "copier",
+		reconcile.WithChildren(&corev1.Secret{}))
 	m := reconcile.Manager{
 		Options:     ctrl.Options{LeaderElectionNamespace: "copier-system"},
 		Controllers: []reconcile.Declaration{copier},
