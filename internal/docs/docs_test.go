@@ -380,6 +380,7 @@ var imports = map[string]string{
 	"types":        "k8s.io/apimachinery/pkg/types",
 	"ptr":          "k8s.io/utils/ptr",
 	"rest":         "k8s.io/client-go/rest",
+	"logr":         "github.com/go-logr/logr",
 	"cachev1beta1": module + "/examples/memcached/api/v1beta1",
 }
 
@@ -462,6 +463,14 @@ func wrap(b block, known map[string]string) string {
 		return at(0) + b.text
 	}
 	lines := strings.SplitAfter(b.text, "\n")
+	// A context line "func _() T" is the signature of the function a body is wrapped in,
+	// for a body that returns.
+	wrapper := "func _()"
+	for _, line := range strings.Split(b.context, "\n") {
+		if strings.HasPrefix(line, "func _(") && !strings.Contains(line, "{") {
+			wrapper = line
+		}
+	}
 	// decls and body are the block's lines before and after the split.
 	compose := func(split int, directives bool) string {
 		var out strings.Builder
@@ -471,7 +480,7 @@ func wrap(b block, known map[string]string) string {
 		}
 		out.WriteString(decls)
 		if strings.TrimSpace(body) != "" {
-			out.WriteString("\nfunc _() {\n")
+			out.WriteString("\n" + wrapper + " {\n")
 			if directives {
 				out.WriteString(at(split))
 			}
@@ -482,7 +491,12 @@ func wrap(b block, known map[string]string) string {
 			if directives {
 				out.WriteString(fmt.Sprintf("//line %s:%d\n", abs, b.contextLine))
 			}
-			out.WriteString(b.context)
+			for _, line := range strings.SplitAfter(b.context, "\n") {
+				if strings.HasPrefix(line, "import ") || line == wrapper+"\n" {
+					line = "\n" // its line stays, so the lines after it keep their numbers
+				}
+				out.WriteString(line)
+			}
 		}
 		return out.String()
 	}
@@ -512,6 +526,11 @@ func wrap(b block, known map[string]string) string {
 		return true
 	})
 	var header []string
+	for _, line := range strings.Split(b.context, "\n") {
+		if strings.HasPrefix(line, "import ") {
+			header = append(header, line) // hoisted: imports come first
+		}
+	}
 	for name := range need {
 		header = append(header, fmt.Sprintf("import %s %q", name, known[name]))
 	}
