@@ -16,9 +16,13 @@
 // whose lines are the comment's opening and closing alone:
 //
 //	<!-- go context
+//	import controller "github.com/reconcilekit/reconcilekit/examples/memcached/controller"
+//	func _() error
 //	type memcached struct{}
 //	-->
 //
+// where an import line is hoisted above the block and a "func _() T" line is the signature
+// of the function a block of statements is wrapped in.
 // A variable a block declares and does not use is not an error. The library here is every
 // package outside examples/, test/, cmd/, hack/ and internal/: those are programs and
 // fixtures, not API a user imports, so their godoc is not checked.
