@@ -57,6 +57,10 @@ lint: ## gofmt, go vet and staticcheck, of the library and of the benchmark's pe
 	cd $(PEERS) && $(GO) vet ./...
 	staticcheck=$$($(TOOL) -n staticcheck) && cd $(PEERS) && "$$staticcheck" ./...
 
+.PHONY: docs
+docs: ## Check the README and docs/: names resolve, Go blocks compile, every exported identifier has godoc (also run by unit).
+	$(GO) test -count=1 ./internal/docs
+
 .PHONY: unit
 unit: controlplane ## Run the tests with the race detector and print coverage (the benchmark's peers module's too).
 	$(GO) test -race -cover -timeout 25m ./...

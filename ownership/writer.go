@@ -110,6 +110,7 @@ type UndeclaredError struct {
 	message string
 }
 
+// Error says which kind was written, and how to declare it.
 func (e *UndeclaredError) Error() string { return e.message }
 
 // IsUndeclared reports whether err is, or wraps, an UndeclaredError.

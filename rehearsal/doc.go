@@ -4,7 +4,7 @@
 // the words a reviewer reads:
 //
 //	the old build, restarted, writes nothing
-//	the new build writes 2 objects:
+//	the new build writes:
 //	  restarts 2 Deployments: spec.template.spec.containers[memcached].command changed (shop/cache, shop/sessions)
 //
 // An upgrade that changes a default in a pod template restarts every workload that

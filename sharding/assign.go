@@ -13,6 +13,7 @@ const (
 	Assign
 )
 
+// String is the step's name, as logs and the assigner's metrics show it.
 func (s Step) String() string {
 	return [...]string{"Keep", "Drain", "Assign"}[s]
 }
