@@ -6,6 +6,7 @@ import (
 	"time"
 
 	kbatch "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,6 +42,20 @@ func runOf(cj *batchv1.CronJob, run time.Time) *kbatch.Job {
 	job := controller.Job(cj, run)
 	job.OwnerReferences = []metav1.OwnerReference{{APIVersion: batchv1.GroupVersion.String(), Kind: "CronJob", Name: cj.Name,
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}
+	return job
+}
+
+// succeeded is job with a status that says it succeeded at end, as the Job controller
+// writes it: SuccessCriteriaMet before Complete, a start time before the completion time.
+func succeeded(job *kbatch.Job, end time.Time) *kbatch.Job {
+	at := metav1.Time{Time: end}
+	job.Status = kbatch.JobStatus{
+		Succeeded: 1, StartTime: &metav1.Time{Time: end.Add(-time.Minute)}, CompletionTime: &at,
+		Conditions: []kbatch.JobCondition{
+			{Type: kbatch.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: at},
+			{Type: kbatch.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: at},
+		},
+	}
 	return job
 }
 
@@ -116,6 +131,22 @@ func TestCronJobTable(t *testing.T) {
 		WantEvents: []string{"Warning JobNameTaken Job " + reconciletest.CaseNamespace + "/" + runOf(allow, run).Name +
 			" exists and has no controller; it is left alone: delete it, or rename this CronJob"},
 		WantResult: rtreconcile.Result{RequeueAfter: time.Minute},
+	}, {
+		Name: "a succeeded Job beyond the history limit is deleted, the oldest first",
+		Object: func() *batchv1.CronJob {
+			cj := hourly(batchv1.AllowConcurrent, run)
+			cj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](1)
+			return cj
+		}(),
+		Given: []client.Object{
+			succeeded(runOf(allow, earlier.Add(-time.Hour)), earlier.Add(-time.Hour+time.Minute)),
+			succeeded(runOf(allow, earlier), earlier.Add(time.Minute)),
+		},
+		Now:          now,
+		WantRequests: []string{"delete jobs", "patch cronjobs/status"},
+		WantObjects:  []client.Object{runOf(allow, earlier)},
+		WantEvents:   []string{"Normal SuccessfulDelete Deleted job " + runOf(allow, earlier.Add(-time.Hour)).Name},
+		WantResult:   rtreconcile.Result{RequeueAfter: time.Hour - 30*time.Second},
 	}}
 	table.Run(t)
 }
