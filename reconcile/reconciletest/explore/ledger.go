@@ -24,6 +24,9 @@ type write struct {
 	Incarnation int
 	// Step is the index of the workload step during which it was sent.
 	Step int
+	// Phase is, in a spec run, "transition" for a write sent while the operator acted on
+	// the transition, "restore" while it acted on the spec written back; "" otherwise.
+	Phase string
 	// Object is the object the answer carried, if any.
 	Object map[string]any
 	// Injected says the answer was the exploration's, not the API server's.
@@ -55,6 +58,7 @@ type ledger struct {
 	lastR    time.Time // when the last request other than a watch was sent or answered
 	lastW    time.Time // when the last write was answered
 	step     int
+	phase    string
 	requests int
 	// delivered counts the reads of the operator's watches that brought it something:
 	// events, at least one each.
@@ -107,7 +111,7 @@ func (l *ledger) writeIdleFor() time.Duration {
 func (l *ledger) add(w write) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	w.Step = l.step
+	w.Step, w.Phase = l.step, l.phase
 	l.writes = append(l.writes, w)
 	l.last, l.lastW = time.Now(), time.Now()
 	return len(l.writes)
@@ -123,6 +127,13 @@ func (l *ledger) count() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.writes)
+}
+
+// setPhase marks the writes from now on as made in phase (write.Phase).
+func (l *ledger) setPhase(phase string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.phase = phase
 }
 
 func (l *ledger) setStep(i int) {
