@@ -1054,7 +1054,10 @@ func (inc *incarnation) hook(r *reconciletest.Request) (*http.Response, error) {
 	}
 	inc.led.touch()
 	defer inc.led.touch()
-	if r.Verb == "list" && inc.p.class == Stale && inc.p.known != nil && groupOf(r)+"/"+r.Resource == inc.p.res {
+	// A list with a resourceVersion is a cache's, answered from the API server's watch
+	// cache, which may lag; one without is consistent, read from etcd (an APIReader's),
+	// and never stale.
+	if r.Verb == "list" && inc.p.class == Stale && inc.p.known != nil && groupOf(r)+"/"+r.Resource == inc.p.res && r.HTTP.URL.Query().Get("resourceVersion") != "" {
 		return inc.staleList(r)
 	}
 	if !r.IsWrite() || r.Resource == "events" {
