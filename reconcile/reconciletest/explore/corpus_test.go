@@ -136,10 +136,10 @@ var corpus = []corpusEntry{
 		name:     "a Job named by a hash of its configuration, older Jobs deleted",
 		operator: shopOf(hashJob{deleteOlder: true}, reconcile.WithChildren(&batchv1.Job{})),
 		variants: []mutant{{
-			bug:      "older Jobs never deleted",
+			bug: "older Jobs never deleted",
 			// The old Job stays after the transition, the transition's after the spec's
 			// return, and both at the end.
-			oracles: []string{"spec not reached", "not recovered", "end state"},
+			oracles:  []string{"spec not reached", "not recovered", "end state"},
 			caughtBy: explore.Spec,
 			logic:    shopOf(hashJob{}, reconcile.WithChildren(&batchv1.Job{})),
 		}},
