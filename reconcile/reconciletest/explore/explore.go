@@ -38,6 +38,8 @@ var (
 	parallel   = flag.Int("explore.parallel", 0, "the most perturbed runs of each exploration made at once, whatever its Parallel; 0 keeps its own")
 )
 
+var classesFlag = flag.String("explore.classes", "", "explore only these classes (crash,fail,lost,stale,unobserved,spec), of those each Exploration has")
+
 var replay = flag.String("explore.replay", "", "run only the reference run and the exploration run of this name (crash@7, fail@3, stale@apps/deployments@write3, ...), as a failure's report says")
 
 // Class is a kind of perturbation.
@@ -236,6 +238,11 @@ func Explore(t *testing.T, x Exploration) *Report {
 	}
 	if x.Classes == nil {
 		x.Classes = Classes
+	}
+	if *classesFlag != "" {
+		x.Classes = slices.DeleteFunc(slices.Clone(x.Classes), func(c Class) bool {
+			return !slices.Contains(strings.Split(*classesFlag, ","), string(c))
+		})
 	}
 	ex := &explorer{t: t, x: x, mapping: mapping{}}
 	ex.prepare()
@@ -628,8 +635,9 @@ type result struct {
 	// children once the operator has settled on it.
 	family state
 	// transitioned is, in a spec run, the object and its children once the operator
-	// has settled after the transition.
+	// has settled after the transition; verdict kstatus' reading of the object then.
 	transitioned state
+	verdict      kstatus.Status
 }
 
 // unsettled reports whether the operator did not settle in the run.
@@ -855,6 +863,11 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 			if !tr.past {
 				if res.transitioned, err = ex.steadyFamily(ctx, admin, e.Namespace, tr.object); err != nil {
 					t.Fatalf("explore: %v", err)
+				}
+				if o, err := ex.objectOf(ctx, admin, e.Namespace, tr.object); err == nil {
+					if r, err := kstatus.Compute(o); err == nil {
+						res.verdict = r.Status
+					}
 				}
 			}
 			if tr.invalid {
@@ -1220,6 +1233,11 @@ func (ex *explorer) record(rep *Report, got, ref *result, vs []Violation) {
 	fmt.Fprintf(&b, "explore %s, run %s: %d violation(s)\n", ex.x.Operator.User, got.name, len(vs))
 	for _, v := range vs {
 		fmt.Fprintf(&b, "  [%s] %s\n", v.Oracle, v.Detail)
+	}
+	for _, m := range ex.masks {
+		if m.Why != whyServer {
+			fmt.Fprintf(&b, "  masked: %s\n", m)
+		}
 	}
 	fmt.Fprintf(&b, "replay: %s\n", ex.replayCommand(got.name))
 	if ref != nil {

@@ -483,16 +483,30 @@ func createChanged(ctx context.Context, c client.Client, namespace string, obj c
 // from scratch for an object created with the spec the transition left, in fresh, masked
 // alike. A difference is a spec the operator did not reach from where it was: a field
 // whose removal never reaches a child, a child of the old value never deleted.
+//
+// It judges what the operator claims: only when kstatus reads the object Current after
+// the transition (an operator that reports a spec it cannot reach yet, a reference to a
+// ConfigMap that does not exist, Stalled or InProgress, says so itself), and neither it
+// nor the object from scratch is paused (a paused object's children stay as they were,
+// by contract: reconcile.Paused). A Pod's and a Job's spec are compared by their
+// presence alone: the API server refuses to change them in place, and whether to make
+// them again for a new spec is the operator's (an At's pod, run once).
 func reached(tr transition, got, fresh *result) []Violation {
-	if got.transitioned == nil || fresh == nil || fresh.family == nil || fresh.unsettled() {
+	if got.transitioned == nil || fresh == nil || fresh.family == nil || fresh.unsettled() ||
+		got.verdict != kstatus.CurrentStatus || paused(got.transitioned[tr.object]) || paused(fresh.family[tr.object]) {
 		return nil
 	}
 	children := func(s state) state {
 		out := state{}
 		for k, v := range s {
-			if k != tr.object {
-				out[k] = v
+			if k == tr.object {
+				continue
 			}
+			if kind, _ := v["kind"].(string); kind == "Pod" || kind == "Job" {
+				v = maps.Clone(v)
+				delete(v, "spec")
+			}
+			out[k] = v
 		}
 		return out
 	}
@@ -502,6 +516,18 @@ func reached(tr transition, got, fresh *result) []Violation {
 			tr.describe(), tr.object, strings.Join(tr.path, "."), d)}}
 	}
 	return nil
+}
+
+// paused reports whether the normalised obj has the condition Paused True.
+func paused(obj map[string]any) bool {
+	status, _ := obj["status"].(map[string]any)
+	conds, _ := status["conditions"].([]any)
+	for _, c := range conds {
+		if m, _ := c.(map[string]any); m["type"] == "Paused" && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
 }
 
 // restore writes spec back as the object's spec: the return to a valid spec.
