@@ -40,7 +40,7 @@ import (
 // that Sieve and Acto report, and the class of perturbation expected to catch it ("" for
 // the reference run itself, which every class repeats).
 type mutant struct {
-	bug      string
+	bug string
 	// oracles are those its one bug faults, one of which must catch it; a violation of
 	// any other is a false alarm. "end state" among them where what the bug made (a
 	// second child, a registry entry left) is still there at the end.
