@@ -129,6 +129,8 @@ type corpusEntry struct {
 	name     string
 	operator reconcile.Declaration
 	variants []mutant
+	// masked are the masks its exploration must learn from its reference runs.
+	masked []string
 }
 
 var corpus = []corpusEntry{
@@ -147,6 +149,7 @@ var corpus = []corpusEntry{
 	{
 		name:     "a Secret of random data made once",
 		operator: shopOf(credentials{}, reconcile.WithChildren(&corev1.Secret{})),
+		masked:   []string{"Secret shop-credentials data.password: differs between reference runs"},
 		variants: []mutant{{
 			bug:      "a password made again at every reconcile",
 			oracles:  []string{"never settled"},
@@ -195,16 +198,17 @@ func TestExploringTheCorpusFindsNothingAndCatchesEachVariant(t *testing.T) {
 		t.Skip("the corpus is explored by make test-explore (-explore.corpus)")
 	}
 	type run struct {
-		name string
-		o    *reconciletest.Operator
-		m    *mutant
+		name   string
+		o      *reconciletest.Operator
+		m      *mutant
+		masked []string
 	}
 	var runs []run
 	for i, c := range corpus {
-		runs = append(runs, run{c.name, startOn(t, corpusOperator(fmt.Sprintf("corpus-%d", i), c.operator)), nil})
+		runs = append(runs, run{c.name, startOn(t, corpusOperator(fmt.Sprintf("corpus-%d", i), c.operator)), nil, c.masked})
 		for j := range c.variants {
 			v := &c.variants[j]
-			runs = append(runs, run{c.name + ": " + v.bug, startOn(t, corpusOperator(fmt.Sprintf("corpus-%d-variant-%d", i, j), v.logic)), v})
+			runs = append(runs, run{c.name + ": " + v.bug, startOn(t, corpusOperator(fmt.Sprintf("corpus-%d-variant-%d", i, j), v.logic)), v, nil})
 		}
 	}
 	for _, r := range runs {
@@ -212,6 +216,11 @@ func TestExploringTheCorpusFindsNothingAndCatchesEachVariant(t *testing.T) {
 			t.Parallel()
 			if r.m == nil {
 				rep := explore.Run(t, explore.Exploration{Operator: r.o, Workload: shopWorkload()})
+				for _, want := range r.masked {
+					if !slices.ContainsFunc(rep.Masks, func(m explore.Mask) bool { return m.String() == want }) {
+						t.Errorf("the exploration did not learn the mask %q: %v", want, rep.Masks)
+					}
+				}
 				exploredMu.Lock()
 				defer exploredMu.Unlock()
 				explored = append(explored, fmt.Sprintf("explore corpus %q: runs=%d points=%d violations=%d seconds=%.0f masked=%d sampled=%v",
@@ -229,6 +238,9 @@ func TestExploringTheCorpusFindsNothingAndCatchesEachVariant(t *testing.T) {
 			}
 			if !slices.ContainsFunc(m.oracles, func(o string) bool { return rep.Caught(m.caughtBy, o) }) {
 				t.Fatalf("the variant %q was not caught by %q in %q: %d runs, violations %v", m.bug, m.oracles, m.caughtBy, rep.Runs, rep.Violations)
+			}
+			if slices.Contains(m.oracles, "never settled") && (!rep.Unsettled || rep.Runs != 2) {
+				t.Errorf("an unsettled reference run did not end the exploration: unsettled %v, %d runs", rep.Unsettled, rep.Runs)
 			}
 			t.Logf("caught %q: %v", m.bug, rep.Violations[0])
 		})
