@@ -408,15 +408,18 @@ func (ex *explorer) perturbed(t *testing.T, points []perturbation, ref *result) 
 			}
 			got := ex.run(t, p.name(), p)
 			both.Wait()
+			var shrunk string
+			if p.class == Spec && len(got.findings) > 0 {
+				// Shrunk by the oracles of the spec run itself: a run without a step has
+				// no run from scratch to compare with.
+				var n int
+				shrunk, n = ex.shrink(t, p, got)
+				runs += n
+			}
 			if p.class == Spec {
 				got.findings = append(got.findings, reached(*p.tr, got, fresh)...)
 			}
-			d := done{got: got, violations: ex.violations(got, ref), runs: runs}
-			if p.class == Spec && len(got.findings) > 0 {
-				var runs int
-				d.shrunk, runs = ex.shrink(t, p, got)
-				d.runs += runs
-			}
+			d := done{got: got, violations: ex.violations(got, ref), runs: runs, shrunk: shrunk}
 			out[i] = d
 			if len(d.violations) > 0 {
 				faulted.Do(func() { close(stop) })
