@@ -211,6 +211,7 @@ func TestExploringTheCorpusFindsNothingAndCatchesEachVariant(t *testing.T) {
 			runs = append(runs, run{c.name + ": " + v.bug, startOn(t, corpusOperator(fmt.Sprintf("corpus-%d-variant-%d", i, j), v.logic)), v, nil})
 		}
 	}
+	t.Parallel() // beside the package's other explorations, its operators started
 	for _, r := range runs {
 		t.Run(strings.ReplaceAll(r.name, " ", "_"), func(t *testing.T) {
 			t.Parallel()

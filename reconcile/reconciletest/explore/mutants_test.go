@@ -155,6 +155,7 @@ func TestExploringAMutantCatchesIt(t *testing.T) {
 			operators[i] = startOn(t, mutantOperator(fmt.Sprintf("mutant-%d", i), m.logic))
 		}
 	}
+	t.Parallel() // beside the package's other explorations, its operators started
 	for i, m := range mutants {
 		o, ok := operators[i]
 		if !ok {

@@ -12,6 +12,7 @@ import (
 	podsetv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	podset "github.com/reconcilekit/reconcilekit/examples/podset/controller"
 	"github.com/reconcilekit/reconcilekit/reconcile"
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest/explore"
 	"github.com/reconcilekit/reconcilekit/requeue"
 )
@@ -32,18 +33,25 @@ func TestExploringStaleReadsCatchesACreateDecidedOnALaggingCache(t *testing.T) {
 	if !*allMutants {
 		t.Skip("explored with the mutants: -explore.mutants (make test-explore)")
 	}
-	for _, tc := range []struct {
+	cases := []struct {
 		name   string
 		opts   []reconcile.Option
 		caught bool
 	}{
 		{"read-your-own-writes off", []reconcile.Option{reconcile.WithExpectationTimeout(0)}, true},
 		{"read-your-own-writes on", nil, false},
-	} {
-		// Started one after another on the shared control plane, then explored side by side.
+	}
+	// Started one after another on the shared control plane, then explored side by side,
+	// and beside the package's other explorations.
+	operators := make([]*reconciletest.Operator, len(cases))
+	for i, tc := range cases {
 		opts := append([]reconcile.Option{reconcile.WithFieldOwner("podset-operator"), reconcile.WithChildren(&appsv1.Deployment{})}, tc.opts...)
 		user := "mutant-stale-read-" + strings.ReplaceAll(tc.name, " ", "-")
-		o := startOn(t, mutantOperator(user, reconcile.For(&podsetv1alpha1.PodSet{}, cacheAfterCreate{}, opts...)))
+		operators[i] = startOn(t, mutantOperator(user, reconcile.For(&podsetv1alpha1.PodSet{}, cacheAfterCreate{}, opts...)))
+	}
+	t.Parallel()
+	for i, tc := range cases {
+		o := operators[i]
 		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
 			t.Parallel()
 			r := explore.Explore(t, explore.Exploration{
