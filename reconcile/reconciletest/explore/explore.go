@@ -916,6 +916,9 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 				res.findings = append(res.findings, Violation{Oracle: "writes once converged", Detail: fmt.Sprintf(
 					"after step %d (%s), a restarted operator wrote %d times: %s", i+1, s.Name, n, joinWrites(ws))})
 			}
+			if res.unsettled() {
+				break
+			}
 		}
 	}
 	inc.stop()
