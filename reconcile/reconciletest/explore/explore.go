@@ -139,7 +139,8 @@ type Exploration struct {
 
 	// CaughtBy are the oracles that must catch the Mutant: it counts as caught only when
 	// one of them reports it, and a violation of any other oracle in its exploration is
-	// a false alarm (Summary).
+	// a false alarm (Summary). A Mutant with none is explored for what it shows (a
+	// control beside a mutant), and Summary counts it neither caught nor missed.
 	CaughtBy []string
 
 	// Parallel is the most perturbed runs made at once, each in its namespace with an
@@ -297,7 +298,7 @@ func Explore(t *testing.T, x Exploration) *Report {
 func (ex *explorer) finish(rep *Report, start time.Time) {
 	x := ex.x
 	rep.Duration = time.Since(start)
-	if x.Mutant != "" {
+	if x.Mutant != "" && x.CaughtBy != nil {
 		for _, v := range rep.Violations {
 			if !slices.Contains(x.CaughtBy, v.Oracle) {
 				rep.FalseAlarms = append(rep.FalseAlarms, v)
@@ -1535,8 +1536,11 @@ func (t *totals) add(r *Report, mutant bool, caughtBy []string) {
 		t.last = end
 	}
 	if mutant {
+		if caughtBy == nil {
+			return // explored for what it shows, neither caught nor missed
+		}
 		t.mutants++
-		if slices.ContainsFunc(r.Violations, func(v Violation) bool { return caughtBy == nil || slices.Contains(caughtBy, v.Oracle) }) {
+		if slices.ContainsFunc(r.Violations, func(v Violation) bool { return slices.Contains(caughtBy, v.Oracle) }) {
 			t.caught++
 		}
 		t.falseAlarms += len(r.FalseAlarms)
