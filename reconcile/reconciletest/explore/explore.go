@@ -734,15 +734,17 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 		e.Config = reconciletest.Intercept(rest.CopyConfig(base), inc.hook)
 		n := ours()
 		expected = reconciles() + float64(n)
+		began := time.Now()
 		m := e.Run(t)
 		inc.stop = m.Stop
 		if !m.GetCache().WaitForCacheSync(ctx) {
 			t.Fatalf("explore: the operator's cache did not sync")
 		}
-		// Its lists are requests: only time tells that it has reconciled what it found.
+		// Its lists are requests: only time tells that it has reconciled what it found,
+		// the more of it the slower the machine (its start and sync tell how slow).
 		since = time.Time{}
 		if n > 0 {
-			notBefore = time.Now().Add(childDelay)
+			notBefore = time.Now().Add(childDelay + 2*time.Since(began))
 		}
 	}
 	start(res.p)
@@ -1072,8 +1074,7 @@ func (inc *incarnation) hook(r *reconciletest.Request) (*http.Response, error) {
 	if r.Verb == "watch" {
 		return inc.watch(r)
 	}
-	inc.led.touch()
-	defer inc.led.touch()
+	defer inc.led.begin()()
 	// A list with a resourceVersion is a cache's, answered from the API server's watch
 	// cache, which may lag; one without is consistent, read from etcd (an APIReader's),
 	// and never stale.

@@ -60,6 +60,9 @@ type ledger struct {
 	step     int
 	phase    string
 	requests int
+	// inflight counts the requests other than watches sent and not yet answered: an
+	// operator waiting for an answer is not idle, however long the answer takes.
+	inflight int
 	// delivered counts the reads of the operator's watches that brought it something:
 	// events, at least one each.
 	delivered int
@@ -70,6 +73,20 @@ func (l *ledger) touch() {
 	defer l.mu.Unlock()
 	l.last, l.lastR = time.Now(), time.Now()
 	l.requests++
+}
+
+// begin notes a request sent; the func it returns, its answer.
+func (l *ledger) begin() (end func()) {
+	l.touch()
+	l.mu.Lock()
+	l.inflight++
+	l.mu.Unlock()
+	return func() {
+		l.mu.Lock()
+		l.inflight--
+		l.mu.Unlock()
+		l.touch()
+	}
 }
 
 // sentSince reports whether the operator has sent a request other than a watch since t.
@@ -95,10 +112,14 @@ func (l *ledger) events() int {
 	return l.delivered
 }
 
-// idleFor is how long the operator has sent nothing and been delivered nothing.
+// idleFor is how long the operator has sent nothing and been delivered nothing, and
+// waited for no answer; zero while it waits for one.
 func (l *ledger) idleFor() time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.inflight > 0 {
+		return 0
+	}
 	return time.Since(l.last)
 }
 
