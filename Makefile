@@ -17,6 +17,9 @@ TOOL := $(GO) tool -modfile=hack/tools/go.mod
 # at once, two explorations at a time (-test.parallel): each run mostly waits for its
 # operator to settle, so every point of every example is explored within ten minutes.
 EXPLORE_PARALLEL ?= 4
+# EXPLORE_AT_ONCE is how many explorations (examples, corpus, mutants) make test-explore
+# makes side by side.
+EXPLORE_AT_ONCE ?= 4
 
 export KUBEBUILDER_ASSETS := $(shell hack/controlplane/build.sh --dir)
 
@@ -147,8 +150,8 @@ bench: controlplane ## Compare library-built operators with seed-style, Flux-sty
 FUZZTIME ?= 100000x
 
 .PHONY: test-explore
-test-explore: controlplane ## Explore the examples and prove the oracles catch every mutant; end with "explore: operators=N runs=N points=N mutants_caught=N/N violations=N seconds=N".
-	cd reconcile/reconciletest/explore && $(GO) test -count=1 -timeout 15m -run '^TestExploring' -args -explore.mutants -explore.all -explore.parallel=$(EXPLORE_PARALLEL)
+test-explore: controlplane ## Explore the examples and the corpus at every point, prove each mutant caught by its oracle; end with "explore: operators=N runs=N points=N mutants_caught=N/N false_alarms=0 seconds=N".
+	cd reconcile/reconciletest/explore && $(GO) test -count=1 -timeout 25m -run '^TestExploring' -args -test.parallel=$(EXPLORE_AT_ONCE) -explore.mutants -explore.corpus -explore.all -explore.parallel=$(EXPLORE_PARALLEL)
 
 # EXPLORE_MATRIX_MUTANTS picks the mutants of make test-explore-matrix (a regular expression
 # of their bugs); empty explores every one, which takes most of an hour on two cores.

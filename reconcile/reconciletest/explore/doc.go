@@ -10,6 +10,15 @@
 // once the workload has deleted what it made, no write once converged, and no Current
 // verdict (kstatus) before what it controls has settled.
 //
+// What varies from run to run is learnt, not listed: the reference run is made twice,
+// and what differs between the two (a generated password, say) is masked for the rest of
+// the exploration, with what the API server assigns (UIDs, a Job's controller-uid labels,
+// timestamps) and what the author names in Exploration.Masks. A spec transition's run is
+// compared with a fresh operator's from scratch on the spec it left (Acto's differential
+// oracle), and an exploration is bounded: a reference run that does not settle is the
+// finding and ends it, and each class is explored at a seeded sample of at most MaxPoints
+// points.
+//
 // A run is named by its class and point ("crash@7": killed right after its seventh
 // accepted write); a violation is reported with the one command that replays that run
 // and the writes of both runs side by side. docs/exploring.md shows it at work, and lists

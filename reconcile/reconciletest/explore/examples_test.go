@@ -118,7 +118,7 @@ func foreignPod(name string) *corev1.Pod {
 // every point (-explore.all). The examples are explored side by side, as many as
 // -test.parallel allows.
 func TestExploringTheExamplesFindsNothing(t *testing.T) {
-	for _, tc := range []struct {
+	examples := []struct {
 		name string
 		x    explore.Exploration
 	}{
@@ -126,7 +126,9 @@ func TestExploringTheExamplesFindsNothing(t *testing.T) {
 		{"Keyval", explore.Exploration{Operator: startOn(t, keyvalOperator), Workload: keyvalWorkload(), Budget: 6}},
 		{"At", explore.Exploration{Operator: startOn(t, atOperator), Workload: atWorkload(), Budget: 4}},
 		{"Memcached", explore.Exploration{Operator: startOn(t, memcachedOperator), Workload: memcachedWorkload(), Budget: 4}},
-	} {
+	}
+	t.Parallel() // beside the package's other explorations, its operators started
+	for _, tc := range examples {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel() // each an operator of its own, in namespaces of its own
 			r := explore.Run(t, tc.x)

@@ -24,6 +24,9 @@ type write struct {
 	Incarnation int
 	// Step is the index of the workload step during which it was sent.
 	Step int
+	// Phase is, in a spec run, "transition" for a write sent while the operator acted on
+	// the transition, "restore" while it acted on the spec written back; "" otherwise.
+	Phase string
 	// Object is the object the answer carried, if any.
 	Object map[string]any
 	// Injected says the answer was the exploration's, not the API server's.
@@ -55,7 +58,11 @@ type ledger struct {
 	lastR    time.Time // when the last request other than a watch was sent or answered
 	lastW    time.Time // when the last write was answered
 	step     int
+	phase    string
 	requests int
+	// inflight counts the requests other than watches sent and not yet answered: an
+	// operator waiting for an answer is not idle, however long the answer takes.
+	inflight int
 	// delivered counts the reads of the operator's watches that brought it something:
 	// events, at least one each.
 	delivered int
@@ -66,6 +73,20 @@ func (l *ledger) touch() {
 	defer l.mu.Unlock()
 	l.last, l.lastR = time.Now(), time.Now()
 	l.requests++
+}
+
+// begin notes a request sent; the func it returns, its answer.
+func (l *ledger) begin() (end func()) {
+	l.touch()
+	l.mu.Lock()
+	l.inflight++
+	l.mu.Unlock()
+	return func() {
+		l.mu.Lock()
+		l.inflight--
+		l.mu.Unlock()
+		l.touch()
+	}
 }
 
 // sentSince reports whether the operator has sent a request other than a watch since t.
@@ -91,10 +112,14 @@ func (l *ledger) events() int {
 	return l.delivered
 }
 
-// idleFor is how long the operator has sent nothing and been delivered nothing.
+// idleFor is how long the operator has sent nothing and been delivered nothing, and
+// waited for no answer; zero while it waits for one.
 func (l *ledger) idleFor() time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.inflight > 0 {
+		return 0
+	}
 	return time.Since(l.last)
 }
 
@@ -107,7 +132,7 @@ func (l *ledger) writeIdleFor() time.Duration {
 func (l *ledger) add(w write) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	w.Step = l.step
+	w.Step, w.Phase = l.step, l.phase
 	l.writes = append(l.writes, w)
 	l.last, l.lastW = time.Now(), time.Now()
 	return len(l.writes)
@@ -123,6 +148,13 @@ func (l *ledger) count() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.writes)
+}
+
+// setPhase marks the writes from now on as made in phase (write.Phase).
+func (l *ledger) setPhase(phase string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.phase = phase
 }
 
 func (l *ledger) setStep(i int) {

@@ -56,6 +56,9 @@ type transition struct {
 	invalid bool
 	// seen is the value the operator reads for a removed field, if its Go type reads one.
 	seen any
+	// label names the transition where its value would not read well in a point's name:
+	// "config+explore=explore-xkcdq" for a key added to a map.
+	label string
 }
 
 // name is the transition's part of its point's name: "size=101", "-suspend",
@@ -64,6 +67,9 @@ func (tr transition) name() string {
 	p := strings.Join(tr.path, ".")
 	if tr.remove {
 		return "-" + p
+	}
+	if tr.label != "" {
+		return tr.label
 	}
 	return fmt.Sprintf("%s=%v", p, tr.value)
 }
@@ -97,6 +103,37 @@ type node struct {
 	Properties  map[string]node `json:"properties"`
 	Required    []string        `json:"required"`
 	IntOrString bool            `json:"x-kubernetes-int-or-string"`
+	// A free string is one with none of these.
+	Pattern   string `json:"pattern"`
+	Format    string `json:"format"`
+	MaxLength *int64 `json:"maxLength"`
+	MinLength *int64 `json:"minLength"`
+	// Items is a list's elements' schema; AdditionalProperties a map's values' (a
+	// schema, or true).
+	Items                *node           `json:"items"`
+	AdditionalProperties json.RawMessage `json:"additionalProperties"`
+	MaxItems             *int64          `json:"maxItems"`
+	MaxProperties        *int64          `json:"maxProperties"`
+	Validations          []any           `json:"x-kubernetes-validations"`
+}
+
+// free reports whether n is a string the schema constrains no further than its type: a
+// new value of it is one the API server takes.
+func (n node) free() bool {
+	return n.Type == "string" && len(n.Enum) == 0 && n.Pattern == "" && n.Format == "" &&
+		len(n.Validations) == 0 && (n.MaxLength == nil || *n.MaxLength >= 12) && (n.MinLength == nil || *n.MinLength <= 12)
+}
+
+// values is the schema of a map's values, if n is a map (an object with no properties).
+func (n node) values() (node, bool) {
+	if n.Type != "object" || n.Properties != nil || len(n.AdditionalProperties) == 0 {
+		return node{}, false
+	}
+	var v node
+	if json.Unmarshal(n.AdditionalProperties, &v) != nil {
+		return node{}, false
+	}
+	return v, true
 }
 
 // allows reports whether the schema n allows v, as far as the constraints transitions are
@@ -224,7 +261,12 @@ func (g *generator) add(tr transition) {
 func (g *generator) rand(path []string) *rand.Rand {
 	h := fnv.New64a()
 	h.Write([]byte(g.object + "/" + strings.Join(path, ".")))
-	return rand.New(rand.NewPCG(*seed, h.Sum64()))
+	return newRand(h.Sum64())
+}
+
+// newRand is a random source of the exploration's seed (-explore.seed) and salt.
+func newRand(salt uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(*seed, salt))
 }
 
 func (g *generator) walk(n node, path []string, value map[string]any) {
@@ -252,8 +294,43 @@ func (g *generator) walk(n node, path []string, value map[string]any) {
 				}
 			}
 			g.add(transition{path: p, value: "Invalid", past: true, invalid: true})
+		case child.free():
+			g.add(transition{path: p, value: g.word(p)})
+		case child.Type == "object" && len(child.Validations) == 0 && (child.MaxProperties == nil || *child.MaxProperties > int64(len(asMap(current)))):
+			if v, ok := child.values(); ok && v.free() {
+				// A new key, with a new value; the keys there keep theirs.
+				m := runtime.DeepCopyJSON(asMap(current))
+				w := g.word(p)
+				m["explore"] = w
+				g.add(transition{path: p, value: m, label: fmt.Sprintf("%s+explore=%s", strings.Join(p, "."), w)})
+			}
+		case child.Type == "array" && child.Items != nil && child.Items.free() && len(child.Validations) == 0:
+			l, _ := current.([]any)
+			if child.MaxItems == nil || *child.MaxItems > int64(len(l)) {
+				w := g.word(p)
+				g.add(transition{path: p, value: append(slices.Clone(l), w), label: fmt.Sprintf("%s+=%s", strings.Join(p, "."), w)})
+			}
 		}
 	}
+}
+
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+// word is a new value for the free string (or map or list of them) at path: "explore-"
+// and five letters of the seed's.
+func (g *generator) word(path []string) string {
+	r := g.rand(path)
+	b := []byte("explore-")
+	for range 5 {
+		b = append(b, byte('a'+r.IntN(26)))
+	}
+	return string(b)
 }
 
 // integers adds an integer field's bounds, a random value between them and, past the
@@ -348,14 +425,7 @@ func (ex *explorer) apply(ctx context.Context, c client.Client, namespace string
 		return nil, err
 	}
 	before, _, _ := unstructured.NestedMap(obj.Object, "spec")
-	change := func(o map[string]any) {
-		field := append([]string{"spec"}, tr.path...)
-		if tr.remove {
-			unstructured.RemoveNestedField(o, field...)
-		} else {
-			_ = unstructured.SetNestedField(o, runtime.DeepCopyJSONValue(jsonValue(tr.value)), field...)
-		}
-	}
+	change := tr.change
 	if !tr.past {
 		return before, retry.RetryOnConflict(retry.DefaultRetry, func() error {
 			o, err := ex.objectOf(ctx, c, namespace, tr.object)
@@ -378,6 +448,86 @@ func (ex *explorer) apply(ctx context.Context, c client.Client, namespace string
 			md["generation"] = int64(g) + 1
 		}
 	})
+}
+
+// change makes the transition on the object o, unstructured.
+func (tr transition) change(o map[string]any) {
+	field := append([]string{"spec"}, tr.path...)
+	if tr.remove {
+		unstructured.RemoveNestedField(o, field...)
+	} else {
+		_ = unstructured.SetNestedField(o, runtime.DeepCopyJSONValue(jsonValue(tr.value)), field...)
+	}
+}
+
+// createChanged creates obj in namespace with the transition made on it: the object a
+// fresh operator converges on from scratch, for the differential oracle.
+func createChanged(ctx context.Context, c client.Client, namespace string, obj client.Object, tr transition) error {
+	gvk, err := c.GroupVersionKindFor(obj)
+	if err != nil {
+		return err
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return err
+	}
+	u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(m)}
+	tr.change(u.Object)
+	u.SetGroupVersionKind(gvk)
+	u.SetNamespace(namespace)
+	return c.Create(ctx, u)
+}
+
+// reached is the differential oracle (Acto's): the children of the object once the
+// operator has settled after the transition, in got, must be those a fresh operator makes
+// from scratch for an object created with the spec the transition left, in fresh, masked
+// alike. A difference is a spec the operator did not reach from where it was: a field
+// whose removal never reaches a child, a child of the old value never deleted.
+//
+// It judges what the operator claims: only when kstatus reads the object Current after
+// the transition (an operator that reports a spec it cannot reach yet, a reference to a
+// ConfigMap that does not exist, Stalled or InProgress, says so itself), and neither it
+// nor the object from scratch is paused (a paused object's children stay as they were,
+// by contract: reconcile.Paused). A Pod's and a Job's spec are compared by their
+// presence alone: the API server refuses to change them in place, and whether to make
+// them again for a new spec is the operator's (an At's pod, run once).
+func reached(tr transition, got, fresh *result) []Violation {
+	if got.transitioned == nil || fresh == nil || fresh.family == nil || fresh.unsettled() ||
+		got.verdict != kstatus.CurrentStatus || paused(got.transitioned[tr.object]) || paused(fresh.family[tr.object]) {
+		return nil
+	}
+	children := func(s state) state {
+		out := state{}
+		for k, v := range s {
+			if k == tr.object {
+				continue
+			}
+			if kind, _ := v["kind"].(string); kind == "Pod" || kind == "Job" {
+				v = maps.Clone(v)
+				delete(v, "spec")
+			}
+			out[k] = v
+		}
+		return out
+	}
+	if d := cmp.Diff(children(fresh.family), children(got.transitioned)); d != "" {
+		return []Violation{{Oracle: "spec not reached", Detail: fmt.Sprintf(
+			"after %s, the operator settled with children of %s other than a fresh operator makes from scratch for spec.%s as the transition left it (-from scratch +after the transition):\n%s",
+			tr.describe(), tr.object, strings.Join(tr.path, "."), d)}}
+	}
+	return nil
+}
+
+// paused reports whether the normalised obj has the condition Paused True.
+func paused(obj map[string]any) bool {
+	status, _ := obj["status"].(map[string]any)
+	conds, _ := status["conditions"].([]any)
+	for _, c := range conds {
+		if m, _ := c.(map[string]any); m["type"] == "Paused" && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
 }
 
 // restore writes spec back as the object's spec: the return to a valid spec.
@@ -459,7 +609,7 @@ func (ex *explorer) family(ctx context.Context, c client.Client, namespace, obje
 			delete(objs, k)
 		}
 	}
-	return normalise(objs, namespace, ex.ours), nil
+	return ex.normalise(objs, namespace), nil
 }
 
 // mapping is, for each object of the operator's kinds and each scalar field of its spec,

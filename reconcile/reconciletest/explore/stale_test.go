@@ -12,6 +12,7 @@ import (
 	podsetv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	podset "github.com/reconcilekit/reconcilekit/examples/podset/controller"
 	"github.com/reconcilekit/reconcilekit/reconcile"
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest/explore"
 	"github.com/reconcilekit/reconcilekit/requeue"
 )
@@ -32,18 +33,28 @@ func TestExploringStaleReadsCatchesACreateDecidedOnALaggingCache(t *testing.T) {
 	if !*allMutants {
 		t.Skip("explored with the mutants: -explore.mutants (make test-explore)")
 	}
-	for _, tc := range []struct {
+	cases := []struct {
 		name   string
 		opts   []reconcile.Option
 		caught bool
+		// caughtBy are the oracles of the mutant; none for the control, which a point
+		// at a list may fault or not (a restarted process remembers none of its writes).
+		caughtBy []string
 	}{
-		{"read-your-own-writes off", []reconcile.Option{reconcile.WithExpectationTimeout(0)}, true},
-		{"read-your-own-writes on", nil, false},
-	} {
-		// Started one after another on the shared control plane, then explored side by side.
+		{"read-your-own-writes off", []reconcile.Option{reconcile.WithExpectationTimeout(0)}, true, []string{"created twice", "end state"}},
+		{"read-your-own-writes on", nil, false, nil},
+	}
+	// Started one after another on the shared control plane, then explored side by side,
+	// and beside the package's other explorations.
+	operators := make([]*reconciletest.Operator, len(cases))
+	for i, tc := range cases {
 		opts := append([]reconcile.Option{reconcile.WithChildren(&appsv1.Deployment{})}, tc.opts...)
 		user := "mutant-stale-read-" + strings.ReplaceAll(tc.name, " ", "-")
-		o := startOn(t, mutantOperator(user, reconcile.For(&podsetv1alpha1.PodSet{}, cacheAfterCreate{}, "podset-operator", opts...)))
+		operators[i] = startOn(t, mutantOperator(user, reconcile.For(&podsetv1alpha1.PodSet{}, cacheAfterCreate{}, "podset-operator", opts...)))
+	}
+	t.Parallel()
+	for i, tc := range cases {
+		o := operators[i]
 		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
 			t.Parallel()
 			r := explore.Explore(t, explore.Exploration{
@@ -51,6 +62,7 @@ func TestExploringStaleReadsCatchesACreateDecidedOnALaggingCache(t *testing.T) {
 				Workload: podsetOnce(),
 				Classes:  []explore.Class{explore.Stale},
 				Mutant:   "a create decided on a cache that lags it, " + tc.name,
+				CaughtBy: tc.caughtBy,
 			})
 			var atRead []string
 			for _, v := range r.Violations {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -22,7 +24,9 @@ var Masked = []string{
 	"metadata.generation (status.observedGeneration and each condition's observedGeneration are compared as current or behind it)",
 	"metadata.name of an object named by generateName (compared as the prefix, <generated>)",
 	"metadata.deletionTimestamp (compared as set or not)",
-	"metadata.ownerReferences[].uid",
+	"metadata.ownerReferences[].uid, and any string that is the UID of an object of the state (compared as <uid>)",
+	"the labels batch.kubernetes.io/controller-uid and controller-uid in metadata.labels, spec.selector.matchLabels and spec.template.metadata.labels (a Job's, its own UID)",
+	"a timestamp (RFC 3339) anywhere in metadata or status (compared as <time>)",
 	"the annotations " + ownership.IntentAnnotation + " and " + ownership.ConfigHashAnnotation + " (hashes that cover the namespace)",
 	"status.conditions[].lastTransitionTime",
 	"spec.clusterIP and spec.clusterIPs of a Service (allocated)",
@@ -54,21 +58,40 @@ func objectsOf(ctx context.Context, c client.Client, namespace string, kinds []s
 // of a kind that ours does not hold is another controller's (a Deployment's rollout), not
 // the operator's, and is left out.
 func normalise(objs map[string]*unstructured.Unstructured, namespace string, ours map[string]bool) state {
+	uids := map[string]bool{}
+	for _, o := range objs {
+		uids[string(o.GetUID())] = true
+	}
 	s := state{}
+	// Objects named by generateName are told apart by what they hold, not by the order
+	// of their random names: the same children make the same state in every run.
+	generated := map[string][]map[string]any{}
 	for _, key := range mapsKeys(objs) {
 		o := objs[key]
-		n := normaliseObject(o.Object, namespace)
+		n := normaliseObject(o.Object, namespace, uids)
 		if !ours[o.GetKind()] {
 			delete(n, "status")
 		}
-		k := o.GetKind() + " " + o.GetName()
 		if g := o.GetGenerateName(); g != "" {
-			k = o.GetKind() + " " + g + "<generated>"
+			k := o.GetKind() + " " + g + "<generated>"
+			generated[k] = append(generated[k], n)
+			continue
 		}
-		for i := 2; s[k] != nil; i++ {
-			k = fmt.Sprintf("%s (%d)", strings.TrimSuffix(k, fmt.Sprintf(" (%d)", i-1)), i)
+		s[o.GetKind()+" "+o.GetName()] = n
+	}
+	for k, ns := range generated {
+		slices.SortFunc(ns, func(a, b map[string]any) int {
+			ja, _ := json.Marshal(a)
+			jb, _ := json.Marshal(b)
+			return strings.Compare(string(ja), string(jb))
+		})
+		for i, n := range ns {
+			key := k
+			if i > 0 {
+				key = fmt.Sprintf("%s (%d)", k, i+1)
+			}
+			s[key] = n
 		}
-		s[k] = n
 	}
 	return s
 }
@@ -82,10 +105,24 @@ func mapsKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-func normaliseObject(in map[string]any, namespace string) map[string]any {
+func normaliseObject(in map[string]any, namespace string, uids map[string]bool) map[string]any {
 	raw, _ := json.Marshal(in)
 	var obj map[string]any
 	_ = json.Unmarshal([]byte(strings.ReplaceAll(string(raw), namespace, "{namespace}")), &obj)
+	replaceStrings(obj, func(s string) (string, bool) {
+		if uids[s] {
+			return "<uid>", true
+		}
+		return "", false
+	})
+	for _, part := range []string{"metadata", "status"} {
+		replaceStrings(obj[part], func(s string) (string, bool) {
+			if _, err := time.Parse(time.RFC3339, s); err == nil {
+				return "<time>", true
+			}
+			return "", false
+		})
+	}
 	md, _ := obj["metadata"].(map[string]any)
 	generation, _ := md["generation"].(float64)
 	for _, f := range []string{"uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "selfLink"} {
@@ -142,6 +179,32 @@ func normaliseObject(in map[string]any, namespace string) map[string]any {
 		}
 	}
 	return obj
+}
+
+// replaceStrings replaces, in place, each string of v that with says to.
+func replaceStrings(v any, with func(string) (string, bool)) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, c := range x {
+			if s, ok := c.(string); ok {
+				if r, ok := with(s); ok {
+					x[k] = r
+				}
+				continue
+			}
+			replaceStrings(c, with)
+		}
+	case []any:
+		for i, c := range x {
+			if s, ok := c.(string); ok {
+				if r, ok := with(s); ok {
+					x[i] = r
+				}
+				continue
+			}
+			replaceStrings(c, with)
+		}
+	}
 }
 
 func isNoneList(v any) bool {

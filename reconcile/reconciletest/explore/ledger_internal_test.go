@@ -1,0 +1,84 @@
+package explore
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func TestAChildRenamedByASpecTransitionAndMadeAgainIsNotCreatedTwice(t *testing.T) {
+	created := func(name, phase string) write {
+		return write{Verb: "create", Resource: "jobs", Group: "batch", Name: name, Code: 201, Phase: phase}
+	}
+	deleted := func(name, phase string) write {
+		return write{Verb: "delete", Resource: "jobs", Group: "batch", Name: name, Code: 200, Phase: phase}
+	}
+	ref := &result{writes: []write{created("init-a", "")}}
+	for _, tc := range []struct {
+		name   string
+		writes []write
+		want   []string
+	}{
+		{"renamed by a transition and back", []write{
+			created("init-a", ""), created("init-b", "transition"), deleted("init-a", "transition"),
+			created("init-a", "restore"), deleted("init-b", "restore"),
+		}, nil},
+		{"deleted and made again outside a transition", []write{
+			created("init-a", ""), deleted("init-a", ""), created("init-a", ""),
+		}, []string{"created twice", "deleted wrongly"}},
+		{"made again while it still existed", []write{
+			created("init-a", ""), created("init-a", "transition"),
+		}, []string{"created twice"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ex := &explorer{}
+			got := &result{writes: tc.writes}
+			var oracles []string
+			for _, v := range append(ex.createdTwice(got), churn(ref, got)...) {
+				oracles = append(oracles, v.Oracle)
+			}
+			if len(oracles) != len(tc.want) {
+				t.Fatalf("found %v, want %v", oracles, tc.want)
+			}
+			for i := range oracles {
+				if oracles[i] != tc.want[i] {
+					t.Errorf("found %v, want %v", oracles, tc.want)
+				}
+			}
+		})
+	}
+}
+
+func TestChildrenNamedByGenerateNameAreToldApartByPurposeNotCount(t *testing.T) {
+	child := func(name, uid, purpose string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": name, "generateName": "shop-", "uid": uid, "namespace": "ns",
+				"ownerReferences": []any{map[string]any{"kind": "Shop", "name": "shop", "controller": true, "uid": "owner"}}},
+			"data": map[string]any{"purpose": purpose},
+		}}
+	}
+	ex := &explorer{}
+	twoPurposes := &result{namespace: "ns", objects: map[string]*unstructured.Unstructured{
+		"ConfigMap shop-abcde": child("shop-abcde", "1", "settings"),
+		"ConfigMap shop-fghij": child("shop-fghij", "2", "scripts"),
+	}}
+	if vs := ex.createdTwice(twoPurposes); len(vs) != 0 {
+		t.Errorf("two children for two purposes: %v", vs)
+	}
+	onePurpose := &result{namespace: "ns", objects: map[string]*unstructured.Unstructured{
+		"ConfigMap shop-abcde": child("shop-abcde", "1", "settings"),
+		"ConfigMap shop-fghij": child("shop-fghij", "2", "settings"),
+	}}
+	if vs := ex.createdTwice(onePurpose); len(vs) != 1 {
+		t.Errorf("two children for one purpose: %v", vs)
+	}
+	a := normalise(twoPurposes.objects, "ns", nil)
+	swapped := normalise(map[string]*unstructured.Unstructured{
+		"ConfigMap shop-aaaaa": child("shop-aaaaa", "3", "scripts"),
+		"ConfigMap shop-zzzzz": child("shop-zzzzz", "4", "settings"),
+	}, "ns", nil)
+	if len(a) != 2 || a["ConfigMap shop-<generated>"]["data"].(map[string]any)["purpose"] != swapped["ConfigMap shop-<generated>"]["data"].(map[string]any)["purpose"] {
+		t.Errorf("the states of two runs order their generated children by their random names: %v, %v", a, swapped)
+	}
+}
