@@ -34,6 +34,7 @@ type Mask struct {
 	Why string
 }
 
+// String says which objects and field the mask covers, and why, as the report lists it.
 func (m Mask) String() string {
 	kind, name := m.Kind, m.Name
 	if kind == "" {
