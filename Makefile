@@ -40,13 +40,13 @@ test-kubectl: controlplane kubectl ## Run `kubectl reconcilekit explain` through
 	$(GO) test -tags kubectl -count=1 -run '^TestKubectlRunsThePlugin$$' ./cmd/kubectl-reconcilekit
 
 .PHONY: generate
-generate: ## Regenerate deepcopy functions, CRDs and RBAC of the examples and of newoperator's minimal template.
+generate: ## Regenerate deepcopy functions, CRDs and RBAC of the examples and of newoperator's minimal template, and newoperator's embedded templates.
 	hack/generate.sh
 
 .PHONY: verify-generated
 verify-generated: generate ## Fail when generated files differ from what is committed.
-	@git diff --exit-code -- examples hack/newoperator/minimal || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
-	@test -z "$$(git status --porcelain -- examples hack/newoperator/minimal)" || { git status --porcelain -- examples hack/newoperator/minimal; echo "untracked generated files: run 'make generate' and commit"; exit 1; }
+	@git diff --exit-code -- examples cmd/newoperator/minimal cmd/newoperator/templates || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- examples cmd/newoperator/minimal cmd/newoperator/templates)" || { git status --porcelain -- examples cmd/newoperator/minimal cmd/newoperator/templates; echo "untracked generated files: run 'make generate' and commit"; exit 1; }
 
 # PEERS is the benchmark's nested module of peer operators (Flux's and Cluster API's
 # helpers), kept out of the library's go.mod: lint and unit cover it too.

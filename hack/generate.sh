@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Regenerates what the example operators, and the minimal template of
-# hack/newoperator, derive from their markers: the
+# cmd/newoperator, derive from their markers: the
 # deepcopy functions of each API, its CustomResourceDefinition, and the
-# manager's ClusterRole. The output is committed, so that CI can tell when it
+# manager's ClusterRole; then the copies of the templates that cmd/newoperator
+# embeds. The output is committed, so that CI can tell when it
 # is stale by running this script and looking for a diff.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 
-for dir in examples/memcached examples/podset examples/at examples/keyval hack/newoperator/minimal; do
+for dir in examples/memcached examples/podset examples/at examples/keyval; do
 	go tool -modfile=hack/tools/go.mod controller-gen \
 		object \
 		crd \
@@ -35,3 +36,17 @@ go tool -modfile=hack/tools/go.mod controller-gen \
 	webhook \
 	paths="{./examples/memcached/api/...}" \
 	output:webhook:artifacts:config=examples/memcached/config/webhook
+
+# The minimal template is a module of its own, so that it does not compile into the
+# library's: controller-gen loads its packages from there.
+(cd cmd/newoperator/minimal && go tool -modfile=../../../hack/tools/go.mod controller-gen \
+	object \
+	crd \
+	rbac:roleName=manager-role \
+	paths="{./api/...,./controller/...}" \
+	output:crd:artifacts:config=config/crd/bases \
+	output:rbac:artifacts:config=config/rbac)
+
+# Last, as it copies what the steps above make: the templates that cmd/newoperator
+# embeds, so that go run .../cmd/newoperator@VERSION needs no checkout.
+go test -count=1 -run '^TestEmbeddedTemplatesAreTheCheckouts$' ./cmd/newoperator -args -update >/dev/null

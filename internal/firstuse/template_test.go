@@ -13,7 +13,7 @@ import (
 )
 
 // A template, the minimal one or an example, is the start of a new operator. Each,
-// copied and renamed by hack/newoperator as docs/getting-started.md says (a new module
+// copied and renamed by cmd/newoperator as docs/getting-started.md says (a new module
 // path, API group and kind) into a module of its own, is gofmt-clean, names nothing of its
 // template, builds, passes vet, regenerates to itself with make generate (the renamed CRD,
 // role and deepcopy functions are what controller-gen makes of the renamed markers) and passes tests there,
@@ -24,7 +24,7 @@ func TestTemplateWorksAsTheStartOfANewOperator(t *testing.T) {
 	root := checkout(t)
 	offlineModules(t, root)
 	newoperator := filepath.Join(t.TempDir(), "newoperator")
-	run(t, root, goEnv, "go", "build", "-o", newoperator, "./hack/newoperator")
+	run(t, root, goEnv, "go", "build", "-o", newoperator, "./cmd/newoperator")
 	// The groups keep the rules of the generated roles in their order.
 	renames := map[string]struct{ group, kind string }{
 		"minimal":   {"library.acme.io", "Journal"},
@@ -95,7 +95,7 @@ func TestTemplateWorksAsTheStartOfANewOperator(t *testing.T) {
 	}
 }
 
-// A namedTemplate is a template of hack/newoperator, by the name -from takes.
+// A namedTemplate is a template of cmd/newoperator, by the name -from takes.
 type namedTemplate struct {
 	name string
 	template
@@ -105,7 +105,7 @@ type namedTemplate struct {
 // examples, each described by its PROJECT file and its CRD's file name.
 func templates(t *testing.T, root string) []namedTemplate {
 	t.Helper()
-	dirs := map[string]string{"minimal": filepath.Join(root, "hack", "newoperator", "minimal")}
+	dirs := map[string]string{"minimal": filepath.Join(root, "cmd", "newoperator", "minimal")}
 	names := []string{"minimal"}
 	for _, ex := range examples(t, root) {
 		dirs[ex.name] = filepath.Join(root, "examples", ex.name)

@@ -1,6 +1,6 @@
 // Package adopt proves that a project kubebuilder scaffolded adopts the library one
 // controller at a time (docs/adopting.md), and that kubebuilder create api works on it
-// afterwards and on every template hack/newoperator makes.
+// afterwards and on every template cmd/newoperator makes.
 //
 // The test builds kubebuilder through the Go module proxy once, into the user cache
 // directory (reconcilekit/tools), as the control plane is cached; everything else it needs
@@ -93,12 +93,12 @@ func TestKubebuilderProjectAdoptsOneController(t *testing.T) {
 }
 
 // TestKubebuilderCreateAPIWorksOnEveryTemplate makes a new operator from each template
-// hack/newoperator offers, adds a second kind to its API package with kubebuilder create
+// cmd/newoperator offers, adds a second kind to its API package with kubebuilder create
 // api, and builds and vets the result, whose CRDs are the two kinds'.
 func TestKubebuilderCreateAPIWorksOnEveryTemplate(t *testing.T) {
 	env := newEnv(t)
 	newoperator := filepath.Join(t.TempDir(), "newoperator")
-	env.run(t, env.root, "go", "build", "-o", newoperator, "./hack/newoperator")
+	env.run(t, env.root, "go", "build", "-o", newoperator, "./cmd/newoperator")
 	for _, tt := range []struct{ template, group, kind, version string }{
 		{"minimal", "cache.acme.io", "Redis", "v1alpha1"},  // plural redises, where controller-gen would guess redis
 		{"memcached", "cache.acme.io", "Redis", "v1beta1"}, // the version it reconciles

@@ -15,9 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	starterv1alpha1 "github.com/reconcilekit/reconcilekit/cmd/newoperator/minimal/api/v1alpha1"
+	"github.com/reconcilekit/reconcilekit/cmd/newoperator/minimal/controller"
 	"github.com/reconcilekit/reconcilekit/conditions"
-	starterv1alpha1 "github.com/reconcilekit/reconcilekit/hack/newoperator/minimal/api/v1alpha1"
-	"github.com/reconcilekit/reconcilekit/hack/newoperator/minimal/controller"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )

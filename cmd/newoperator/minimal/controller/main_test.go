@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	starterv1alpha1 "github.com/reconcilekit/reconcilekit/hack/newoperator/minimal/api/v1alpha1"
-	"github.com/reconcilekit/reconcilekit/hack/newoperator/minimal/controller"
+	starterv1alpha1 "github.com/reconcilekit/reconcilekit/cmd/newoperator/minimal/api/v1alpha1"
+	"github.com/reconcilekit/reconcilekit/cmd/newoperator/minimal/controller"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )

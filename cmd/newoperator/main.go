@@ -1,12 +1,16 @@
 // Newoperator starts an operator of your own: it copies a template to a new directory
 // and renames, everywhere they appear, the module, the API group and the kind, so that the
 // copy builds, passes its tests and regenerates to itself as it is, gofmt-clean, and names
-// nothing of its template. The templates are the minimal one, hack/newoperator/minimal (a
+// nothing of its template. The templates are the minimal one, cmd/newoperator/minimal (a
 // StatefulSet with a volume for each server, and one test of each kind), and the example
-// operators of examples/. Run it from the root of a reconcilekit checkout:
+// operators of examples/. They travel inside the program, so it needs no checkout:
 //
-//	go run ./hack/newoperator -from minimal -module github.com/acme/redis-operator \
-//		-group cache.acme.io -kind Redis
+//	go run github.com/reconcilekit/reconcilekit/cmd/newoperator@v0.3.0 -from minimal \
+//		-module github.com/acme/redis-operator -group cache.acme.io -kind Redis
+//
+// makes an operator that requires reconcilekit v0.3.0, the version the program was run at.
+// Run inside a checkout of reconcilekit (go run ./cmd/newoperator ...), it copies the
+// checkout's templates and requires the checkout through a replace directive.
 //
 // What a rename changes, and what it keeps, is in rename.go.
 package main
@@ -15,12 +19,17 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
 )
+
+// libraryModule is the module path of reconcilekit.
+const libraryModule = "github.com/reconcilekit/reconcilekit"
 
 func main() {
 	var o options
@@ -30,11 +39,12 @@ func main() {
 	flag.StringVar(&o.kind, "kind", "", "its kind, such as Redis")
 	flag.StringVar(&o.plural, "plural", "", "the kind's resource name (default: the kind in lower case, plural by English rules)")
 	flag.StringVar(&o.dir, "dir", "", "the directory to create (default: the last element of -module)")
-	flag.StringVar(&o.library, "library", "", "the reconcilekit the new module requires: a version such as v0.3.0, or a checkout's directory to require through a replace directive (default: this checkout)")
+	flag.StringVar(&o.library, "library", "", "the reconcilekit the new module requires: a version such as v0.3.0, or a checkout's directory to require through a replace directive (default: the checkout this runs in, else the version this program was built at)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "Usage: go run ./hack/newoperator -from TEMPLATE -module PATH -group GROUP -kind KIND [-dir DIR]\n\n"+
-			"Copies hack/newoperator/minimal (-from minimal) or examples/TEMPLATE of this reconcilekit checkout to DIR,\n"+
-			"renaming its module, API group and kind.\n\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "Usage: go run %s/cmd/newoperator@VERSION -from TEMPLATE -module PATH -group GROUP -kind KIND [-dir DIR]\n\n"+
+			"Copies the template minimal or the example TEMPLATE of reconcilekit to DIR, renaming its module,\n"+
+			"API group and kind. In a reconcilekit checkout (go run ./cmd/newoperator ...) the templates\n"+
+			"are the checkout's and the copy requires the checkout; elsewhere they are those of VERSION.\n\n", libraryModule)
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -42,10 +52,9 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	root, err := os.Getwd()
+	wd, err := os.Getwd()
 	if err == nil {
-		o.root = root
-		err = o.complete()
+		err = o.complete(checkoutAbove(wd), buildVersion())
 	}
 	if err == nil {
 		err = create(o)
@@ -59,9 +68,45 @@ func main() {
 
 // options are what the flags say, completed with their defaults.
 type options struct {
-	root                      string // the reconcilekit checkout
+	lib                       fs.FS // the library's files: a checkout, or the embedded templates
 	from, module, group, kind string
 	plural, dir, library      string
+}
+
+// checkoutAbove returns the root of the reconcilekit checkout that holds dir, or "" if
+// none does: the nearest directory at or above dir whose go.mod is the library's.
+func checkoutAbove(dir string) string {
+	for {
+		if mod, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil {
+			first, _, _ := strings.Cut(string(mod), "\n")
+			if strings.TrimSpace(first) == "module "+libraryModule {
+				return dir
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// buildVersion is the version of reconcilekit this program was built at, as go run and
+// go install of module@version record it: v0.3.0, or a pseudo-version; "(devel)" or ""
+// when it was built in a checkout, which knows no version of its own.
+func buildVersion() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	return info.Main.Version
+}
+
+// isVersion reports whether v is a module version the go command can fetch: a
+// semantic version, not "(devel)", nor a local build's version of a modified tree
+// (v0.3.1-0.20260101000000-abcdef123456+dirty).
+func isVersion(v string) bool {
+	return strings.HasPrefix(v, "v") && len(v) > 1 && v[1] >= '0' && v[1] <= '9' && !strings.ContainsAny(v, "+/\\")
 }
 
 var (
@@ -70,13 +115,29 @@ var (
 	namePattern  = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
 )
 
-// complete checks the options and fills in the defaults.
-func (o *options) complete() error {
+// complete checks the options and fills in the defaults: the library and its templates
+// are the checkout's, in a checkout, else the embedded ones at built, the version this
+// program was built at.
+func (o *options) complete(checkout, built string) error {
 	if o.from == "" || o.module == "" || o.group == "" || o.kind == "" {
 		return errors.New("-from, -module, -group and -kind are required (-h says more)")
 	}
-	if _, err := os.Stat(filepath.Join(o.source(), "PROJECT")); err != nil {
-		return fmt.Errorf("-from %s: no such template here; run this from the root of a reconcilekit checkout: %w", o.from, err)
+	if checkout != "" {
+		o.lib = os.DirFS(checkout)
+	} else {
+		lib, err := embedded()
+		if err != nil {
+			return fmt.Errorf("the templates inside this program: %w", err)
+		}
+		o.lib = lib
+	}
+	names := templateNames(o.lib)
+	found := false
+	for _, name := range names {
+		found = found || name == o.from
+	}
+	if !found {
+		return fmt.Errorf("-from %s: no such template; want one of %s", o.from, strings.Join(names, ", "))
 	}
 	if !kindPattern.MatchString(o.kind) {
 		return fmt.Errorf("-kind %q: want a Go type name that starts with a capital letter, such as Redis", o.kind)
@@ -96,8 +157,16 @@ func (o *options) complete() error {
 	if o.dir == "" {
 		o.dir = path.Base(o.module)
 	}
-	if o.library == "" {
-		o.library = o.root
+	switch {
+	case o.library != "":
+	case checkout != "":
+		o.library = checkout
+	case isVersion(built):
+		o.library = built
+	default:
+		return fmt.Errorf("which reconcilekit should the new module require? This program runs outside a checkout, "+
+			"and was built at no version (%q), as a build of a checkout is: pass -library with a version, such as -library v0.3.0, "+
+			"or with the directory of a checkout, or run it as go run %s/cmd/newoperator@VERSION", built, libraryModule)
 	}
 	return nil
 }
@@ -105,14 +174,6 @@ func (o *options) complete() error {
 // minimal is the name of the minimal template, which is no example and lives beside
 // this program.
 const minimal = "minimal"
-
-// source is the directory of the template to copy.
-func (o options) source() string {
-	if o.from == minimal {
-		return filepath.Join(o.root, "hack", "newoperator", minimal)
-	}
-	return filepath.Join(o.root, "examples", o.from)
-}
 
 // plural is the resource name of a kind whose lower-case form is lower, by the common
 // English rules: -es after s, x, z, ch and sh; -ies for a y after a consonant; -s
@@ -153,7 +214,7 @@ Next:
   go mod tidy
   go vet ./... && go test ./...
 
-The tests need the control-plane binaries: run 'make controlplane' once in the
+The tests need the control-plane binaries: run 'make controlplane' once in a
 reconcilekit checkout, or point KUBEBUILDER_ASSETS at them. After changing the types
 or the RBAC markers, regenerate with 'make generate'; 'make help' lists the other tasks
 of the copy's Makefile.

@@ -6,7 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	starterv1alpha1 "github.com/reconcilekit/reconcilekit/hack/newoperator/minimal/api/v1alpha1"
+	starterv1alpha1 "github.com/reconcilekit/reconcilekit/cmd/newoperator/minimal/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest/explore"
 )
 

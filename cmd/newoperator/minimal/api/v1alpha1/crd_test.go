@@ -9,7 +9,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
-	starterv1alpha1 "github.com/reconcilekit/reconcilekit/hack/newoperator/minimal/api/v1alpha1"
+	starterv1alpha1 "github.com/reconcilekit/reconcilekit/cmd/newoperator/minimal/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 

@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	starterv1alpha1 "github.com/reconcilekit/reconcilekit/cmd/newoperator/minimal/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/conditions"
-	starterv1alpha1 "github.com/reconcilekit/reconcilekit/hack/newoperator/minimal/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/requeue"

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/format"
@@ -82,20 +83,20 @@ const (
 	dashedPlaceholder = "QQQdashedQQQ" // the group with dashes for dots, in a webhook's path
 )
 
-// create copies the example to o.dir, renamed, with a go.mod of its own and the build
-// tools of hack/tools.
+// create copies the template to o.dir, renamed, with a go.mod of its own and the build
+// tools of the library.
 func create(o options) error {
-	src := o.source()
 	if _, err := os.Stat(o.dir); err == nil {
 		return fmt.Errorf("%s exists already", o.dir)
 	}
-	project, err := os.ReadFile(filepath.Join(src, "PROJECT"))
+	files, err := templateFiles(o.lib, o.from)
 	if err != nil {
 		return err
 	}
+	project := files["PROJECT"]
 	oldModule, oldFirst, domain, oldKind := field(project, "repo"), field(project, "group"), field(project, "domain"), field(project, "kind")
 	if oldModule == "" || oldFirst == "" || domain == "" || oldKind == "" {
-		return fmt.Errorf("%s/PROJECT names no repo, group, domain or kind", src)
+		return fmt.Errorf("the PROJECT file of template %s names no repo, group, domain or kind", o.from)
 	}
 	r := &renamer{
 		oldModule: oldModule, newModule: o.module,
@@ -103,24 +104,8 @@ func create(o options) error {
 		oldFirst: oldFirst, newFirst: strings.SplitN(o.group, ".", 2)[0],
 		oldKind: newWord(oldKind, plural(strings.ToLower(oldKind))), newKind: newWord(o.kind, o.plural),
 	}
-	if _, err := os.Stat(filepath.Join(src, "config", "crd", "bases", r.oldGroup+"_"+r.oldKind.plural+".yaml")); err != nil {
-		return fmt.Errorf("the template's resource is not %s: %w", r.oldKind.plural, err)
-	}
-	files := map[string][]byte{} // by slash-separated path in the copy
-	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil || strings.HasSuffix(rel, upstreamTests) {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		files[filepath.ToSlash(rel)] = data
-		return err
-	})
-	if err != nil {
-		return err
+	if _, ok := files["config/crd/bases/"+r.oldGroup+"_"+r.oldKind.plural+".yaml"]; !ok {
+		return fmt.Errorf("the template's resource is not %s: it has no config/crd/bases/%s_%s.yaml", r.oldKind.plural, r.oldGroup, r.oldKind.plural)
 	}
 	if err := r.declared(files); err != nil {
 		return err
@@ -689,21 +674,20 @@ func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 func isAlnum(c byte) bool { return isLower(c) || isDigit(c) || c >= 'A' && c <= 'Z' }
 
-// tools adds hack/tools, the module that pins the build tools, from this checkout: its
+// tools adds hack/tools, the module that pins the build tools, from the library: its
 // go.mod and go.sum under the new module's path, and a README of the copy's own.
 func tools(o options, out map[string][]byte) error {
-	dir := filepath.Join(o.root, "hack", "tools")
-	mod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	mod, err := fs.ReadFile(o.lib, "hack/tools/go.mod")
 	if err != nil {
 		return err
 	}
-	sum, err := os.ReadFile(filepath.Join(dir, "go.sum"))
+	sum, err := fs.ReadFile(o.lib, "hack/tools/go.sum")
 	if err != nil {
 		return err
 	}
 	first, rest, _ := strings.Cut(string(mod), "\n")
 	if !strings.HasPrefix(first, "module ") {
-		return fmt.Errorf("%s/go.mod does not start with its module line", dir)
+		return errors.New("hack/tools/go.mod does not start with its module line")
 	}
 	out["hack/tools/go.mod"] = []byte("module " + o.module + "/hack/tools\n" + rest)
 	out["hack/tools/go.sum"] = sum
@@ -766,9 +750,9 @@ run: ## Run the manager here, against that cluster.
 `
 
 // goMod writes the new module's go.mod, which requires reconcilekit: a release, or a
-// checkout through a replace directive; and a go.sum to start from, this checkout's.
+// checkout through a replace directive; and a go.sum to start from, the library's.
 func goMod(o options, out map[string][]byte) error {
-	mod, err := os.ReadFile(filepath.Join(o.root, "go.mod"))
+	mod, err := fs.ReadFile(o.lib, "go.mod")
 	if err != nil {
 		return err
 	}
@@ -780,7 +764,7 @@ func goMod(o options, out map[string][]byte) error {
 	}
 	const library = "github.com/reconcilekit/reconcilekit"
 	text := "module " + o.module + "\n\n" + goLine + "\n\n"
-	if strings.HasPrefix(o.library, "v") && !strings.ContainsAny(o.library, `/\`) {
+	if isVersion(o.library) {
 		text += "require " + library + " " + o.library + "\n"
 	} else {
 		checkout, err := filepath.Abs(o.library)
@@ -791,7 +775,7 @@ func goMod(o options, out map[string][]byte) error {
 			"replace " + library + " => " + checkout + "\n"
 	}
 	out["go.mod"] = []byte(text)
-	sum, err := os.ReadFile(filepath.Join(o.root, "go.sum"))
+	sum, err := fs.ReadFile(o.lib, "go.sum")
 	if err != nil {
 		return err
 	}

@@ -16,10 +16,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	starterv1alpha1 "github.com/reconcilekit/reconcilekit/hack/newoperator/minimal/api/v1alpha1"
+	starterv1alpha1 "github.com/reconcilekit/reconcilekit/cmd/newoperator/minimal/api/v1alpha1"
 	// Imported under a name of its own: kubebuilder create api imports the controllers it
 	// scaffolds, in internal/controller, as controller.
-	declared "github.com/reconcilekit/reconcilekit/hack/newoperator/minimal/controller"
+	declared "github.com/reconcilekit/reconcilekit/cmd/newoperator/minimal/controller"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	// +kubebuilder:scaffold:imports
 )

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the embedded templates from the checkout (make generate does)")
+
+// The templates inside the program are the checkout's: each archive holds what its
+// template's directory does (but for the tests ported from upstream), and the library's
+// archive its go.mod, go.sum and build tools. make generate runs this test with -update.
+func TestEmbeddedTemplatesAreTheCheckouts(t *testing.T) {
+	root := checkoutAbove(".")
+	if abs, err := filepath.Abs("."); err == nil {
+		root = checkoutAbove(abs)
+	}
+	if root == "" {
+		t.Fatal("no reconcilekit checkout holds this directory")
+	}
+	if *update {
+		if err := writeArchives(root, "templates"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lib := os.DirFS(root)
+	names := templateNames(lib)
+	if want := []string{minimal, "at", "cronjob", "keyval", "memcached", "podset"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("the checkout's templates are %v, want %v", names, want)
+	}
+	committed, err := filepath.Glob(filepath.Join("templates", "*.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(committed) != len(names)+1 {
+		t.Errorf("templates/ holds %d archives, want %d (one for each template and the library's): run make generate", len(committed), len(names)+1)
+	}
+	for _, name := range append(names, libraryArchive) {
+		want, err := archive(lib, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join("templates", name+".txtar"))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("the embedded archive of %s is not the checkout's (%v): run make generate", name, err)
+		}
+	}
+}
+
+// Each file of an archive is read back as it was packed.
+func TestArchiveKeepsEveryFileAsItIs(t *testing.T) {
+	files := map[string][]byte{
+		"PROJECT":            []byte("domain: example.com\n"),
+		"api/v1/types.go":    []byte("package v1\n\n// -- not a header\n"),
+		"empty":              {},
+		"config/a/b/c.yaml":  []byte("a: b\n--\n---\n"),
+		"hack/tools/go.mod":  []byte("module x\n"),
+		"with spaces in it ": []byte("x\n"),
+	}
+	delete(files, "with spaces in it ") // a header trims the path's spaces
+	data, err := pack(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := unpack(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, files) {
+		t.Errorf("unpack(pack(files)) = %q, want %q", got, files)
+	}
+}
+
+// A file the format cannot hold as it is is refused, not changed.
+func TestArchiveRefusesWhatItCannotKeep(t *testing.T) {
+	for name, content := range map[string]string{
+		"no final newline": "package v1",
+		"a header's line":  "a\n-- b --\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := pack(map[string][]byte{"f": []byte(content)}); err == nil || !strings.Contains(err.Error(), "f ") {
+				t.Errorf("pack(%q) = %v, want an error that names the file", content, err)
+			}
+		})
+	}
+}
