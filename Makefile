@@ -51,14 +51,19 @@ verify-generated: generate ## Fail when generated files differ from what is comm
 # PEERS is the benchmark's nested module of peer operators (Flux's and Cluster API's
 # helpers), kept out of the library's go.mod: lint and unit cover it too.
 PEERS := test/benchmark/peers
+# MINIMAL is newoperator's minimal template, a module of its own so that it does not
+# compile into the library's: lint covers it, and internal/firstuse tests it as a copy.
+MINIMAL := cmd/newoperator/minimal
 
 .PHONY: lint
-lint: ## gofmt, go vet and staticcheck, of the library and of the benchmark's peers module.
+lint: ## gofmt, go vet and staticcheck, of the library, of the benchmark's peers module and of newoperator's minimal template.
 	@out=$$(gofmt -l $$(git ls-files '*.go')); test -z "$$out" || { echo "gofmt would change: $$out"; exit 1; }
 	$(GO) vet ./...
 	$(TOOL) staticcheck ./...
 	cd $(PEERS) && $(GO) vet ./...
 	staticcheck=$$($(TOOL) -n staticcheck) && cd $(PEERS) && "$$staticcheck" ./...
+	cd $(MINIMAL) && $(GO) vet ./...
+	staticcheck=$$($(TOOL) -n staticcheck) && cd $(MINIMAL) && "$$staticcheck" ./...
 
 .PHONY: docs
 docs: ## Check the README and docs/: names resolve, Go blocks compile, every exported identifier has godoc (also run by unit).
