@@ -4,7 +4,8 @@
 #
 # The recorded release is the newest file of hack/release/ (named by its version, holding the
 # full hash of the release commit). Each library package (not examples/, test/, cmd/, hack/ or
-# internal/) of that commit is compared with the working tree's by golang.org/x/exp's apidiff.
+# internal/) of that commit is compared with the working tree's by golang.org/x/exp's apidiff,
+# in whichever module of the repository holds it.
 # Every incompatible change is named by the package's path in the module, a dot and the name
 # apidiff gives: ownership.Deployment, reconcile/reconciletest.Cluster.Stop (a method's
 # receiver without its star), or the package path alone when the package is gone. It is
@@ -37,16 +38,31 @@ git cat-file -e "$commit^{commit}" 2>/dev/null ||
 
 module=$(go list -m)
 
-# library prints "path-in-module import-path" for each library package of the module in the
-# current directory.
+# notapi reports whether a path in the module is outside the library.
+notapi() {
+	case /$1/ in
+	/examples/* | /test/* | /cmd/* | /hack/* | */internal/* | */testdata/*) return 0 ;;
+	esac
+	return 1
+}
+
+# library prints "path-in-module import-path module-directory" for each library package of
+# the tree in the current directory, whichever of its modules holds it: a package that moves
+# to a nested module keeps its import path and stays comparable.
 library() {
-	go list -f '{{.ImportPath}}' ./... | while read -r path; do
-		rel=${path#"$module"}
-		rel=${rel#/}
-		case /$rel/ in
-		/examples/* | /test/* | /cmd/* | /hack/* | /internal/* | */internal/*) continue ;;
-		esac
-		echo "${rel:-.} $path"
+	local mod dir paths path rel
+	for mod in $(find . -name .git -prune -o -name go.mod -print | sort); do
+		dir=$(dirname "$mod")
+		dir=${dir#./}
+		! notapi "$dir" || continue
+		paths=$(cd "$dir" && go list -f '{{.ImportPath}}' ./...) || fail "go list ./... in $PWD/$dir"
+		for path in $paths; do
+			[[ $path == "$module" || $path == "$module"/* ]] || continue
+			rel=${path#"$module"}
+			rel=${rel#/}
+			! notapi "$rel" || continue
+			echo "${rel:-.} $path $dir"
+		done
 	done
 }
 
@@ -60,15 +76,16 @@ library >"$tmp/new.list"
 
 # changes prints one "identifier: what changed" line per incompatible change.
 changes() {
-	local rel path name what
-	while read -r rel path; do
-		if ! awk -v p="$path" '$2 == p { found = 1 } END { exit !found }' "$tmp/new.list"; then
+	local rel path dir newdir name what
+	while read -r rel path dir; do
+		newdir=$(awk -v p="$path" '$2 == p { print $3 }' "$tmp/new.list")
+		if [[ -z $newdir ]]; then
 			echo "$rel: package removed or moved"
 			continue
 		fi
 		x=$tmp/x/${rel//\//_}
-		(cd "$tmp/old" && "$APIDIFF" -w "$x.old" "$path") || fail "exporting $path at $release"
-		"$APIDIFF" -w "$x.new" "$path" || fail "exporting $path in the working tree"
+		(cd "$tmp/old/$dir" && "$APIDIFF" -w "$x.old" "$path") || fail "exporting $path at $release"
+		(cd "$newdir" && "$APIDIFF" -w "$x.new" "$path") || fail "exporting $path in the working tree"
 		"$APIDIFF" -incompatible "$x.old" "$x.new" | while IFS= read -r line; do
 			line=${line#- }
 			name=${line%%: *}

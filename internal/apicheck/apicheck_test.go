@@ -88,6 +88,11 @@ func TestAPICheck(t *testing.T) {
 			"CHANGELOG.md": "# Changelog\n\n## [Unreleased]\n\n### Breaking\n#### Moved\n- `shapes` is `geometry` now.\n"},
 		want: []string{"1 incompatible change(s), all listed as breaking"},
 	}, {
+		name:     "a package split into a module of its own, at the same import path, is still compared",
+		changed:  map[string]string{"shapes/go.mod": "module example.com/lib/shapes\n\ngo 1.26\n", "shapes/shapes.go": withoutArea},
+		wantFail: true,
+		want:     []string{"shapes.Area: removed"},
+	}, {
 		name: "internal packages, commands and examples are not API",
 		changed: map[string]string{
 			"internal/calc/calc.go": "package calc\n",
