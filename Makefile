@@ -93,8 +93,12 @@ FUZZ_BRIEF ?= 20000x
 check-tracked: ## Fail on a tracked executable, binary or file over 1 MB not declared data (hack/check-tracked.allow).
 	@hack/check-tracked.sh
 
+.PHONY: api-check
+api-check: ## Fail on an incompatible API change since the release hack/release/ records that CHANGELOG.md does not list under Breaking (docs/releasing.md).
+	@hack/api-check.sh
+
 .PHONY: test
-test: check-tracked lint verify-generated unit fuzz ## Everything CI checks.
+test: check-tracked lint api-check verify-generated unit fuzz ## Everything CI checks.
 
 .PHONY: demo
 demo: controlplane ## Run the five example operators on a local control plane until they converge (ARGS=--keep-running to stay).
