@@ -1,4 +1,4 @@
-package reconciletest
+package controlplane
 
 import (
 	"fmt"
@@ -20,7 +20,7 @@ var (
 func findBinaries(names []string) (string, error) {
 	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
 		if missing := missingBinaries(dir, names); len(missing) > 0 {
-			return "", fmt.Errorf("reconciletest: KUBEBUILDER_ASSETS=%s has no %s: run `make controlplane`, or set KUBEBUILDER_ASSETS to a directory that holds %s",
+			return "", fmt.Errorf("controlplane: KUBEBUILDER_ASSETS=%s has no %s: run `make controlplane`, or set KUBEBUILDER_ASSETS to a directory that holds %s",
 				dir, strings.Join(missing, ", "), strings.Join(names, ", "))
 		}
 		return dir, nil
@@ -28,7 +28,7 @@ func findBinaries(names []string) (string, error) {
 
 	cache, err := os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("reconciletest: finding the control-plane binaries: %w; set KUBEBUILDER_ASSETS", err)
+		return "", fmt.Errorf("controlplane: finding the control-plane binaries: %w; set KUBEBUILDER_ASSETS", err)
 	}
 	root := filepath.Join(cache, "reconcilekit", "controlplane")
 	entries, _ := os.ReadDir(root) // a missing directory is reported below, with the fix
@@ -45,7 +45,7 @@ func findBinaries(names []string) (string, error) {
 		}
 	}
 	if found == "" {
-		return "", fmt.Errorf("reconciletest: no directory under %s holds %s: run `make controlplane` (or set KUBEBUILDER_ASSETS)",
+		return "", fmt.Errorf("controlplane: no directory under %s holds %s: run `make controlplane` (or set KUBEBUILDER_ASSETS)",
 			root, strings.Join(names, ", "))
 	}
 	return found, nil
