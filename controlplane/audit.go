@@ -6,9 +6,9 @@ import (
 )
 
 // auditPolicy has the API server log every answer to a user who is no administrator: the
-// operators' and anything else a test runs as them. Administrators (the tests' own clients,
-// the cluster's components, the API server's loopback) are in system:masters and are not
-// logged, so the log costs nothing where nothing is refused.
+// operators run with a config of User, and anything else run as them. Administrators (the
+// program's own clients, the cluster's components, the API server's loopback) are in
+// system:masters and are not logged, so the log costs nothing where nothing is refused.
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived, ResponseStarted]

@@ -26,7 +26,8 @@ import (
 
 // The annotations that decide how a pod that runs once (restartPolicy Never, not owned
 // by a Job) ends on a simulated node. Without them it succeeds with exit code 0 as soon
-// as it runs.
+// as it runs. Their keys keep the prefix of reconciletest, where they were born, so that
+// pods written for it still end as they did.
 const (
 	// ExitCodeAnnotation holds the exit code of the pod's containers, an integer; any
 	// code but "0" makes the pod Failed, with reason Error.

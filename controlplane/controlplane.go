@@ -146,7 +146,7 @@ func (cp *ControlPlane) startAPIServer(bin string, opts Options) error {
 	}
 
 	cp.Config = rest.CopyConfig(cfg)
-	cp.Config.QPS, cp.Config.Burst = -1, 0 // unthrottled: the server is the test's alone
+	cp.Config.QPS, cp.Config.Burst = -1, 0 // unthrottled: the server is the program's alone
 	cp.client, err = client.New(cp.Config, client.Options{})
 	if err != nil {
 		return fmt.Errorf("controlplane: %w", err)
