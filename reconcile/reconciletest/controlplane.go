@@ -60,7 +60,9 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 func (cp *ControlPlane) Stop() error {
 	cp.stopOnce.Do(func() {
 		cp.stopErr = cp.ControlPlane.Stop()
-		cp.refusals.close()
+		if cp.refusals != nil {
+			cp.refusals.close()
+		}
 	})
 	return cp.stopErr
 }
