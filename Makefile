@@ -106,7 +106,7 @@ demo: controlplane ## Run the five example operators on a local control plane un
 
 .PHONY: cluster
 cluster: controlplane ## Run the local control plane alone, with a restricted namespace, for an operator of your own, until interrupted (ARGS=-h for flags).
-	@$(GO) build -o bin/cluster ./hack/cluster
+	@$(GO) build -o bin/cluster ./cmd/cluster
 	@bin/cluster $(ARGS)
 
 .PHONY: demo-sharding

@@ -16,6 +16,5 @@
 // Each build is a command run as a process of its own, as it runs in a cluster, given a
 // kubeconfig that reaches the local API server through a recorder, which reads each
 // object before a write and compares it with the API server's answer. The cluster is
-// reconciletest's full control plane: Deployments roll out and pods run, on simulated
-// nodes. docs/upgrades.md tells the whole story; cmd/rehearse is the command.
+// package controlplane's: Deployments roll out and pods run, on simulated nodes. docs/upgrades.md tells the whole story; cmd/rehearse is the command.
 package rehearsal

@@ -22,7 +22,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
-	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+	"github.com/reconcilekit/reconcilekit/internal/apirequest"
 )
 
 // recorder is the API server as a build sees it: a plain HTTP server on the loopback
@@ -59,7 +59,9 @@ func startRecorder(cfg *rest.Config) (*recorder, error) {
 	if rec.get, err = rest.TransportFor(cfg); err != nil {
 		return nil, err
 	}
-	transport, err := rest.TransportFor(reconciletest.Intercept(cfg, rec.hook))
+	recorded := rest.CopyConfig(cfg)
+	recorded.Wrap(func(next http.RoundTripper) http.RoundTripper { return hooked{rec.hook, next} })
+	transport, err := rest.TransportFor(recorded)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +108,27 @@ func (rec *recorder) activity() (time.Time, int) {
 // nothing of what it does to the cluster: a leader's lease.
 var quietResources = map[string]bool{"leases": true}
 
-func (rec *recorder) hook(r *reconciletest.Request) (*http.Response, error) {
+// request is a request on its way to the API server, named as the API server names it.
+type request struct {
+	apirequest.Info
+	HTTP *http.Request
+	next http.RoundTripper
+}
+
+// Send passes the request on towards the API server and returns its answer.
+func (r *request) Send() (*http.Response, error) { return r.next.RoundTrip(r.HTTP) }
+
+// hooked hands every request to hook, which sends it on through next.
+type hooked struct {
+	hook func(*request) (*http.Response, error)
+	next http.RoundTripper
+}
+
+func (h hooked) RoundTrip(req *http.Request) (*http.Response, error) {
+	return h.hook(&request{Info: apirequest.Parse(req), HTTP: req, next: h.next})
+}
+
+func (rec *recorder) hook(r *request) (*http.Response, error) {
 	if r.Verb == "watch" {
 		rec.mu.Lock()
 		rec.watches++

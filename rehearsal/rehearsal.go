@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+	"github.com/reconcilekit/reconcilekit/controlplane"
 )
 
 // Rehearsal is an upgrade of an operator rehearsed on a local cluster, before it runs in
@@ -44,9 +44,9 @@ type Rehearsal struct {
 	Nodes int
 
 	// ControlPlane is the cluster to rehearse on. Nil: Run starts one of its own, with
-	// reconciletest.Start, and stops it at the end. A cluster given must hold no other
+	// controlplane.Start, and stops it at the end. A cluster given must hold no other
 	// objects of the operator's kinds, and is left with the rehearsal's.
-	ControlPlane *reconciletest.ControlPlane
+	ControlPlane *controlplane.ControlPlane
 
 	// Settle is how long a build must write nothing before it is done: 5 s if zero.
 	Settle time.Duration
@@ -91,7 +91,7 @@ func (r Rehearsal) Run(ctx context.Context) (rep Report, err error) {
 	}
 	cp := r.ControlPlane
 	if cp == nil {
-		if cp, err = reconciletest.Start(ctx, reconciletest.Options{Nodes: max(r.Nodes, 1)}); err != nil {
+		if cp, err = controlplane.Start(ctx, controlplane.Options{Nodes: max(r.Nodes, 1)}); err != nil {
 			return Report{}, fmt.Errorf("starting the local cluster: %w", err)
 		}
 		defer func() { err = errors.Join(err, cp.Stop()) }()

@@ -101,7 +101,7 @@ func TestARehearsalServesTheBuildsWebhooksAtItsPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	cp := reconciletest.StartCluster(t, 1)
-	r := rehearsal.Rehearsal{Objects: objs, Old: build, New: build, ControlPlane: cp}
+	r := rehearsal.Rehearsal{Objects: objs, Old: build, New: build, ControlPlane: cp.ControlPlane}
 	if testing.Verbose() {
 		r.Output = os.Stderr
 	}

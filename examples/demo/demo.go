@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/reconcilekit/reconcilekit/controlplane"
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
 	at "github.com/reconcilekit/reconcilekit/examples/at/controller"
 	cronjobv1 "github.com/reconcilekit/reconcilekit/examples/cronjob/api/v1"
@@ -29,7 +30,6 @@ import (
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	podset "github.com/reconcilekit/reconcilekit/examples/podset/controller"
 	"github.com/reconcilekit/reconcilekit/reconcile"
-	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
 // operator is one of the example operators, declared as its cmd/main.go declares it.
@@ -80,7 +80,7 @@ func run(ctx context.Context, opts options) (err error) {
 		crds = append(crds, filepath.Join(opts.root, "examples", op.dir, "config", "crd", "bases"))
 	}
 	fmt.Fprintln(opts.out, "Starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok...")
-	cp, err := reconciletest.Start(waiting, reconciletest.Options{CRDDirectories: crds, Nodes: 1})
+	cp, err := controlplane.Start(waiting, controlplane.Options{CRDDirectories: crds, Nodes: 1})
 	if err != nil {
 		return fmt.Errorf("starting the control plane: %w", err)
 	}

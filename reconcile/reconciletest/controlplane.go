@@ -4,220 +4,65 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/reconcilekit/reconcilekit/controlplane"
 )
 
-// Options configure a control plane.
-type Options struct {
-	// CRDDirectories hold CustomResourceDefinition manifests, installed before Start
-	// returns. A directory that does not exist is an error.
-	CRDDirectories []string
+// Options configure a control plane: they are package controlplane's.
+type Options = controlplane.Options
 
-	// Nodes is the number of simulated nodes. Zero starts the API server alone; one or
-	// more start a full cluster, each node with room for 1000 pods.
-	Nodes int
-
-	// APIServerFlags are more flags for kube-apiserver, by name without the dashes, for a
-	// control plane that must differ from a production one's defaults, such as
-	// {"watch-cache": "false"} to send every watch to etcd.
-	APIServerFlags map[string]string
-
-	// Output receives the output of every process, to debug the control plane itself;
-	// nil discards it. A component that fails to start reports its last output anyway.
-	Output io.Writer
-}
-
-// ControlPlane is a running API server, and with nodes a running cluster.
+// ControlPlane is a running control plane (package controlplane's, whose methods it has:
+// KubeConfig, RestartAPIServer, CompactEtcd, PIDs, ...) with what tests need of it: clients
+// and users made for a test, namespaces, a proxy, and the API server's refusals of an
+// Operator's requests reported as the test's failure.
 type ControlPlane struct {
-	// Config is an administrator's config for the API server, unthrottled.
+	*controlplane.ControlPlane
+
+	// Config is an administrator's config for the API server, unthrottled. Unlike the
+	// embedded ControlPlane's, its requests in the namespace of a test that an Operator's
+	// refused request stopped are cut, so that the test ends on its first cause.
 	Config *rest.Config
 
-	dir       string // everything on disk: etcd's data, certificates, kubeconfig, stages
-	watchdog  *watchdog
-	env       *envtest.Environment
-	processes []*process    // the components started after the API server
-	client    client.Client // an administrator's, outside the tripwire
-	refusals  *refusalWatch // what the API server refused, read from its audit log
-	trips     tripwire      // in Config: cuts the requests of a test stopped for a refusal
+	client   client.Client // an administrator's, outside the tripwire
+	refusals *refusalWatch // what the API server refused, read from its audit log
+	trips    tripwire      // in Config: cuts the requests of a test stopped for a refusal
 
 	stopOnce sync.Once
-	users    sync.Mutex // envtest's AddUser signs with a serial number it does not guard
 	stopErr  error
 }
 
 // Start starts a control plane as opts say and returns when it is ready: CRDs
-// established and, for a cluster, every node Ready. The caller must Stop it. ctx bounds
-// the start only.
-func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
-	if opts.Nodes < 0 {
-		return nil, fmt.Errorf("reconciletest: Options.Nodes is %d; want 0 for an API server alone, more for a cluster", opts.Nodes)
-	}
-	binaries := apiServerBinaries
-	if opts.Nodes > 0 {
-		binaries = clusterBinaries
-	}
-	bin, err := findBinaries(binaries)
+// established and, for a cluster, every node Ready. The caller must Stop it; ctx bounds
+// the start only. It is for a control plane shared by a package's tests, started in
+// TestMain; a test of its own uses StartAPIServer or StartCluster.
+func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
+	started, err := controlplane.Start(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "reconciletest-")
+	admin, err := client.New(started.Config, client.Options{})
 	if err != nil {
-		return nil, fmt.Errorf("reconciletest: %w", err)
+		return nil, errors.Join(fmt.Errorf("reconciletest: %w", err), started.Stop())
 	}
-	cp := &ControlPlane{dir: dir}
-	defer func() {
-		if err != nil {
-			err = errors.Join(err, cp.Stop())
-		}
-	}()
-	if cp.watchdog, err = startWatchdog(dir); err != nil {
-		return nil, err
-	}
-	if opts.Output != nil {
-		opts.Output = &syncWriter{w: opts.Output}
-	}
-	if err := cp.startAPIServer(bin, opts); err != nil {
-		return nil, err
-	}
-	if opts.Nodes > 0 {
-		if err := cp.startCluster(ctx, bin, opts); err != nil {
-			return nil, err
-		}
-	}
+	cp := &ControlPlane{ControlPlane: started, client: admin, refusals: watchRefusals(started.AuditLog())}
+	cp.Config = Intercept(started.Config, cp.trips.hook)
 	return cp, nil
-}
-
-// startAPIServer starts etcd and kube-apiserver through envtest and installs the CRDs.
-func (cp *ControlPlane) startAPIServer(bin string, opts Options) error {
-	etcdDir, certDir := filepath.Join(cp.dir, "etcd"), filepath.Join(cp.dir, "apiserver")
-	if err := os.Mkdir(certDir, 0o700); err != nil {
-		return fmt.Errorf("reconciletest: %w", err)
-	}
-	cp.env = &envtest.Environment{
-		ControlPlane: envtest.ControlPlane{
-			Etcd: &envtest.Etcd{
-				Path:    filepath.Join(bin, "etcd"),
-				DataDir: etcdDir,
-				Out:     opts.Output,
-				Err:     opts.Output,
-			},
-			APIServer: &envtest.APIServer{
-				Path:    filepath.Join(bin, "kube-apiserver"),
-				CertDir: certDir,
-				Out:     opts.Output,
-				Err:     opts.Output,
-			},
-		},
-		CRDDirectoryPaths:     opts.CRDDirectories,
-		ErrorIfCRDPathMissing: true,
-		// envtest's 20 s is short for a busy machine.
-		ControlPlaneStartTimeout: time.Minute,
-		ControlPlaneStopTimeout:  time.Minute,
-	}
-	// As hardened clusters do: setting blockOwnerDeletion then needs update on the owner's
-	// finalizers, so an operator's role is tested against that rule too.
-	cp.env.ControlPlane.APIServer.Configure().Append("enable-admission-plugins", "OwnerReferencesPermissionEnforcement")
-	// envtest's range holds 254 Services; a benchmark of 10000 Memcacheds needs as many.
-	cp.env.ControlPlane.APIServer.Configure().Set("service-cluster-ip-range", "10.0.0.0/16")
-	auditLog, err := auditFlags(cp.dir, func(name, value string) { cp.env.ControlPlane.APIServer.Configure().Set(name, value) })
-	if err != nil {
-		return fmt.Errorf("reconciletest: %w", err)
-	}
-	for name, value := range opts.APIServerFlags {
-		cp.env.ControlPlane.APIServer.Configure().Set(name, value)
-	}
-
-	var cfg *rest.Config
-	err = cp.guardChildrenDuring(func() (err error) {
-		cfg, err = cp.env.Start()
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("reconciletest: starting the API server: %w", err)
-	}
-
-	cp.Config = rest.CopyConfig(cfg)
-	cp.Config.QPS, cp.Config.Burst = -1, 0 // unthrottled: the server is the test's alone
-	cp.client, err = client.New(cp.Config, client.Options{})
-	if err != nil {
-		return fmt.Errorf("reconciletest: %w", err)
-	}
-	cp.Config = Intercept(cp.Config, cp.trips.hook)
-	cp.refusals = watchRefusals(auditLog)
-	return nil
-}
-
-// guardChildrenDuring runs start and meanwhile puts every child process that mentions
-// the control plane's directory under the watchdog's guard: envtest starts etcd and
-// kube-apiserver without telling their ids, and they need guarding from the moment
-// they start.
-func (cp *ControlPlane) guardChildrenDuring(start func() error) error {
-	stop, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			_ = cp.guardChildren() // the last search, below, reports a broken watchdog
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	err := start()
-	close(stop)
-	<-stopped
-	if err != nil {
-		return err
-	}
-	return cp.guardChildren()
-}
-
-func (cp *ControlPlane) guardChildren() error {
-	for _, pid := range childrenMentioning(cp.dir) {
-		if err := cp.watchdog.guard(pid); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // Stop stops every process the control plane started and removes its files. It may be
 // called more than once.
 func (cp *ControlPlane) Stop() error {
 	cp.stopOnce.Do(func() {
-		// The volumes' directories are read while the API server still answers, and
-		// removed once nothing writes to them.
-		volumes := cp.volumeDirectories()
-		// The cluster's components first, so that none sees its API server vanish.
-		errs := []error{stopProcesses(cp.processes)}
-		for _, dir := range volumes {
-			errs = append(errs, os.RemoveAll(dir))
-		}
-		if cp.env != nil {
-			errs = append(errs, cp.env.Stop())
-		}
+		cp.stopErr = cp.ControlPlane.Stop()
 		if cp.refusals != nil {
 			cp.refusals.close()
 		}
-		if cp.watchdog != nil {
-			errs = append(errs, cp.watchdog.release())
-		}
-		errs = append(errs, os.RemoveAll(cp.dir))
-		cp.stopErr = errors.Join(errs...)
 	})
 	return cp.stopErr
 }
@@ -267,59 +112,20 @@ func (cp *ControlPlane) Client(t testing.TB, scheme *runtime.Scheme) client.Clie
 	return c
 }
 
-// KubeConfig returns a kubeconfig that authenticates as an administrator of the control
-// plane, for kubectl and for programs run beside it (an operator's go run ./cmd), whose
-// context works in namespace; empty means "default".
-func (cp *ControlPlane) KubeConfig(namespace string) ([]byte, error) {
-	cfg, err := clientcmd.Load(cp.env.KubeConfig)
-	if err != nil {
-		return nil, fmt.Errorf("reconciletest: %w", err)
-	}
-	for _, c := range cfg.Contexts {
-		c.Namespace = namespace
-	}
-	return clientcmd.Write(*cfg)
-}
-
-// APIServerPID returns the process id of the running kube-apiserver, for measurements
-// of its own, such as its CPU time. It needs /proc, so Linux.
-func (cp *ControlPlane) APIServerPID() (int, error) {
-	pids := childrenMentioning(cp.env.ControlPlane.APIServer.Path)
-	if len(pids) == 0 {
-		return 0, errors.New("reconciletest: the API server's process is not found; APIServerPID needs /proc")
-	}
-	return pids[0], nil
-}
-
-// PIDs returns the process id of each running component of the control plane by the name
-// of its binary (etcd and kube-apiserver; for a cluster also kube-controller-manager,
-// kube-scheduler and kwok), for measurements of their own, such as the CPU time each
-// spends. It needs /proc, so Linux.
-func (cp *ControlPlane) PIDs() map[string]int {
-	pids := map[string]int{}
-	for name, path := range map[string]string{"etcd": cp.env.ControlPlane.Etcd.Path, "kube-apiserver": cp.env.ControlPlane.APIServer.Path} {
-		if found := childrenMentioning(path); len(found) > 0 {
-			pids[name] = found[0]
-		}
-	}
-	for _, p := range cp.processes {
-		select {
-		case <-p.done:
-		default:
-			pids[p.name] = p.cmd.Process.Pid
-		}
-	}
-	return pids
-}
-
-// syncWriter serializes writes from the processes that share one Output.
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
-}
+// The constants of the cluster's simulated nodes, as package controlplane names them.
+const (
+	// ExitCodeAnnotation is controlplane.ExitCodeAnnotation: the exit code of a pod that
+	// runs once.
+	ExitCodeAnnotation = controlplane.ExitCodeAnnotation
+	// MessageAnnotation is controlplane.MessageAnnotation: the termination message of a
+	// pod that runs once.
+	MessageAnnotation = controlplane.MessageAnnotation
+	// RunForAnnotation is controlplane.RunForAnnotation: how long a pod that runs once
+	// runs.
+	RunForAnnotation = controlplane.RunForAnnotation
+	// BadImageTag is controlplane.BadImageTag: the tag of an image no node can pull.
+	BadImageTag = controlplane.BadImageTag
+	// StorageClassName is controlplane.StorageClassName: the cluster's default
+	// StorageClass.
+	StorageClassName = controlplane.StorageClassName
+)

@@ -2,13 +2,14 @@
 // demos.
 //
 // A fake client agrees with the API server until it matters: status subresources,
-// defaulting, admission, RBAC, garbage collection. reconciletest starts the real thing.
-// StartAPIServer runs etcd and kube-apiserver through controller-runtime's envtest;
-// StartCluster adds kube-controller-manager, kube-scheduler and kwok simulating nodes, so
-// that Deployments roll out, pods are scheduled, run and complete, a claim of the default
-// StorageClass binds to a volume (a StatefulSet's claims too), and the garbage
-// collector deletes what an owner leaves behind. Programs, and a TestMain that shares
-// one control plane among tests, use Start and Stop.
+// defaulting, admission, RBAC, garbage collection. reconciletest starts the real thing,
+// through package controlplane, and stops it when the test ends. StartAPIServer runs etcd
+// and kube-apiserver; StartCluster adds kube-controller-manager, kube-scheduler and kwok
+// simulating nodes, so that Deployments roll out, pods are scheduled, run and complete, a
+// claim of the default StorageClass binds to a volume (a StatefulSet's claims too), and
+// the garbage collector deletes what an owner leaves behind. A TestMain that shares one
+// control plane among tests uses Start and Stop; a program that is no test uses package
+// controlplane itself.
 //
 // Operator puts the pieces together for the tests of one operator: its Main is the whole
 // TestMain, and each test's Env runs the operator in a namespace of its own, as its
@@ -28,15 +29,7 @@
 //
 // The binaries are built once per machine by `make controlplane` and found through
 // KUBEBUILDER_ASSETS or in the user cache directory. Every process started is stopped by
-// Stop and, should the program die first, killed with it.
-//
-// On a simulated node, a pod runs as soon as it is scheduled. A pod that runs once
-// (restartPolicy Never) and that no Job owns then succeeds with exit code 0, unless its
-// annotations say otherwise (see ExitCodeAnnotation, MessageAnnotation and
-// RunForAnnotation) or its first container's last command word or argument is "false"
-// or "exit 1": then it fails with exit code 1, as a shell would, so that an operator
-// which runs a user's command can be tested with a failing one. A pod with a container
-// whose image's tag is BadImageTag ("memcached:nope") never runs: it stays Pending, that
-// container waiting with reason ImagePullBackOff, with a Warning event Failed, as a
-// kubelet reports an image it cannot pull.
+// Stop and, should the program die first, killed with it. Pods on simulated nodes behave as
+// package controlplane says: ExitCodeAnnotation, MessageAnnotation, RunForAnnotation and
+// BadImageTag decide how one ends.
 package reconciletest

@@ -6,10 +6,11 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+
+	"github.com/reconcilekit/reconcilekit/internal/apirequest"
 )
 
 // Request is a request to the API server, named as the API server's authorizer names it
@@ -111,89 +112,14 @@ func (r *Request) resource() string {
 	return r.Resource
 }
 
-// parseRequest names a request the way the API server does (k8s.io/apiserver's
-// RequestInfoFactory).
+// parseRequest names a request the way the API server does.
 func parseRequest(req *http.Request) *Request {
-	r := &Request{Verb: strings.ToLower(req.Method), HTTP: req}
-	segments := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
-	var parts []string
-	switch {
-	case len(segments) > 2 && segments[0] == "api": // /api/v1/...
-		parts = segments[2:]
-	case len(segments) > 3 && segments[0] == "apis": // /apis/group/version/...
-		parts = segments[3:]
-	default: // discovery, /version, /openapi and the like
-		return r
-	}
-
-	watch := req.URL.Query().Get("watch")
-	watching := watch == "true" || watch == "1"
-	if parts[0] == "watch" { // the deprecated /watch/ path prefix
-		watching, parts = true, parts[1:]
-	}
-	// namespaces/NS/RESOURCE... is a namespaced resource; namespaces/NS/status and
-	// namespaces/NS/finalize are subresources of the namespace itself, whose namespace
-	// is its own name, as the API server has it.
-	if len(parts) > 1 && parts[0] == "namespaces" {
-		r.Namespace = parts[1]
-		if len(parts) > 2 && parts[2] != "status" && parts[2] != "finalize" {
-			parts = parts[2:]
-		}
-	}
-	if len(parts) == 0 { // /api/v1/watch
-		return r
-	}
-
-	r.Resource = parts[0]
-	if len(parts) > 1 {
-		r.Name = parts[1]
-	}
-	if len(parts) > 2 {
-		r.Subresource = parts[2]
-	}
-	switch req.Method {
-	case http.MethodGet, http.MethodHead:
-		switch {
-		case watching:
-			r.Verb = "watch"
-		case r.Name == "":
-			r.Verb = "list"
-		default:
-			r.Verb = "get"
-		}
-	case http.MethodPost:
-		r.Verb = "create"
-	case http.MethodPut:
-		r.Verb = "update"
-	case http.MethodPatch:
-		r.Verb = "patch"
-	case http.MethodDelete:
-		if r.Name == "" {
-			r.Verb = "deletecollection"
-		} else {
-			r.Verb = "delete"
-		}
-	}
-	return r
+	info := apirequest.Parse(req)
+	return &Request{Verb: info.Verb, Resource: info.Resource, Subresource: info.Subresource, Namespace: info.Namespace, Name: info.Name, HTTP: req}
 }
 
-// isWrite reports whether a request of verb on resource changes state on the server. A
-// review (may I? who is this?) is a create that stores nothing: a question, not a write.
-func isWrite(verb, resource string) bool {
-	switch verb {
-	case "create":
-		return !reviews[resource]
-	case "update", "patch", "delete", "deletecollection":
-		return true
-	}
-	return false
-}
-
-// reviews are the resources of questions to the API server's authenticator and authorizer.
-var reviews = map[string]bool{
-	"selfsubjectaccessreviews": true, "selfsubjectrulesreviews": true, "subjectaccessreviews": true,
-	"localsubjectaccessreviews": true, "selfsubjectreviews": true, "tokenreviews": true,
-}
+// isWrite reports whether a request of verb on resource changes state on the server.
+func isWrite(verb, resource string) bool { return apirequest.IsWrite(verb, resource) }
 
 // reasons are the Status reasons the API server gives with each code.
 var reasons = map[int]metav1.StatusReason{

@@ -18,7 +18,6 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
 // ConfigFor returns a config that authenticates as user, bound to the named ClusterRole
@@ -62,13 +61,11 @@ func (cp *ControlPlane) ConfigFor(t testing.TB, user, clusterRole string) *rest.
 		}
 	}
 
-	cp.users.Lock()
-	authenticated, err := cp.env.AddUser(envtest.User{Name: user}, &rest.Config{QPS: -1})
-	cp.users.Unlock()
+	cfg, err := cp.User(user)
 	if err != nil {
-		t.Fatalf("reconciletest: provisioning user %s: %v", user, err)
+		t.Fatal(err)
 	}
-	return authenticated.Config()
+	return cfg
 }
 
 // CreateClusterRole creates the ClusterRole that the YAML file at path holds, such as

@@ -1,4 +1,4 @@
-package reconciletest
+package controlplane
 
 import (
 	"fmt"
@@ -16,11 +16,12 @@ var (
 
 // findBinaries returns the directory that holds the named binaries: KUBEBUILDER_ASSETS
 // when it is set, as envtest does, or else the most recently built directory that
-// `make controlplane` left in the user cache directory.
+// `make controlplane` (hack/controlplane/build.sh) left in the user cache directory, which
+// every checkout and every program on the machine shares.
 func findBinaries(names []string) (string, error) {
 	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
 		if missing := missingBinaries(dir, names); len(missing) > 0 {
-			return "", fmt.Errorf("reconciletest: KUBEBUILDER_ASSETS=%s has no %s: run `make controlplane`, or set KUBEBUILDER_ASSETS to a directory that holds %s",
+			return "", fmt.Errorf("controlplane: KUBEBUILDER_ASSETS=%s has no %s: run `make controlplane`, or set KUBEBUILDER_ASSETS to a directory that holds %s",
 				dir, strings.Join(missing, ", "), strings.Join(names, ", "))
 		}
 		return dir, nil
@@ -28,7 +29,7 @@ func findBinaries(names []string) (string, error) {
 
 	cache, err := os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("reconciletest: finding the control-plane binaries: %w; set KUBEBUILDER_ASSETS", err)
+		return "", fmt.Errorf("controlplane: finding the control-plane binaries: %w; set KUBEBUILDER_ASSETS", err)
 	}
 	root := filepath.Join(cache, "reconcilekit", "controlplane")
 	entries, _ := os.ReadDir(root) // a missing directory is reported below, with the fix
@@ -45,7 +46,7 @@ func findBinaries(names []string) (string, error) {
 		}
 	}
 	if found == "" {
-		return "", fmt.Errorf("reconciletest: no directory under %s holds %s: run `make controlplane` (or set KUBEBUILDER_ASSETS)",
+		return "", fmt.Errorf("controlplane: no directory under %s holds %s: run `make controlplane` in a reconcilekit checkout, which builds them from source into it (about 15 minutes, once a machine), or set KUBEBUILDER_ASSETS to a directory that holds them",
 			root, strings.Join(names, ", "))
 	}
 	return found, nil

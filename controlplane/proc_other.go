@@ -1,6 +1,6 @@
 //go:build !linux
 
-package reconciletest
+package controlplane
 
 import (
 	"syscall"

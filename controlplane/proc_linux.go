@@ -1,4 +1,4 @@
-package reconciletest
+package controlplane
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"syscall"
 )
 
-// childAttr makes the kernel kill a process the moment the test binary dies, however it
+// childAttr makes the kernel kill a process the moment the program dies, however it
 // dies, and keeps it out of the terminal's process group, so that a Ctrl-C meant for the
 // program reaches the program, which then stops the control plane in order.
 func childAttr() *syscall.SysProcAttr {

@@ -1,4 +1,4 @@
-package reconciletest
+package controlplane
 
 import (
 	"errors"
@@ -42,7 +42,7 @@ type watchdog struct {
 func startWatchdog(dir string) (*watchdog, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("reconciletest: starting the watchdog: %w", err)
+		return nil, fmt.Errorf("controlplane: starting the watchdog: %w", err)
 	}
 	defer r.Close() // the watchdog holds its own copy
 	cmd := exec.Command("/bin/sh", "-c", watchdogScript)
@@ -50,11 +50,11 @@ func startWatchdog(dir string) (*watchdog, error) {
 	cmd.SysProcAttr = watchdogAttr()
 	if err := cmd.Start(); err != nil {
 		w.Close()
-		return nil, fmt.Errorf("reconciletest: starting the watchdog: %w", err)
+		return nil, fmt.Errorf("controlplane: starting the watchdog: %w", err)
 	}
 	wd := &watchdog{cmd: cmd, pipe: w, guarded: make(map[int]bool)}
 	if _, err := fmt.Fprintln(w, dir); err != nil {
-		return nil, errors.Join(fmt.Errorf("reconciletest: starting the watchdog: %w", err), wd.release())
+		return nil, errors.Join(fmt.Errorf("controlplane: starting the watchdog: %w", err), wd.release())
 	}
 	return wd, nil
 }
@@ -80,7 +80,7 @@ func (w *watchdog) release() error {
 		err = waitErr
 	}
 	if err != nil {
-		return fmt.Errorf("reconciletest: releasing the watchdog: %w", err)
+		return fmt.Errorf("controlplane: releasing the watchdog: %w", err)
 	}
 	return nil
 }

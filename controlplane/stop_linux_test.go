@@ -1,4 +1,4 @@
-package reconciletest
+package controlplane
 
 import (
 	"bufio"
@@ -13,6 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // processesMentioning returns the names of the running processes whose command line
@@ -101,5 +104,11 @@ func TestAbandonedClusterDiesWithItsProgram(t *testing.T) {
 		t.Fatalf("the child did not panic: %v\n%s", err, &stderr)
 	}
 
-	Eventually(t, func(context.Context) error { return expectNothingLeft(dir) })
+	// The watchdog kills the processes at once and removes the directory a second later.
+	err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		return expectNothingLeft(dir) == nil, nil
+	})
+	if err != nil {
+		t.Fatal(expectNothingLeft(dir))
+	}
 }

@@ -1,4 +1,4 @@
-package reconciletest
+package controlplane
 
 import (
 	"bytes"
@@ -26,7 +26,8 @@ import (
 
 // The annotations that decide how a pod that runs once (restartPolicy Never, not owned
 // by a Job) ends on a simulated node. Without them it succeeds with exit code 0 as soon
-// as it runs.
+// as it runs. Their keys keep the prefix of reconciletest, where they were born, so that
+// pods written for it still end as they did.
 const (
 	// ExitCodeAnnotation holds the exit code of the pod's containers, an integer; any
 	// code but "0" makes the pod Failed, with reason Error.
@@ -128,11 +129,11 @@ func (cp *ControlPlane) startCluster(ctx context.Context, bin string, opts Optio
 	}
 
 	if err := cp.client.Create(ctx, storageClass()); err != nil {
-		return fmt.Errorf("reconciletest: creating the default StorageClass: %w", err)
+		return fmt.Errorf("controlplane: creating the default StorageClass: %w", err)
 	}
 	for i := range opts.Nodes {
 		if err := cp.client.Create(ctx, node(fmt.Sprintf("kwok-node-%d", i))); err != nil {
-			return fmt.Errorf("reconciletest: creating a node: %w", err)
+			return fmt.Errorf("controlplane: creating a node: %w", err)
 		}
 	}
 	return cp.awaitCluster(ctx, opts.Nodes, map[string]int{
@@ -165,7 +166,7 @@ leaderElection:
 		return err
 	})
 	if err != nil {
-		return "", fmt.Errorf("reconciletest: %w", err)
+		return "", fmt.Errorf("controlplane: %w", err)
 	}
 
 	files := map[string][]byte{
@@ -176,7 +177,7 @@ leaderElection:
 	}
 	for name, data := range files {
 		if err := os.WriteFile(name, data, 0o600); err != nil {
-			return "", fmt.Errorf("reconciletest: %w", err)
+			return "", fmt.Errorf("controlplane: %w", err)
 		}
 	}
 	return kubeconfig, nil
@@ -267,10 +268,10 @@ func (cp *ControlPlane) awaitCluster(ctx context.Context, nodes int, ports map[s
 		return ready == nodes, nil
 	})
 	if wait.Interrupted(err) && waitingFor != nil {
-		return fmt.Errorf("reconciletest: the cluster is not ready: %w (%w)", waitingFor, err)
+		return fmt.Errorf("controlplane: the cluster is not ready: %w (%w)", waitingFor, err)
 	}
 	if err != nil {
-		return fmt.Errorf("reconciletest: starting the cluster: %w", err)
+		return fmt.Errorf("controlplane: starting the cluster: %w", err)
 	}
 	return nil
 }
@@ -296,7 +297,7 @@ func healthy(ctx context.Context, c *http.Client, port int) error {
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return 0, fmt.Errorf("reconciletest: finding a free port: %w", err)
+		return 0, fmt.Errorf("controlplane: finding a free port: %w", err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil

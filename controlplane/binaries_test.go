@@ -1,4 +1,4 @@
-package reconciletest
+package controlplane
 
 import (
 	"os"

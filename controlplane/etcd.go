@@ -1,4 +1,4 @@
-package reconciletest
+package controlplane
 
 import (
 	"bytes"
@@ -8,10 +8,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"testing"
-
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
 
 // The control plane's etcd is reached through the JSON gateway etcd serves beside gRPC on
@@ -33,7 +29,7 @@ func (cp *ControlPlane) CompactEtcd(ctx context.Context) (int64, error) {
 	}
 	revision, err := strconv.ParseInt(status.Header.Revision, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("reconciletest: etcd's revision %q: %w", status.Header.Revision, err)
+		return 0, fmt.Errorf("controlplane: etcd's revision %q: %w", status.Header.Revision, err)
 	}
 	compaction := map[string]any{"revision": strconv.FormatInt(revision, 10), "physical": true}
 	return revision, cp.etcd(ctx, "/v3/kv/compaction", compaction, nil)
@@ -55,16 +51,16 @@ func (cp *ControlPlane) RewriteStored(ctx context.Context, key string, rewrite f
 		return err
 	}
 	if len(got.Kvs) != 1 {
-		return fmt.Errorf("reconciletest: etcd holds no object at %s", key)
+		return fmt.Errorf("controlplane: etcd holds no object at %s", key)
 	}
 	var obj map[string]any
 	if err := json.Unmarshal(got.Kvs[0].Value, &obj); err != nil {
-		return fmt.Errorf("reconciletest: the object at %s is not JSON: %w", key, err)
+		return fmt.Errorf("controlplane: the object at %s is not JSON: %w", key, err)
 	}
 	rewrite(obj)
 	value, err := json.Marshal(obj)
 	if err != nil {
-		return fmt.Errorf("reconciletest: %w", err)
+		return fmt.Errorf("controlplane: %w", err)
 	}
 	return cp.etcd(ctx, "/v3/kv/put", map[string]any{"key": []byte(key), "value": value}, nil)
 }
@@ -89,7 +85,7 @@ func (cp *ControlPlane) Stored(ctx context.Context, prefix string) (map[string]m
 	for _, kv := range got.Kvs {
 		var obj map[string]any
 		if err := json.Unmarshal(kv.Value, &obj); err != nil {
-			return nil, fmt.Errorf("reconciletest: the object at %s is not JSON: %w", kv.Key, err)
+			return nil, fmt.Errorf("controlplane: the object at %s is not JSON: %w", kv.Key, err)
 		}
 		stored[string(kv.Key)] = obj
 	}
@@ -101,66 +97,31 @@ func (cp *ControlPlane) Stored(ctx context.Context, prefix string) (map[string]m
 func (cp *ControlPlane) etcd(ctx context.Context, path string, request, reply any) error {
 	body, err := json.Marshal(request)
 	if err != nil {
-		return fmt.Errorf("reconciletest: %w", err)
+		return fmt.Errorf("controlplane: %w", err)
 	}
 	u := *cp.env.ControlPlane.Etcd.URL
 	u.Path = path
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("reconciletest: %w", err)
+		return fmt.Errorf("controlplane: %w", err)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("reconciletest: etcd %s: %w", path, err)
+		return fmt.Errorf("controlplane: etcd %s: %w", path, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return fmt.Errorf("reconciletest: etcd %s: %w", path, err)
+		return fmt.Errorf("controlplane: etcd %s: %w", path, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("reconciletest: etcd %s: %s: %s", path, resp.Status, data)
+		return fmt.Errorf("controlplane: etcd %s: %s: %s", path, resp.Status, data)
 	}
 	if reply == nil {
 		return nil
 	}
 	if err := json.Unmarshal(data, reply); err != nil {
-		return fmt.Errorf("reconciletest: etcd %s answered %s: %w", path, data, err)
+		return fmt.Errorf("controlplane: etcd %s answered %s: %w", path, data, err)
 	}
 	return nil
-}
-
-// StorePastSchema changes the spec of obj, an object of the Env's operator's kinds, as etcd
-// stores it, behind the API server and its schema, and gives it the next generation, as the
-// API server would for a change of spec: the way to hand an operator a spec its CRD's schema
-// refuses, as a spec written under an older schema, or straight to etcd, reaches it. change
-// receives the stored spec, decoded from JSON (numbers are float64; set int64 or float64).
-// It returns the generation given, which the operator's status should come to observe.
-func (e *Env) StorePastSchema(t testing.TB, obj client.Object, change func(spec map[string]any)) (generation int64) {
-	t.Helper()
-	gvk, err := apiutil.GVKForObject(obj, e.Scheme())
-	if err != nil {
-		t.Fatalf("reconciletest: StorePastSchema: %v", err)
-	}
-	mapping, err := e.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
-	if err != nil {
-		t.Fatalf("reconciletest: StorePastSchema: %v", err)
-	}
-	key := fmt.Sprintf("/registry/%s/%s/%s/%s", mapping.Resource.Group, mapping.Resource.Resource, obj.GetNamespace(), obj.GetName())
-	err = e.operator.ControlPlane.RewriteStored(t.Context(), key, func(stored map[string]any) {
-		spec, _ := stored["spec"].(map[string]any)
-		if spec == nil {
-			spec = map[string]any{}
-			stored["spec"] = spec
-		}
-		change(spec)
-		md, _ := stored["metadata"].(map[string]any)
-		g, _ := md["generation"].(float64)
-		generation = int64(g) + 1
-		md["generation"] = generation
-	})
-	if err != nil {
-		t.Fatalf("reconciletest: StorePastSchema %s %s: %v", gvk.Kind, client.ObjectKeyFromObject(obj), err)
-	}
-	return generation
 }

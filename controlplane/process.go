@@ -1,4 +1,4 @@
-package reconciletest
+package controlplane
 
 import (
 	"errors"
@@ -33,7 +33,7 @@ func startProcess(w *watchdog, dir, name string, out io.Writer, args ...string) 
 	}
 	p.cmd.Stdout, p.cmd.Stderr = output, output
 	if err := p.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("reconciletest: starting %s: %w", name, err)
+		return nil, fmt.Errorf("controlplane: starting %s: %w", name, err)
 	}
 	go func() {
 		p.err = p.cmd.Wait()
@@ -59,7 +59,7 @@ func (p *process) restart(w *watchdog) (*process, error) {
 func (p *process) exited() error {
 	select {
 	case <-p.done:
-		return fmt.Errorf("reconciletest: %s exited (%v); its last output:\n%s", p.name, p.err, p.output.String())
+		return fmt.Errorf("controlplane: %s exited (%v); its last output:\n%s", p.name, p.err, p.output.String())
 	default:
 		return nil
 	}

@@ -1,4 +1,4 @@
-package reconciletest
+package controlplane
 
 import (
 	"errors"
@@ -19,10 +19,10 @@ func (cp *ControlPlane) RestartAPIServer() error {
 	apiServer := cp.env.ControlPlane.APIServer
 	// Stopping gracefully would wait up to a minute for the clients' watches to end.
 	if err := kill(apiServer.Path, apiServer.Stop); err != nil {
-		return fmt.Errorf("reconciletest: stopping the API server: %w", err)
+		return fmt.Errorf("controlplane: stopping the API server: %w", err)
 	}
 	if err := apiServer.Start(); err != nil {
-		return fmt.Errorf("reconciletest: starting the API server again: %w", err)
+		return fmt.Errorf("controlplane: starting the API server again: %w", err)
 	}
 	// The new process must die with this program, like the one it replaces.
 	for _, pid := range childrenMentioning(cp.dir) {
@@ -40,10 +40,10 @@ func (cp *ControlPlane) RestartAPIServer() error {
 func (cp *ControlPlane) RestartEtcd() error {
 	etcd := cp.env.ControlPlane.Etcd
 	if err := kill(filepath.Clean(etcd.DataDir), etcd.Stop); err != nil {
-		return fmt.Errorf("reconciletest: stopping etcd: %w", err)
+		return fmt.Errorf("controlplane: stopping etcd: %w", err)
 	}
 	if err := etcd.Start(); err != nil {
-		return fmt.Errorf("reconciletest: starting etcd again: %w", err)
+		return fmt.Errorf("controlplane: starting etcd again: %w", err)
 	}
 	return cp.guardChildren()
 }
@@ -84,5 +84,5 @@ func (cp *ControlPlane) RestartNodes() error {
 		cp.processes[i] = restarted
 		return nil
 	}
-	return errors.New("reconciletest: RestartNodes: the control plane has no nodes")
+	return errors.New("controlplane: RestartNodes: the control plane has no nodes")
 }

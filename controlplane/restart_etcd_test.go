@@ -1,4 +1,4 @@
-package reconciletest_test
+package controlplane_test
 
 import (
 	"context"
@@ -10,12 +10,23 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+	"github.com/reconcilekit/reconcilekit/controlplane"
 )
 
 func TestRestartEtcdKeepsTheDataAndTheAddress(t *testing.T) {
-	cp := reconciletest.StartAPIServer(t)
-	c := cp.Client(t, nil)
+	cp, err := controlplane.Start(t.Context(), controlplane.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := cp.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	c, err := client.New(cp.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "kept"}}
 	if err := c.Create(t.Context(), cm); err != nil {
 		t.Fatal(err)
@@ -25,7 +36,7 @@ func TestRestartEtcdKeepsTheDataAndTheAddress(t *testing.T) {
 	}
 	// The API server reconnects to etcd on its own; what it stored before is still there.
 	var last error
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		last = c.Get(ctx, client.ObjectKeyFromObject(cm), &corev1.ConfigMap{})
 		return last == nil, nil
 	})

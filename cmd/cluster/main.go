@@ -1,6 +1,6 @@
 // Cluster runs the local control plane alone, for an operator of your own: etcd,
 // kube-apiserver, kube-controller-manager, kube-scheduler and kwok simulating nodes, as the
-// tests of reconcilekit's operators run them (reconciletest.Start), unthrottled. It
+// tests of reconcilekit's operators run them (package controlplane), unthrottled. It
 // creates a namespace that enforces the restricted Pod Security Standard, writes an
 // administrator's kubeconfig whose context works in that namespace, prints the line that
 // points kubectl and your operator at it, and runs until interrupted (SIGINT or SIGTERM),
@@ -8,11 +8,15 @@
 //
 //	make cluster
 //
-// or, in an operator's module that requires reconcilekit:
+// or anywhere, in a module or not:
 //
-//	go run github.com/reconcilekit/reconcilekit/hack/cluster
+//	go run github.com/reconcilekit/reconcilekit/cmd/cluster@latest
 //
-// The binaries are those of make controlplane, found as the tests find them.
+// The command runs the control-plane binaries, it does not build them: it finds them in
+// the directory KUBEBUILDER_ASSETS names, or else in the newest complete directory that
+// `make controlplane` of a reconcilekit checkout built into the user cache directory
+// (~/.cache/reconcilekit/controlplane/...), and otherwise fails saying so. The build takes
+// about 15 minutes once per machine, from pins that live in the checkout.
 package main
 
 import (
@@ -30,7 +34,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+	"github.com/reconcilekit/reconcilekit/controlplane"
 )
 
 func main() {
@@ -70,11 +74,11 @@ type options struct {
 
 // run starts the control plane, says how to use it, and stops it when ctx is done.
 func run(ctx context.Context, o options, out io.Writer) (err error) {
-	opts := reconciletest.Options{Nodes: o.nodes}
+	opts := controlplane.Options{Nodes: o.nodes}
 	if o.verbose {
 		opts.Output = os.Stderr
 	}
-	cp, err := reconciletest.Start(ctx, opts)
+	cp, err := controlplane.Start(ctx, opts)
 	if err != nil {
 		return err
 	}
