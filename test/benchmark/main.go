@@ -17,7 +17,7 @@
 // The last line printed is a machine-readable summary. The medians are also recorded, by
 // N, in results.json next to this file, and docs/performance.svg is drawn from them.
 //
-//	go run ./test/benchmark -n 200 -rounds 3
+//	cd test && go run ./benchmark -n 200 -rounds 3
 package main
 
 import (
