@@ -62,9 +62,10 @@ each = failed=; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(1)) || faile
 	test -z "$$failed" || { echo "failed in:$$failed"; exit 1; }
 
 .PHONY: lint
-lint: ## gofmt, go vet and staticcheck, of every module.
+lint: ## gofmt, go vet, staticcheck and a tidy go.mod, of every module.
 	@out=$$(gofmt -l $$(git ls-files '*.go')); test -z "$$out" || { echo "gofmt would change: $$out"; exit 1; }
-	@staticcheck=$$($(TOOL) -n staticcheck) && $(call each,$(GO) vet ./... && "$$staticcheck" ./...)
+	@staticcheck=$$($(TOOL) -n staticcheck) && $(call each,$(GO) vet ./... && "$$staticcheck" ./... && \
+		{ $(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run 'make tidy' and commit"; exit 1; }; })
 
 .PHONY: tidy
 tidy: ## go mod tidy in every module.
