@@ -48,35 +48,45 @@ verify-generated: generate ## Fail when generated files differ from what is comm
 	@git diff --exit-code -- examples cmd/newoperator/minimal cmd/newoperator/templates || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
 	@test -z "$$(git status --porcelain -- examples cmd/newoperator/minimal cmd/newoperator/templates)" || { git status --porcelain -- examples cmd/newoperator/minimal cmd/newoperator/templates; echo "untracked generated files: run 'make generate' and commit"; exit 1; }
 
-# PEERS is the benchmark's nested module of peer operators (Flux's and Cluster API's
-# helpers), kept out of the library's go.mod: lint and unit cover it too.
-PEERS := test/benchmark/peers
-# MINIMAL is newoperator's minimal template, a module of its own so that it does not
-# compile into the library's: lint covers it, and internal/firstuse tests it as a copy.
-MINIMAL := cmd/newoperator/minimal
+# MODULES are the checkout's Go modules, each with its own go.mod, so that the library's
+# go.mod requires only what the library imports: the library (.), the example operators,
+# the test suites (adopt, benchmark, explain, explore, reliability, upgrade) and the
+# benchmark's peer operators (Flux's and Cluster API's helpers) and newoperator's minimal
+# template. Each builds against the
+# library of this checkout through a replace directive; lint and unit go through every one,
+# in its own directory, with its own go.mod, as a user's build would (no go.work).
+MODULES := . examples test test/benchmark/peers cmd/newoperator/minimal
+
+# each runs its argument in every module's directory, naming the module, and fails after
+# all have run if one failed.
+each = failed=; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(1)) || failed="$$failed $$m"; done; \
+	test -z "$$failed" || { echo "failed in:$$failed"; exit 1; }
 
 .PHONY: lint
-lint: ## gofmt, go vet and staticcheck, of the library, of the benchmark's peers module and of newoperator's minimal template.
+lint: ## gofmt, go vet, staticcheck and a tidy go.mod, of every module.
 	@out=$$(gofmt -l $$(git ls-files '*.go')); test -z "$$out" || { echo "gofmt would change: $$out"; exit 1; }
-	$(GO) vet ./...
-	$(TOOL) staticcheck ./...
-	cd $(PEERS) && $(GO) vet ./...
-	staticcheck=$$($(TOOL) -n staticcheck) && cd $(PEERS) && "$$staticcheck" ./...
-	cd $(MINIMAL) && $(GO) vet ./...
-	staticcheck=$$($(TOOL) -n staticcheck) && cd $(MINIMAL) && "$$staticcheck" ./...
+	@staticcheck=$$($(TOOL) -n staticcheck) && $(call each,$(GO) vet ./... && "$$staticcheck" ./... && \
+		{ $(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run 'make tidy' and commit"; exit 1; }; })
+
+.PHONY: tidy
+tidy: ## go mod tidy in every module.
+	@$(call each,$(GO) mod tidy)
+
+.PHONY: module-graph
+module-graph: ## Count the module graph of a new module that requires only the library (the figure of the README's Dependencies).
+	@hack/module-graph.sh
 
 .PHONY: docs
 docs: ## Check the README and docs/: names resolve, Go blocks compile, every exported identifier has godoc (also run by unit).
 	$(GO) test -count=1 ./internal/docs
 
 .PHONY: unit
-unit: controlplane ## Run the tests with the race detector and print coverage (the benchmark's peers module's too).
-	$(GO) test -race -cover -timeout 25m ./...
-	cd $(PEERS) && $(GO) test -race -cover -timeout 10m ./...
+unit: controlplane ## Run the tests of every module with the race detector and print coverage.
+	@$(call each,$(GO) test -race -cover -timeout 25m ./...)
 
 .PHONY: test-adopt
 test-adopt: controlplane ## Scaffold a kubebuilder v4 project, adopt one controller, run its tests and main; create api on every template (part of unit).
-	$(GO) test -count=1 -v -timeout 20m ./test/adopt
+	cd test && $(GO) test -count=1 -v -timeout 20m ./adopt
 
 .PHONY: fuzz
 fuzz: ## Run each fuzz target for FUZZ_BRIEF (20000 inputs) beyond its committed corpus.
@@ -102,7 +112,7 @@ test: check-tracked lint api-check verify-generated unit fuzz ## Everything CI c
 
 .PHONY: demo
 demo: controlplane ## Run the five example operators on a local control plane until they converge (ARGS=--keep-running to stay).
-	$(GO) run ./examples/demo $(ARGS)
+	cd examples && $(GO) run ./demo $(ARGS)
 
 .PHONY: cluster
 cluster: controlplane ## Run the local control plane alone, with a restricted namespace, for an operator of your own, until interrupted (ARGS=-h for flags).
@@ -111,7 +121,7 @@ cluster: controlplane ## Run the local control plane alone, with a restricted na
 
 .PHONY: demo-sharding
 demo-sharding: controlplane ## Run the At operator as three shards, separate processes, on a local control plane: split, SIGKILL, 3 -> 5 -> 2 (FULL=1 for 1000 Ats; ARGS=-logs to watch).
-	$(GO) test -count=1 -v -timeout 60m -run '^TestSharded' ./test/reliability -args $(if $(FULL),-full) $(ARGS)
+	cd test && $(GO) test -count=1 -v -timeout 60m -run '^TestSharded' ./reliability -args $(if $(FULL),-full) $(ARGS)
 
 # Deploying an example to the cluster of the current kubeconfig (docs/deploy.md).
 # EXAMPLE is memcached, podset, at, keyval or cronjob; IMG is the manager image the cluster pulls.
@@ -136,7 +146,7 @@ install: need-kubectl ## Install the CRD of example EXAMPLE in the cluster.
 
 .PHONY: run
 run: ## Run the manager of example EXAMPLE here, against the cluster (after make install).
-	$(GO) run ./examples/$(EXAMPLE)/cmd
+	cd examples && $(GO) run ./$(EXAMPLE)/cmd
 
 .PHONY: deploy
 deploy: need-kubectl ## Deploy example EXAMPLE to the cluster: CRD, RBAC, namespace and the manager running IMG.
@@ -152,7 +162,7 @@ need-kubectl:
 
 .PHONY: bench
 bench: controlplane ## Compare library-built operators with seed-style, Flux-style and Cluster-API-style ones and the ideal pipeline (N=200 by default; N=10000 runs one round).
-	$(GO) run ./test/benchmark $(if $(N),-n $(N))
+	cd test && $(GO) run ./benchmark $(if $(N),-n $(N))
 
 # How many inputs each fuzz target of the reliability suite tries after its committed
 # corpus (a count, for the reason FUZZ_BRIEF gives).
@@ -160,7 +170,7 @@ FUZZTIME ?= 100000x
 
 .PHONY: test-explore
 test-explore: controlplane ## Explore the examples and the corpus at every point, prove each mutant caught by its oracle; end with "explore: operators=N runs=N points=N mutants_caught=N/N false_alarms=0 seconds=N".
-	cd reconcile/reconciletest/explore && $(GO) test -count=1 -timeout 25m -run '^TestExploring' -args -test.parallel=$(EXPLORE_AT_ONCE) -explore.mutants -explore.corpus -explore.all -explore.parallel=$(EXPLORE_PARALLEL)
+	cd test/explore && $(GO) test -count=1 -timeout 25m -run '^TestExploring' -args -test.parallel=$(EXPLORE_AT_ONCE) -explore.mutants -explore.corpus -explore.all -explore.parallel=$(EXPLORE_PARALLEL)
 
 # EXPLORE_MATRIX_MUTANTS picks the mutants of make test-explore-matrix (a regular expression
 # of their bugs); empty explores every one, which takes most of an hour on two cores.
@@ -168,12 +178,12 @@ EXPLORE_MATRIX_MUTANTS ?=
 
 .PHONY: test-explore-matrix
 test-explore-matrix: controlplane ## Explore every mutant with every class at every point; print the matrix and prove each class catches a mutant no other does.
-	cd reconcile/reconciletest/explore && $(GO) test -count=1 -timeout 90m -run '^TestMatrix' -args -explore.matrix -explore.matrix.mutants='$(EXPLORE_MATRIX_MUTANTS)' -explore.parallel=$(EXPLORE_PARALLEL)
+	cd test/explore && $(GO) test -count=1 -timeout 90m -run '^TestMatrix' -args -explore.matrix -explore.matrix.mutants='$(EXPLORE_MATRIX_MUTANTS)' -explore.parallel=$(EXPLORE_PARALLEL)
 
 .PHONY: test-reliability
 test-reliability: controlplane ## Run the reliability scenarios at full size and the fuzzers briefly; end with "N scenarios, N passed, N failed".
-	@$(GO) build -o bin/reliability-report ./test/reliability/report
-	@{ $(GO) test -race -json -timeout 90m ./test/reliability -args -full || true; \
+	@cd test && $(GO) build -o ../bin/reliability-report ./reliability/report
+	@{ (cd test && $(GO) test -race -json -timeout 90m ./reliability -args -full) || true; \
 	   for target in conditions:FuzzSet requeue:FuzzParseTime requeue:FuzzCronNext; do \
 	     $(GO) test -json -run '^$$' -fuzz "^$${target#*:}$$" -fuzztime $(FUZZTIME) ./$${target%%:*} || true; \
 	   done; } | bin/reliability-report
@@ -183,4 +193,4 @@ DURATION ?= 1h
 
 .PHONY: soak
 soak: controlplane ## Churn objects for DURATION (1h) and fail on a leak of heap or goroutines or a missed object.
-	$(GO) test -count=1 -v -run '^TestContinuousChurnLeaksNothingAndMissesNothing$$' -timeout 24h ./test/reliability -args -soak=$(DURATION)
+	cd test && $(GO) test -count=1 -v -run '^TestContinuousChurnLeaksNothingAndMissesNothing$$' -timeout 24h ./reliability -args -soak=$(DURATION)

@@ -5,41 +5,51 @@
 # manager's ClusterRole; then the copies of the templates that cmd/newoperator
 # embeds. The output is committed, so that CI can tell when it
 # is stale by running this script and looking for a diff.
+#
+# controller-gen loads packages from the module of its working directory: the
+# examples' from examples/ (their own module), the template's from its own.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+controller_gen=$(go tool -modfile=hack/tools/go.mod -n controller-gen)
 
-for dir in examples/memcached examples/podset examples/at examples/keyval; do
-	go tool -modfile=hack/tools/go.mod controller-gen \
+# gen runs controller-gen in module directory mod for the operator in dir, relative to mod.
+gen() {
+	local mod=$1 dir=$2
+	(cd "$mod" && "$controller_gen" \
 		object \
 		crd \
 		rbac:roleName=manager-role \
 		paths="{./$dir/api/...,./$dir/controller/...}" \
 		output:crd:artifacts:config="$dir/config/crd/bases" \
-		output:rbac:artifacts:config="$dir/config/rbac"
+		output:rbac:artifacts:config="$dir/config/rbac")
+}
+
+for dir in memcached podset at keyval; do
+	gen examples "$dir"
 done
 
 # The CronJob example embeds a whole Job template, pod spec included: with every
 # field's description its CRD is 750 KB, too large for kubectl apply's annotation
 # (256 KB), so its descriptions are left out, as the kubebuilder tutorial does.
-go tool -modfile=hack/tools/go.mod controller-gen \
+(cd examples && "$controller_gen" \
 	object \
 	crd:maxDescLen=0 \
 	rbac:roleName=manager-role \
-	paths="{./examples/cronjob/api/...,./examples/cronjob/controller/...}" \
-	output:crd:artifacts:config=examples/cronjob/config/crd/bases \
-	output:rbac:artifacts:config=examples/cronjob/config/rbac
+	paths="{./cronjob/api/...,./cronjob/controller/...}" \
+	output:crd:artifacts:config=cronjob/config/crd/bases \
+	output:rbac:artifacts:config=cronjob/config/rbac)
 
 # The Memcached example serves webhooks: their configurations, from the
 # +kubebuilder:webhook markers of its API.
-go tool -modfile=hack/tools/go.mod controller-gen \
+(cd examples && "$controller_gen" \
 	webhook \
-	paths="{./examples/memcached/api/...}" \
-	output:webhook:artifacts:config=examples/memcached/config/webhook
+	paths="{./memcached/api/...}" \
+	output:webhook:artifacts:config=memcached/config/webhook)
 
 # The minimal template is a module of its own, so that it does not compile into the
 # library's: controller-gen loads its packages from there.
-(cd cmd/newoperator/minimal && go tool -modfile=../../../hack/tools/go.mod controller-gen \
+(cd cmd/newoperator/minimal && "$controller_gen" \
 	object \
 	crd \
 	rbac:roleName=manager-role \

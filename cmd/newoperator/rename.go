@@ -750,9 +750,20 @@ run: ## Run the manager here, against that cluster.
 `
 
 // goMod writes the new module's go.mod, which requires reconcilekit: a release, or a
-// checkout through a replace directive; and a go.sum to start from, the library's.
+// checkout through a replace directive; and a go.sum to start from. A template lives in a
+// module of its own (the examples' examples/go.mod, the minimal template's own): a copy
+// also requires what that module requires beyond the library (the OpenTelemetry SDK and
+// exporter of a main, say), at the versions it was tested with, and starts from its go.sum.
 func goMod(o options, out map[string][]byte) error {
 	mod, err := fs.ReadFile(o.lib, "go.mod")
+	if err != nil {
+		return err
+	}
+	templateModule := "examples"
+	if o.from == minimal {
+		templateModule = templateDir(minimal)
+	}
+	templateMod, err := fs.ReadFile(o.lib, templateModule+"/go.mod")
 	if err != nil {
 		return err
 	}
@@ -774,11 +785,41 @@ func goMod(o options, out map[string][]byte) error {
 		text += "require " + library + " v0.0.0-00010101000000-000000000000\n\n" +
 			"replace " + library + " => " + checkout + "\n"
 	}
+	if reqs := requirements(string(templateMod), library); len(reqs) > 0 {
+		text += "\nrequire (\n\t" + strings.Join(reqs, "\n\t") + "\n)\n"
+	}
 	out["go.mod"] = []byte(text)
-	sum, err := fs.ReadFile(o.lib, "go.sum")
+	sum, err := fs.ReadFile(o.lib, templateModule+"/go.sum")
 	if err != nil {
 		return err
 	}
 	out["go.sum"] = sum
 	return nil
+}
+
+// requirements returns the require lines of the go.mod text mod ("path version", with
+// their "// indirect"), but those of the library and its nested modules.
+func requirements(mod, library string) []string {
+	var reqs []string
+	in := false
+	for _, line := range strings.Split(mod, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "require (":
+			in = true
+			continue
+		case in && line == ")":
+			in = false
+			continue
+		case strings.HasPrefix(line, "require "):
+			line = strings.TrimPrefix(line, "require ")
+		case !in:
+			continue
+		}
+		if path, _, _ := strings.Cut(line, " "); line == "" || path == library || strings.HasPrefix(path, library+"/") || strings.HasPrefix(line, "//") {
+			continue
+		}
+		reqs = append(reqs, line)
+	}
+	return reqs
 }

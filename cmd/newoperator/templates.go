@@ -30,7 +30,7 @@ const libraryArchive = "library"
 
 // libraryFiles are the files of the library, by slash-separated path from its root, that
 // a copy starts from.
-var libraryFiles = []string{"go.mod", "go.sum", "hack/tools/go.mod", "hack/tools/go.sum"}
+var libraryFiles = []string{"go.mod", "go.sum", "examples/go.mod", "examples/go.sum", "hack/tools/go.mod", "hack/tools/go.sum"}
 
 // templateDir is where a template lives in a checkout of the library: the minimal one
 // beside this program, as a module of its own, the others among the examples.

@@ -12,7 +12,7 @@
 //
 //	make demo                        # builds the control plane once, then runs
 //	make demo ARGS=--keep-running    # stays up after converging, until Ctrl-C
-//	go run ./examples/demo --timeout=5m --verbose
+//	cd examples && go run ./demo --timeout=5m --verbose
 package main
 
 import (

@@ -64,8 +64,12 @@ func checkout(t *testing.T) string {
 func offlineModules(t *testing.T, root string) {
 	t.Helper()
 	primeModules.Do(func() {
-		run(t, root, goEnv, "go", "mod", "download")
-		run(t, root, goEnv, "go", "mod", "graph")
+		// The library's module, and the examples' (a module of their own), whose
+		// requirements the templates copied from them need beyond the library's.
+		for _, dir := range []string{root, filepath.Join(root, "examples")} {
+			run(t, dir, goEnv, "go", "mod", "download")
+			run(t, dir, goEnv, "go", "mod", "graph")
+		}
 	})
 }
 

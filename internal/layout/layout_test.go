@@ -85,23 +85,53 @@ type pkg struct {
 	Deps       []string
 }
 
-// listPackages runs go list -deps's view of every package of the module, from root.
+// modules returns the directories of the checkout's Go modules, root first: the library's
+// and every nested one (the examples', the tests', the tools'), so that a package cannot
+// leave the picture by moving into a module of its own.
+func modules(t *testing.T, root string) []string {
+	t.Helper()
+	dirs := []string{root}
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != root {
+			if name := d.Name(); name == "testdata" || name == "bin" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+				dirs = append(dirs, path)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dirs
+}
+
+// listPackages runs go list -deps's view of every package of every module of the checkout
+// at root, each in its module's directory.
 func listPackages(t *testing.T, root string) map[string]pkg {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", "./...")
-	cmd.Dir = root
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
 	pkgs := map[string]pkg{}
-	for d := json.NewDecoder(bytes.NewReader(out)); d.More(); {
-		var p pkg
-		if err := d.Decode(&p); err != nil {
-			t.Fatal(err)
+	for _, dir := range modules(t, root) {
+		cmd := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", "./...")
+		cmd.Dir = dir
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list in %s: %v\n%s", dir, err, stderr.Bytes())
 		}
-		pkgs[strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")] = p
+		for d := json.NewDecoder(bytes.NewReader(out)); d.More(); {
+			var p pkg
+			if err := d.Decode(&p); err != nil {
+				t.Fatal(err)
+			}
+			pkgs[strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")] = p
+		}
 	}
 	return pkgs
 }

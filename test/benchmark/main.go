@@ -17,10 +17,11 @@
 // The last line printed is a machine-readable summary. The medians are also recorded, by
 // N, in results.json next to this file, and docs/performance.svg is drawn from them.
 //
-//	go run ./test/benchmark -n 200 -rounds 3
+//	cd test && go run ./benchmark -n 200 -rounds 3
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -197,19 +198,20 @@ func redrawChart() error {
 	return os.WriteFile(filepath.Join(root, "docs", "performance.svg"), chart(results), 0o644)
 }
 
-// moduleRoot finds the root of the module from the working directory, where the CRDs are.
+// moduleRoot finds the root of the repository from the working directory, where the
+// CRDs are: the directory of the library's go.mod, above the test module's own.
 func moduleRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		if goMod, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.HasPrefix(goMod, []byte("module github.com/reconcilekit/reconcilekit\n")) {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("run the benchmark inside the reconcilekit module: no go.mod found above the working directory")
+			return "", errors.New("run the benchmark inside the reconcilekit repository: no go.mod of the library found above the working directory")
 		}
 		dir = parent
 	}

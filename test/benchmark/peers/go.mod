@@ -7,10 +7,12 @@ require (
 	github.com/fluxcd/pkg/runtime v0.117.0
 	github.com/go-logr/logr v1.4.4
 	github.com/reconcilekit/reconcilekit v0.0.0
+	github.com/reconcilekit/reconcilekit/examples v0.0.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
 	k8s.io/utils v0.0.0-20260707023825-cf1189d6abe3
+	sigs.k8s.io/cli-utils v0.37.2
 	sigs.k8s.io/cluster-api v1.14.2
 	sigs.k8s.io/controller-runtime v0.25.2
 )
@@ -75,7 +77,6 @@ require (
 	k8s.io/component-base v0.37.0 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20260821135717-be32def86098 // indirect
-	sigs.k8s.io/cli-utils v0.37.2 // indirect
 	sigs.k8s.io/cluster-api/api v1.14.2 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
@@ -84,4 +85,7 @@ require (
 )
 
 // The examples' API types, their children's builders and the library, from this checkout.
-replace github.com/reconcilekit/reconcilekit => ../../..
+replace (
+	github.com/reconcilekit/reconcilekit => ../../..
+	github.com/reconcilekit/reconcilekit/examples => ../../../examples
+)

@@ -7,7 +7,7 @@
 // because its test binary died, has failed. A package that fails with no failed
 // scenario of its own (it did not build, say) counts as one failed scenario more.
 //
-//	go test -json ./test/reliability -args -full | go run ./test/reliability/report
+//	cd test && go test -json ./reliability -args -full | go run ./reliability/report
 package main
 
 import (

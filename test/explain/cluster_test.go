@@ -49,7 +49,7 @@ const cleanupDeadline = 15 * time.Second
 var operators = []*reconciletest.Operator{memcachedOperator, podSetOperator, atOperator, keyvalOperator}
 
 func example(dir string, addToScheme func(*runtime.Scheme) error, controller reconcile.Declaration) *reconciletest.Operator {
-	root := filepath.Join("..", "examples", dir, "config")
+	root := filepath.Join("..", "..", "examples", dir, "config")
 	return &reconciletest.Operator{
 		User:           dir + "-operator",
 		AddToScheme:    addToScheme,

@@ -25,7 +25,7 @@ import (
 )
 
 // examples is the root of the example operators.
-var examples = filepath.Join("..", "..", "..", "examples")
+var examples = filepath.Join("..", "..", "examples")
 
 // operators are the example operators explored, and the mutants of them, on one API
 // server that every run shares, each run in a namespace of its own: their children need
