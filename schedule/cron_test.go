@@ -1,4 +1,4 @@
-package requeue_test
+package schedule_test
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 	"time"
 	_ "time/tzdata" // zones for CRON_TZ on machines without a zone database
 
-	"github.com/reconcilekit/reconcilekit/requeue"
+	"github.com/reconcilekit/reconcilekit/schedule"
 )
 
 func TestParseCron(t *testing.T) {
@@ -34,11 +34,11 @@ func TestParseCron(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.spec, func(t *testing.T) {
-			_, err := requeue.ParseCron(tt.spec)
+			_, err := schedule.ParseCron(tt.spec)
 			if (err == nil) != tt.valid {
 				t.Fatalf("ParseCron() error = %v, want valid=%v", err, tt.valid)
 			}
-			var se *requeue.ScheduleError
+			var se *schedule.Error
 			if err != nil && (!errors.As(err, &se) || se.Schedule != tt.spec) {
 				t.Errorf("error %v is not a schedule error naming %q", err, tt.spec)
 			}
@@ -112,14 +112,14 @@ func TestCronNext(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := requeue.ParseCron(tt.spec)
+			c, err := schedule.ParseCron(tt.spec)
 			if err != nil {
 				t.Fatal(err)
 			}
 			c.StartingDeadline, c.MaxMissed = tt.deadline, tt.maxMissed
 			missed, next, err := c.Next(tt.last, tt.created, tt.now)
 			if tt.tooManyMissedMax > 0 {
-				var tm *requeue.TooManyMissedError
+				var tm *schedule.TooManyMissedError
 				if !errors.As(err, &tm) || tm.Max != tt.tooManyMissedMax {
 					t.Fatalf("Next() error = %v, want too many missed runs (max %d)", err, tt.tooManyMissedMax)
 				}
@@ -134,13 +134,13 @@ func TestCronNext(t *testing.T) {
 
 func TestTooManyMissedErrorSaysWhatToDo(t *testing.T) {
 	want := "more than 100 missed start times: set or decrease the starting deadline, or check for clock skew"
-	if got := (&requeue.TooManyMissedError{Max: 100}).Error(); got != want {
+	if got := (&schedule.TooManyMissedError{Max: 100}).Error(); got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 }
 
 func TestCronNextOnZeroCronFailsWithoutPanic(t *testing.T) {
-	if _, _, err := (requeue.Cron{}).Next(time.Time{}, time.Time{}, now); err == nil {
+	if _, _, err := (schedule.Cron{}).Next(time.Time{}, time.Time{}, now); err == nil {
 		t.Error("Next() on a zero Cron returned no error")
 	}
 }

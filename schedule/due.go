@@ -1,4 +1,4 @@
-package requeue
+package schedule
 
 import (
 	"errors"
@@ -32,7 +32,7 @@ type Due struct {
 // Next, by contrast, stops with a *TooManyMissedError, the kubebuilder tutorial's rule.
 func (c Cron) Due(last, created, now time.Time) (Due, error) {
 	if c.schedule == nil {
-		return Due{}, errors.New("requeue: Due on a Cron not made by ParseCron")
+		return Due{}, errors.New("schedule: Due on a Cron not made by ParseCron")
 	}
 	anchor := last
 	if anchor.IsZero() {

@@ -1,4 +1,4 @@
-package requeue_test
+package schedule_test
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reconcilekit/reconcilekit/requeue"
+	"github.com/reconcilekit/reconcilekit/schedule"
 )
 
 func TestParseTime(t *testing.T) {
@@ -27,11 +27,11 @@ func TestParseTime(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.schedule, func(t *testing.T) {
-			got, err := requeue.ParseTime(tt.schedule)
+			got, err := schedule.ParseTime(tt.schedule)
 			if !got.Equal(tt.want) || (err == nil) != tt.valid {
 				t.Fatalf("ParseTime() = %v, %v, want %v, valid=%v", got, err, tt.want, tt.valid)
 			}
-			if err != nil && !requeue.IsScheduleError(err) {
+			if err != nil && !schedule.IsInvalid(err) {
 				t.Errorf("error %v is not a schedule error", err)
 			}
 			if err == nil && got.Location() != time.UTC {
@@ -41,22 +41,22 @@ func TestParseTime(t *testing.T) {
 	}
 }
 
-func TestScheduleError(t *testing.T) {
-	_, err := requeue.ParseTime("soon")
+func TestInvalidScheduleError(t *testing.T) {
+	_, err := schedule.ParseTime("soon")
 	wrapped := fmt.Errorf("reading spec: %w", err)
 
-	var se *requeue.ScheduleError
+	var se *schedule.Error
 	if !errors.As(wrapped, &se) || se.Schedule != "soon" || errors.Unwrap(se) != se.Err {
 		t.Fatalf("errors.As(%v) = %+v, want the schedule and its cause", wrapped, se)
 	}
 	if want := `invalid schedule "soon": not an RFC 3339 time such as "2024-05-01T10:00:00Z"`; err.Error() != want {
 		t.Errorf("Error() = %q, want %q", err, want)
 	}
-	if _, err := requeue.ParseTime("2024-13-01T10:00:00Z"); err == nil || err.Error() != `invalid schedule "2024-13-01T10:00:00Z": month out of range` {
+	if _, err := schedule.ParseTime("2024-13-01T10:00:00Z"); err == nil || err.Error() != `invalid schedule "2024-13-01T10:00:00Z": month out of range` {
 		t.Errorf("ParseTime() error = %v, want it to say the month is out of range", err)
 	}
-	if !requeue.IsScheduleError(wrapped) || requeue.IsScheduleError(errBoom) || requeue.IsScheduleError(nil) {
-		t.Error("IsScheduleError does not recognise exactly the schedule errors")
+	if !schedule.IsInvalid(wrapped) || schedule.IsInvalid(errBoom) || schedule.IsInvalid(nil) {
+		t.Error("IsInvalid does not recognise exactly the schedule errors")
 	}
 }
 
@@ -77,10 +77,16 @@ func TestUntil(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			wait, due := requeue.Until(tt.at, now, tolerance)
+			wait, due := schedule.Until(tt.at, now, tolerance)
 			if wait != tt.wait || due != tt.due {
 				t.Errorf("Until() = %v, %v, want %v, %v", wait, due, tt.wait, tt.due)
 			}
 		})
 	}
 }
+
+// now is the tests' fixed instant.
+var (
+	now     = time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	errBoom = errors.New("boom")
+)

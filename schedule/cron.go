@@ -1,4 +1,4 @@
-package requeue
+package schedule
 
 import (
 	"errors"
@@ -31,11 +31,11 @@ type Cron struct {
 // ParseCron parses a standard five-field cron expression ("*/5 * * * *"), or a
 // descriptor such as "@hourly" or "@every 90s". The expression is read in UTC
 // unless it starts with CRON_TZ=<zone> (or TZ=<zone>), so that it means the
-// same instants on every machine. The error is a *ScheduleError, also for an
+// same instants on every machine. The error is an *Error, also for an
 // expression that never fires, such as "0 0 30 2 *".
 func ParseCron(spec string) (Cron, error) {
 	invalid := func(err error) (Cron, error) {
-		return Cron{}, &ScheduleError{Schedule: spec, Err: err}
+		return Cron{}, &Error{Schedule: spec, Err: err}
 	}
 	zoned := strings.TrimSpace(spec)
 	switch {
@@ -74,7 +74,7 @@ func (e *TooManyMissedError) Error() string {
 // missed runs is a *TooManyMissedError.
 func (c Cron) Next(last, created, now time.Time) (missed, next time.Time, err error) {
 	if c.schedule == nil {
-		return time.Time{}, time.Time{}, errors.New("requeue: Next on a Cron not made by ParseCron")
+		return time.Time{}, time.Time{}, errors.New("schedule: Next on a Cron not made by ParseCron")
 	}
 	earliest := last
 	if earliest.IsZero() {

@@ -1,4 +1,4 @@
-package requeue
+package schedule
 
 import (
 	"errors"
@@ -7,38 +7,38 @@ import (
 	"time"
 )
 
-// ScheduleError reports a schedule that cannot be parsed. It is a problem with
+// Error reports a schedule that cannot be parsed. It is a problem with
 // the object's spec, not a transient failure: report it (as a condition, say)
 // and wait for the spec to change rather than retry.
-type ScheduleError struct {
+type Error struct {
 	Schedule string // as written in the spec
 	Err      error  // what is wrong with it
 }
 
 // Error names the schedule and what is wrong with it.
-func (e *ScheduleError) Error() string {
+func (e *Error) Error() string {
 	return fmt.Sprintf("invalid schedule %q: %v", e.Schedule, e.Err)
 }
 
 // Unwrap returns the cause.
-func (e *ScheduleError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
-// IsScheduleError reports whether err is, or wraps, a *ScheduleError.
-func IsScheduleError(err error) bool {
-	var se *ScheduleError
+// IsInvalid reports whether err is, or wraps, an *Error: a schedule that cannot be parsed.
+func IsInvalid(err error) bool {
+	var se *Error
 	return errors.As(err, &se)
 }
 
 // ParseTime parses a one-shot schedule: an RFC 3339 time in UTC, ending in
 // "Z", such as "2024-05-01T10:00:00Z". Requiring UTC keeps the same spec
-// meaning the same instant wherever it is read. The error is a *ScheduleError.
+// meaning the same instant wherever it is read. The error is an *Error.
 func ParseTime(schedule string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339, schedule)
 	switch {
 	case err != nil:
-		return time.Time{}, &ScheduleError{Schedule: schedule, Err: timeProblem(err)}
+		return time.Time{}, &Error{Schedule: schedule, Err: timeProblem(err)}
 	case !strings.HasSuffix(schedule, "Z"):
-		return time.Time{}, &ScheduleError{Schedule: schedule, Err: errors.New(`not in UTC: must end in "Z"`)}
+		return time.Time{}, &Error{Schedule: schedule, Err: errors.New(`not in UTC: must end in "Z"`)}
 	}
 	return t, nil
 }
