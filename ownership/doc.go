@@ -33,7 +33,7 @@
 // shape): a Job per scheduled run, named after the run so that it is made once, started by
 // a ConcurrencyPolicy, its outcome read from the Job API's conditions (JobOutcomeOf), the
 // finished Jobs pruned to the newest N of each verdict, and the owner's readiness for
-// kstatus defined by History.Readiness; requeue.Cron.Due says which run is due.
+// kstatus defined by History.Readiness; schedule.Cron.Due says which run is due.
 //
 // DeploymentReadiness, StatefulSetReadiness and Readiness.Mark report an owned workload's
 // availability (whether it serves) and rollout in the owner's conditions; ReadinessOf reads

@@ -88,18 +88,3 @@ func ExampleSetConfigHash() {
 	// metadata changed, same hash: true
 	// data changed, same hash: false
 }
-
-// The readiness of a StatefulSet, by kstatus' rules, marked in the owner's conditions like a
-// Deployment's.
-func ExampleReadinessOf() {
-	sts := &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "db", Generation: 2},
-		Status:     appsv1.StatefulSetStatus{ObservedGeneration: 2, Replicas: 1, ReadyReplicas: 0},
-	}
-	r, err := ownership.ReadinessOf(sts)
-	if err != nil {
-		return
-	}
-	fmt.Println(r.Rollout, r.Reason, r.Message)
-	// Output: InProgress InProgress Ready: 0/1
-}

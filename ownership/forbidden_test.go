@@ -131,7 +131,7 @@ func statefulSet(namespace, image string) *appsv1.StatefulSet {
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: image}}},
 	}
-	return ownership.StatefulSet(namespace, "web", 1, template)
+	return workload.StatefulSet(namespace, "web", 1, template)
 }
 
 func contains(list []string, s string) bool {

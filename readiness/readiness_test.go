@@ -1,4 +1,4 @@
-package ownership
+package readiness
 
 import (
 	"testing"
@@ -110,18 +110,18 @@ func TestReadinessOfFollowsKstatusForEachKind(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ReadinessOf(tt.obj)
+			got, err := Of(tt.obj)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got.Rollout != tt.rollout || got.Reason != tt.reason || got.Available != tt.available || got.Message == "" {
-				t.Errorf("ReadinessOf = %+v, want rollout %s, reason %s, available %v and a message", got, tt.rollout, tt.reason, tt.available)
+				t.Errorf("Of = %+v, want rollout %s, reason %s, available %v and a message", got, tt.rollout, tt.reason, tt.available)
 			}
 		})
 	}
 }
 
-// kstatusOf is kstatus' verdict on d, the oracle DeploymentReadiness is held to.
+// kstatusOf is kstatus' verdict on d, the oracle Deployment is held to.
 func kstatusOf(t testing.TB, d *appsv1.Deployment) status.Status {
 	t.Helper()
 	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(d)
@@ -137,7 +137,7 @@ func kstatusOf(t testing.TB, d *appsv1.Deployment) status.Status {
 	return res.Status
 }
 
-// DeploymentReadiness is written by hand for speed; kstatus is its oracle. Each status is one
+// Deployment is written by hand for speed; kstatus is its oracle. Each status is one
 // the Deployment controller writes, from creation through a resize, a new image and a
 // failed rollout.
 func TestDeploymentReadinessAgreesWithKstatus(t *testing.T) {
@@ -173,12 +173,12 @@ func TestDeploymentReadinessAgreesWithKstatus(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			want := kstatusRollout[kstatusOf(t, tt.d)]
-			if got := DeploymentReadiness(tt.d).Rollout; got != want {
-				t.Errorf("DeploymentReadiness rollout = %s, kstatus says %s", got, want)
+			if got := Deployment(tt.d).Rollout; got != want {
+				t.Errorf("Deployment rollout = %s, kstatus says %s", got, want)
 			}
-			viaKstatus, err := ReadinessOf(tt.d)
+			viaKstatus, err := Of(tt.d)
 			if err != nil || viaKstatus.Rollout != want {
-				t.Errorf("ReadinessOf = %s, %v; want %s", viaKstatus.Rollout, err, want)
+				t.Errorf("Of = %s, %v; want %s", viaKstatus.Rollout, err, want)
 			}
 		})
 	}
@@ -194,7 +194,7 @@ func BenchmarkDeploymentReadiness(b *testing.B) {
 	b.Run("hand-written", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if DeploymentReadiness(d).Rollout != RolloutComplete {
+			if Deployment(d).Rollout != RolloutComplete {
 				b.Fatal("not complete")
 			}
 		}
@@ -202,7 +202,7 @@ func BenchmarkDeploymentReadiness(b *testing.B) {
 	b.Run("kstatus", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if r, err := ReadinessOf(d); err != nil || r.Rollout != RolloutComplete {
+			if r, err := Of(d); err != nil || r.Rollout != RolloutComplete {
 				b.Fatal(r, err)
 			}
 		}

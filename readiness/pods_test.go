@@ -1,4 +1,4 @@
-package ownership_test
+package readiness_test
 
 import (
 	"context"
@@ -14,8 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/readiness"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+	"github.com/reconcilekit/reconcilekit/workload"
 )
 
 // TestPodsListsTheDeploymentsPods lists the pods of Deployment "web" (selector app=web)
@@ -66,7 +67,7 @@ func TestPodsListsTheDeploymentsPods(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := tc.reader(t)
 			reconciletest.Eventually(t, func(ctx context.Context) error {
-				pods, err := ownership.Pods(ctx, r, web)
+				pods, err := readiness.Pods(ctx, r, web)
 				if err != nil {
 					return err
 				}
@@ -91,7 +92,7 @@ func TestPodsListsTheDeploymentsPods(t *testing.T) {
 func TestStatefulSetPodsListsItsOwnPods(t *testing.T) {
 	direct, _, owner := setup(t)
 	ns := owner.Namespace
-	db := ownership.StatefulSet(ns, "db", 2, corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "db"}}})
+	db := workload.StatefulSet(ns, "db", 2, corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "db"}}})
 	controller := func(kind, name string) *metav1.OwnerReference {
 		return metav1.NewControllerRef(&metav1.ObjectMeta{Name: name, UID: types.UID(kind + name)}, appsv1.SchemeGroupVersion.WithKind(kind))
 	}
@@ -130,7 +131,7 @@ func TestStatefulSetPodsListsItsOwnPods(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := tc.reader(t)
 			reconciletest.Eventually(t, func(ctx context.Context) error {
-				pods, err := ownership.StatefulSetPods(ctx, r, db)
+				pods, err := readiness.StatefulSetPods(ctx, r, db)
 				if err != nil {
 					return err
 				}
@@ -157,7 +158,7 @@ func podCache(t *testing.T, namespace string, indexed bool) cache.Cache {
 		t.Fatal(err)
 	}
 	if indexed {
-		if err := ownership.IndexPods(t.Context(), c); err != nil {
+		if err := readiness.IndexPods(t.Context(), c); err != nil {
 			t.Fatal(err)
 		}
 	}

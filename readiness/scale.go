@@ -1,4 +1,4 @@
-package ownership
+package readiness
 
 import (
 	appsv1 "k8s.io/api/apps/v1"

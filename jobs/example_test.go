@@ -1,4 +1,4 @@
-package ownership_test
+package jobs_test
 
 import (
 	"context"
@@ -9,16 +9,18 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/reconcilekit/reconcilekit/jobs"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/requeue"
+	"github.com/reconcilekit/reconcilekit/schedule"
 )
 
 // A run's Job is named after the minute it was scheduled for: every reconcile, before or
 // after a restart, names the same run the same, and a second create of it fails.
 func ExampleJobName() {
 	scheduled := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
-	fmt.Println(ownership.JobName("backup", scheduled))
-	fmt.Println(ownership.JobName("backup", scheduled.Add(30*time.Second)))
+	fmt.Println(jobs.Name("backup", scheduled))
+	fmt.Println(jobs.Name("backup", scheduled.Add(30*time.Second)))
 	// Output:
 	// backup-31558320
 	// backup-31558320
@@ -31,7 +33,7 @@ func ExampleJobOutcomeOf() {
 	job := &batchv1.Job{Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{
 		{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", LastTransitionTime: at},
 	}}}
-	o := ownership.JobOutcomeOf(job)
+	o := jobs.OutcomeOf(job)
 	fmt.Println(o.State, o.Finished, o.Reason)
 	// Output: Failed false BackoffLimitExceeded
 }
@@ -49,22 +51,22 @@ func ExampleStartJob() {
 		now      = time.Now()
 	)
 	labels := map[string]string{"app.kubernetes.io/instance": owner.Name}
-	jobs, err := ownership.ListJobs(ctx, w.Client, owner, labels)
+	jobs, err := jobs.List(ctx, w.Client, owner, labels)
 	if err != nil {
 		return // requeue.Retry(err)
 	}
-	h := ownership.HistoryOf(jobs)
-	if _, err := ownership.PruneJobs(ctx, w, owner, h, 3, 1); err != nil {
+	h := jobs.HistoryOf(jobs)
+	if _, err := jobs.Prune(ctx, w, owner, h, 3, 1); err != nil {
 		return // requeue.Retry(err)
 	}
-	schedule, err := requeue.ParseCron("0 * * * *")
+	schedule, err := schedule.ParseCron("0 * * * *")
 	if err != nil {
 		return // Stalled: no retry can fix it
 	}
 	due, _ := schedule.Due(h.LastScheduled, owner.CreationTimestamp.Time, now)
 	if !due.Run.IsZero() {
-		job := ownership.Job(owner.Namespace, owner.Name, due.Run, template, labels)
-		started, err := ownership.StartJob(ctx, w, owner, job, h.Active, ownership.ForbidConcurrent)
+		job := jobs.New(owner.Namespace, owner.Name, due.Run, template, labels)
+		started, err := jobs.Start(ctx, w, owner, job, h.Active, jobs.ForbidConcurrent)
 		if err != nil {
 			return // requeue.Retry(err), or Stalled for a *NotControlledError
 		}

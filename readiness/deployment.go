@@ -1,4 +1,4 @@
-package ownership
+package readiness
 
 import (
 	"cmp"
@@ -14,35 +14,6 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 )
-
-// Deployment returns the desired Deployment for an owner: name and namespace from the
-// arguments, the given replicas, and pods from template whose labels double as the selector.
-// Pass it to Ensure, which then keeps spec.replicas at replicas; an owner whose replicas an
-// autoscaler manages uses AutoscaledDeployment instead.
-func Deployment(namespace, name string, replicas int32, template corev1.PodTemplateSpec) *appsv1.Deployment {
-	d := AutoscaledDeployment(namespace, name, template)
-	d.Spec.Replicas = ptr.To(replicas)
-	return d
-}
-
-// AutoscaledDeployment is Deployment without spec.replicas, for an owner whose replicas an
-// autoscaler (a HorizontalPodAutoscaler) manages. Ensure compares and applies only the fields
-// the desired object sets, so it never reverts the autoscaler's count and never writes
-// because of it. The API server starts the Deployment at 1 replica until the autoscaler acts.
-//
-// The plain create that makes the Deployment leaves that defaulted count owned by Ensure's
-// field manager, like every field of the object created, until someone else sets it or
-// Ensure next applies a change: an autoscaler's update through the scale subresource takes
-// it over without conflict, a server-side apply of someone else's must force it.
-func AutoscaledDeployment(namespace, name string, template corev1.PodTemplateSpec) *appsv1.Deployment {
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: template.Labels},
-		Spec: appsv1.DeploymentSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: template.Labels},
-			Template: template,
-		},
-	}
-}
 
 // podsIndex is the name of the index IndexPods registers: pods by the workload that made
 // them, as workloadKey names it.
@@ -134,7 +105,7 @@ const (
 	RolloutFailed     Rollout = "Failed"
 )
 
-// Reasons the Deployment controller gives its own conditions, which Readiness passes on and
+// Reasons the Deployment controller gives its own conditions, which State passes on and
 // gives the other workloads too.
 const (
 	reasonMinimumAvailable   = "MinimumReplicasAvailable"
@@ -142,33 +113,33 @@ const (
 	reasonDeadlineExceeded   = "ProgressDeadlineExceeded"
 )
 
-// ReasonAvailabilityNotReported is Readiness.AvailableReason while the Deployment's status has
+// ReasonAvailabilityNotReported is State.AvailableReason while the Deployment's status has
 // no Available condition, or a DaemonSet's has not counted the pods it wants: its controller
 // has not processed it yet (it was just created), or no controller runs.
 const ReasonAvailabilityNotReported = "AvailabilityNotReported"
 
-// ReasonServing is Readiness.AvailableReason while a rollout or resize is under way below the
+// ReasonServing is State.AvailableReason while a rollout or resize is under way below the
 // Deployment's minimum availability but at least one replica serves.
 const ReasonServing = "Serving"
 
-// Readiness is a workload's state as an owner reports it: whether it serves (Available) and
+// State is a workload's state as an owner reports it: whether it serves (Available) and
 // how far its latest change has rolled out (Rollout), each with a reason and message a person
 // can act on. The two are independent on purpose: a workload that is being resized, or
 // rolled to a new image, keeps serving from the pods it has, so an alert on Available=False
-// means an outage, not a change in progress. DeploymentReadiness, StatefulSetReadiness and
-// ReadinessOf make one; an owner may fill one in by hand (a child it cannot own, say).
-type Readiness struct {
+// means an outage, not a change in progress. Deployment, StatefulSet and
+// Of make one; an owner may fill one in by hand (a child it cannot own, say).
+type State struct {
 	// Available says whether the workload serves, by the rule of its kind:
 	//   - Deployment: the Deployment controller's Available condition is True (minimum
 	//     availability: spec.replicas less maxUnavailable pods available), or a rollout or
-	//     resize is in progress with at least one pod available (see DeploymentReadiness);
+	//     resize is in progress with at least one pod available (see Deployment);
 	//   - StatefulSet: at least its PodDisruptionBudget's minimum of pods are ready, a
-	//     majority of spec.replicas without one (see StatefulSetReadiness; ReadinessOf
+	//     majority of spec.replicas without one (see StatefulSet; Of
 	//     knows of no budget);
 	//   - ReplicaSet: a majority of spec.replicas ready; DaemonSet: a majority of
 	//     status.desiredNumberScheduled ready, once its controller has counted them;
 	//   - a workload with no pod wanted (scaled to 0) is available;
-	//   - any other kind, by ReadinessOf: kstatus says Current.
+	//   - any other kind, by Of: kstatus says Current.
 	// It does not depend on the rollout: pods that serve do not stop serving because the
 	// spec changed.
 	Available bool
@@ -188,7 +159,7 @@ type Readiness struct {
 	Message string
 }
 
-// DeploymentReadiness reads a Deployment's availability and rollout.
+// Deployment reads a Deployment's availability and rollout.
 //
 // Available says that the workload serves, so that an alert on it fires on an outage and
 // not on a resize. It is read in this order, even while the controller has not observed the
@@ -213,7 +184,7 @@ type Readiness struct {
 // replicas (and old ones left), so that the owner's status changes as often as the count
 // does, not at each step of each replica: a status written from it is rewritten only when
 // there is progress to report.
-func DeploymentReadiness(d *appsv1.Deployment) Readiness {
+func Deployment(d *appsv1.Deployment) State {
 	want := ptr.Deref(d.Spec.Replicas, 1)
 	s := d.Status
 	counts := fmt.Sprintf("%d of %d replicas available", s.AvailableReplicas, want)
@@ -226,7 +197,7 @@ func DeploymentReadiness(d *appsv1.Deployment) Readiness {
 }
 
 // readRollout applies kstatus' rules; counts is the message's start.
-func readRollout(d *appsv1.Deployment, want int32, counts string) Readiness {
+func readRollout(d *appsv1.Deployment, want int32, counts string) State {
 	s := d.Status
 	observed := d.Generation <= s.ObservedGeneration
 	if observed {
@@ -235,7 +206,7 @@ func readRollout(d *appsv1.Deployment, want int32, counts string) Readiness {
 			if msg == "" {
 				msg = "the rollout made no progress within spec.progressDeadlineSeconds"
 			}
-			return Readiness{Rollout: RolloutFailed, Reason: reasonDeadlineExceeded, Message: msg}
+			return State{Rollout: RolloutFailed, Reason: reasonDeadlineExceeded, Message: msg}
 		}
 	}
 	msg := counts
@@ -247,9 +218,9 @@ func readRollout(d *appsv1.Deployment, want int32, counts string) Readiness {
 	complete := observed && s.UpdatedReplicas >= want && s.Replicas <= s.UpdatedReplicas && s.Replicas <= want &&
 		s.ReadyReplicas >= want && s.AvailableReplicas >= want
 	if !complete {
-		return Readiness{Rollout: RolloutInProgress, Reason: "RollingOut", Message: msg}
+		return State{Rollout: RolloutInProgress, Reason: "RollingOut", Message: msg}
 	}
-	return Readiness{Rollout: RolloutComplete, Reason: "RolloutComplete", Message: msg}
+	return State{Rollout: RolloutComplete, Reason: "RolloutComplete", Message: msg}
 }
 
 // availability reads the Deployment controller's Available condition. The message is the
@@ -281,18 +252,18 @@ func deploymentCondition(conds []appsv1.DeploymentCondition, typ appsv1.Deployme
 // any changed. The rules:
 //   - Available is True when r.Available and False otherwise, with r.AvailableReason and
 //     r.AvailableMessage (r.Reason and r.Message where those are empty). It keeps
-//     Readiness.Available's meaning: the workload serves, whatever rollout is under way.
+//     State.Available's meaning: the workload serves, whatever rollout is under way.
 //   - Progressing is True when r.Rollout is InProgress (a new generation is rolling out,
 //     including a resize), False when it is Complete or Failed.
 //   - Degraded is True when r.Rollout is Failed (the rollout exceeded its progress deadline,
-//     or whatever a hand-built Readiness reports), False otherwise.
+//     or whatever a hand-built State reports), False otherwise.
 //   - Progressing and Degraded carry r.Reason and r.Message.
 //   - Transition times, observedGeneration and reason validation follow conditions.Set.
 //
 // So a Deployment resized while it serves is Available=True and Progressing=True; one whose
 // new image never becomes ready is Degraded=True, and still Available=True while its old
 // pods keep minimum availability.
-func (r Readiness) Mark(obj conditions.Setter) bool {
+func (r State) Mark(obj conditions.Setter) bool {
 	set := func(typ string, on bool, reason, msg string) bool {
 		if on {
 			return conditions.MarkTrue(obj, typ, reason, "%s", msg)

@@ -1,4 +1,4 @@
-package ownership_test
+package readiness_test
 
 import (
 	"context"
@@ -18,8 +18,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
-	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/readiness"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+	"github.com/reconcilekit/reconcilekit/workload"
 )
 
 // nowhere is a node selector that no node matches: the pods that have it stay Pending,
@@ -29,7 +30,7 @@ var nowhere = map[string]string{"reconcilekit.io/no-such-node": "true"}
 
 // TestReadinessOfAgreesWithKstatusOnRealObjects runs objects of each built-in kind
 // through the states they reach on a cluster of simulated nodes, and checks on every
-// reading of each object from the API server, typed and unstructured, that ReadinessOf
+// reading of each object from the API server, typed and unstructured, that Of
 // says what kstatus says of the unstructured form.
 func TestReadinessOfAgreesWithKstatusOnRealObjects(t *testing.T) {
 	cluster := reconciletest.StartCluster(t, 2)
@@ -374,7 +375,7 @@ func restrictedTemplate(labels map[string]string, restart corev1.RestartPolicy) 
 		RestartPolicy: restart,
 		Containers:    []corev1.Container{{Name: "app", Image: "registry.invalid/app:1"}},
 	}
-	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: ownership.Restricted(pod, 1001)}
+	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: workload.Restricted(pod, 1001)}
 }
 
 func jobCondition(j *batchv1.Job, want batchv1.JobConditionType) error {
@@ -408,7 +409,7 @@ func change[T client.Object](t *testing.T, c client.Client, obj T, change func(T
 
 // awaitState reads obj from the API server until reached says it is in the named state
 // and kstatus gives it want, and fails the test if, on any reading on the way,
-// ReadinessOf disagrees with kstatus. It logs each verdict it has not logged yet.
+// Of disagrees with kstatus. It logs each verdict it has not logged yet.
 func awaitState[T client.Object](t *testing.T, c client.Client, obj T, state string, want status.Status, reached func(T) error) {
 	t.Helper()
 	gvk, err := apiutil.GVKForObject(obj, scheme.Scheme)
@@ -460,20 +461,20 @@ func awaitState[T client.Object](t *testing.T, c client.Client, obj T, state str
 
 type verdicts struct {
 	kstatus   *status.Result
-	readiness ownership.Readiness
+	readiness readiness.State
 }
 
 func (v verdicts) String() string {
-	return fmt.Sprintf("kstatus %s (%q); ReadinessOf %s, reason %s, available %t (%q)",
+	return fmt.Sprintf("kstatus %s (%q); Of %s, reason %s, available %t (%q)",
 		v.kstatus.Status, v.kstatus.Message, v.readiness.Rollout, v.readiness.Reason, v.readiness.Available, v.readiness.Message)
 }
 
 // compareWithKstatus reads the readiness of typed and of u, the same version of one
 // object, and reports, as errors of the test, where either departs from kstatus' verdict
-// on u as ReadinessOf's documentation maps it, or, for a workload, from serving.
+// on u as Of's documentation maps it, or, for a workload, from serving.
 func compareWithKstatus(t *testing.T, kind string, key client.ObjectKey, typed client.Object, u *unstructured.Unstructured) (verdicts, bool) {
 	t.Helper()
-	// kstatus and ReadinessOf both read the clock (a pod unschedulable for 15 s fails), so
+	// kstatus and Of both read the clock (a pod unschedulable for 15 s fails), so
 	// the readings are taken between two of kstatus' and taken again if its verdict moved
 	// in between: a threshold is crossed once.
 	for {
@@ -494,13 +495,13 @@ func compareWithKstatus(t *testing.T, kind string, key client.ObjectKey, typed c
 	}
 }
 
-// readingsOf is ReadinessOf of the typed and of the unstructured form of one object.
-func readingsOf(typed client.Object, u *unstructured.Unstructured) ([2]ownership.Readiness, error) {
-	var got [2]ownership.Readiness
+// readingsOf is Of of the typed and of the unstructured form of one object.
+func readingsOf(typed client.Object, u *unstructured.Unstructured) ([2]readiness.State, error) {
+	var got [2]readiness.State
 	for i, obj := range []client.Object{typed, u.DeepCopy()} {
-		r, err := ownership.ReadinessOf(obj)
+		r, err := readiness.Of(obj)
 		if err != nil {
-			return got, fmt.Errorf("ReadinessOf(%s): %w", [...]string{"typed", "unstructured"}[i], err)
+			return got, fmt.Errorf("Of(%s): %w", [...]string{"typed", "unstructured"}[i], err)
 		}
 		got[i] = r
 	}
@@ -508,28 +509,28 @@ func readingsOf(typed client.Object, u *unstructured.Unstructured) ([2]ownership
 }
 
 // agreeWithKstatus reports, as errors of the test, where either reading of typed departs
-// from kstatus' verdict res as ReadinessOf's documentation maps it, or, for a workload,
+// from kstatus' verdict res as Of's documentation maps it, or, for a workload,
 // from serving.
-func agreeWithKstatus(t *testing.T, kind string, key client.ObjectKey, typed client.Object, res *status.Result, readings [2]ownership.Readiness) (verdicts, bool) {
+func agreeWithKstatus(t *testing.T, kind string, key client.ObjectKey, typed client.Object, res *status.Result, readings [2]readiness.State) (verdicts, bool) {
 	t.Helper()
-	var wantRollout ownership.Rollout
+	var wantRollout readiness.Rollout
 	var wantReason string
 	switch res.Status {
 	case status.CurrentStatus:
-		wantRollout, wantReason = ownership.RolloutComplete, ownership.ReasonCurrent
+		wantRollout, wantReason = readiness.RolloutComplete, readiness.ReasonCurrent
 	case status.InProgressStatus:
-		wantRollout, wantReason = ownership.RolloutInProgress, ownership.ReasonInProgress
+		wantRollout, wantReason = readiness.RolloutInProgress, readiness.ReasonInProgress
 	case status.TerminatingStatus:
-		wantRollout, wantReason = ownership.RolloutInProgress, ownership.ReasonTerminating
+		wantRollout, wantReason = readiness.RolloutInProgress, readiness.ReasonTerminating
 	case status.FailedStatus:
-		wantRollout, wantReason = ownership.RolloutFailed, ownership.ReasonFailed
+		wantRollout, wantReason = readiness.RolloutFailed, readiness.ReasonFailed
 		for _, cond := range res.Conditions {
 			if cond.Type == status.ConditionStalled && conditions.ValidateReason(cond.Reason) == nil {
 				wantReason = cond.Reason
 			}
 		}
 	default:
-		t.Errorf("kstatus says %s of %s %s, a status ReadinessOf does not expect", res.Status, kind, key)
+		t.Errorf("kstatus says %s of %s %s, a status Of does not expect", res.Status, kind, key)
 		return verdicts{}, false
 	}
 
@@ -541,7 +542,7 @@ func agreeWithKstatus(t *testing.T, kind string, key client.ObjectKey, typed cli
 		form := [...]string{"typed", "unstructured"}[i]
 		if got.Rollout != wantRollout || got.Reason != wantReason || got.Available != wantAvailable ||
 			res.Message != "" && got.Message != res.Message {
-			t.Errorf("%s %s read %s: ReadinessOf gives %+v; kstatus says %s (%q, conditions %+v), so want rollout %s, reason %s, available %t",
+			t.Errorf("%s %s read %s: Of gives %+v; kstatus says %s (%q, conditions %+v), so want rollout %s, reason %s, available %t",
 				kind, key, form, got, res.Status, res.Message, res.Conditions, wantRollout, wantReason, wantAvailable)
 			return verdicts{}, false
 		}
@@ -549,14 +550,14 @@ func agreeWithKstatus(t *testing.T, kind string, key client.ObjectKey, typed cli
 	return verdicts{kstatus: res, readiness: readings[0]}, true
 }
 
-// serves is what ReadinessOf's Available says of a workload, serving by the rule of its kind
-// (Readiness.Available) whatever kstatus says of its rollout; workload is false for the
+// serves is what Of's Available says of a workload, serving by the rule of its kind
+// (State.Available) whatever kstatus says of its rollout; workload is false for the
 // other kinds, whose Available is kstatus' Current.
 func serves(obj client.Object) (available, workload bool) {
 	majority := func(want, ready int32) bool { return want == 0 || ready > want/2 }
 	switch o := obj.(type) {
 	case *appsv1.Deployment:
-		return ownership.DeploymentReadiness(o).Available, true
+		return readiness.Deployment(o).Available, true
 	case *appsv1.StatefulSet:
 		return majority(ptr.Deref(o.Spec.Replicas, 1), o.Status.ReadyReplicas), true
 	case *appsv1.DaemonSet:

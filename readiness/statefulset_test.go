@@ -1,13 +1,13 @@
-package ownership
+package readiness
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/reconcilekit/reconcilekit/workload"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -65,7 +65,7 @@ func TestStatefulSetAvailabilityMeansServing(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := StatefulSetReadiness(tt.s, tt.pdb)
+			got := StatefulSet(tt.s, tt.pdb)
 			reason := map[bool]string{true: "MinimumReplicasAvailable", false: "MinimumReplicasUnavailable"}[tt.available]
 			if got.Available != tt.available || got.AvailableReason != reason || !strings.Contains(got.AvailableMessage, tt.message) {
 				t.Errorf("availability = %v %s %q, want %v %s with a message containing %q",
@@ -75,7 +75,7 @@ func TestStatefulSetAvailabilityMeansServing(t *testing.T) {
 	}
 }
 
-// StatefulSetReadiness' rollout is written by hand for speed; kstatus is its oracle. Each
+// StatefulSet' rollout is written by hand for speed; kstatus is its oracle. Each
 // status is one the StatefulSet controller writes, or a spec it is given.
 func TestStatefulSetRolloutAgreesWithKstatus(t *testing.T) {
 	with := func(s *appsv1.StatefulSet, change func(*appsv1.StatefulSet)) *appsv1.StatefulSet {
@@ -119,7 +119,7 @@ func TestStatefulSetRolloutAgreesWithKstatus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := StatefulSetReadiness(tt.s, nil)
+			got := StatefulSet(tt.s, nil)
 			if got.Rollout != tt.want || !strings.Contains(got.Message, tt.message) {
 				t.Errorf("rollout = %s %q, want %s with a message containing %q", got.Rollout, got.Message, tt.want, tt.message)
 			}
@@ -182,12 +182,12 @@ func TestReadinessOfKeepsAvailableMeaningServingForEveryWorkload(t *testing.T) {
 			u := &unstructured.Unstructured{Object: content}
 			u.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind(tt.kind))
 			for form, obj := range map[string]client.Object{"typed": tt.obj, "unstructured": u} {
-				got, err := ReadinessOf(obj)
+				got, err := Of(obj)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if got.Rollout != RolloutInProgress || got.Reason != ReasonInProgress || got.Available != tt.available || got.AvailableReason != tt.reason || got.AvailableMessage == "" {
-					t.Errorf("%s: ReadinessOf = %+v, want kstatus' InProgress, available %v with reason %s and a message",
+					t.Errorf("%s: Of = %+v, want kstatus' InProgress, available %v with reason %s and a message",
 						form, got, tt.available, tt.reason)
 				}
 			}
@@ -196,31 +196,10 @@ func TestReadinessOfKeepsAvailableMeaningServingForEveryWorkload(t *testing.T) {
 }
 
 func TestStatefulSetScaleReportsPodsAndTheirSelector(t *testing.T) {
-	s := StatefulSet("ns", "db", 3, corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"b": "2", "a": "1"}}})
+	s := workload.StatefulSet("ns", "db", 3, corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"b": "2", "a": "1"}}})
 	s.Status = appsv1.StatefulSetStatus{Replicas: 3, ReadyReplicas: 2}
 	if got, want := StatefulSetScale(s), (Scale{Replicas: 3, ReadyReplicas: 2, Selector: "a=1,b=2"}); got != want {
 		t.Errorf("StatefulSetScale = %+v, want %+v", got, want)
-	}
-}
-
-func TestStatefulSetIsGovernedByItsNamesakeServiceAndSelectsItsTemplate(t *testing.T) {
-	labels := map[string]string{"app": "db"}
-	data := ClaimTemplate("data", resource.MustParse("1Gi"))
-	s := StatefulSet("ns", "db", 3, corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}}, data)
-	if s.Spec.ServiceName != "db" || *s.Spec.Replicas != 3 || s.Spec.Selector.MatchLabels["app"] != "db" || s.Labels["app"] != "db" ||
-		len(s.Spec.VolumeClaimTemplates) != 1 || s.Spec.VolumeClaimTemplates[0].Name != "data" {
-		t.Errorf("StatefulSet = %+v", s)
-	}
-	if data.Spec.AccessModes[0] != corev1.ReadWriteOnce || data.Spec.Resources.Requests.Storage().String() != "1Gi" || data.Spec.StorageClassName != nil {
-		t.Errorf("ClaimTemplate = %+v, want ReadWriteOnce of 1Gi of the default class", data)
-	}
-	svc := HeadlessService("ns", "db", labels, corev1.ServicePort{Name: "peer", Port: 7000})
-	if svc.Name != s.Spec.ServiceName || svc.Spec.ClusterIP != corev1.ClusterIPNone || !svc.Spec.PublishNotReadyAddresses || svc.Spec.Selector["app"] != "db" {
-		t.Errorf("HeadlessService = %+v, want the StatefulSet's headless Service, publishing pods not ready", svc)
-	}
-	pdb := PodDisruptionBudget("ns", "db", intstr.FromInt32(2), labels)
-	if pdb.Spec.MinAvailable.IntValue() != 2 || pdb.Spec.Selector.MatchLabels["app"] != "db" || *pdb.Spec.UnhealthyPodEvictionPolicy != policyv1.AlwaysAllow {
-		t.Errorf("PodDisruptionBudget = %+v", pdb)
 	}
 }
 
@@ -242,8 +221,8 @@ func TestReadinessChangedLetsAStatefulSetsReadyPodsThrough(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := ReadinessChanged(tt.old, tt.updated); got != tt.changed {
-				t.Errorf("ReadinessChanged = %t, want %t", got, tt.changed)
+			if got := Changed(tt.old, tt.updated); got != tt.changed {
+				t.Errorf("Changed = %t, want %t", got, tt.changed)
 			}
 		})
 	}

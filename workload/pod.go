@@ -1,4 +1,4 @@
-package ownership
+package workload
 
 import (
 	corev1 "k8s.io/api/core/v1"

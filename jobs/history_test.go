@@ -1,4 +1,4 @@
-package ownership_test
+package jobs_test
 
 import (
 	"strings"
@@ -10,28 +10,30 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/reconcilekit/reconcilekit/jobs"
 	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/readiness"
 )
 
 func TestStartJobFollowsTheConcurrencyPolicy(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		policy  ownership.ConcurrencyPolicy
+		policy  jobs.ConcurrencyPolicy
 		running bool // a Job of an earlier run is active
-		want    ownership.Started
+		want    jobs.Started
 		wantErr string
 		exists  []string // the Jobs afterwards, not being deleted
 	}{
-		{name: "Allow starts the run beside an active Job", policy: ownership.AllowConcurrent, running: true,
-			want: ownership.Started{Created: true}, exists: []string{"earlier", "run-24394200"}},
+		{name: "Allow starts the run beside an active Job", policy: jobs.AllowConcurrent, running: true,
+			want: jobs.Started{ownership.Created: true}, exists: []string{"earlier", "run-24394200"}},
 		{name: "the empty policy is Allow", running: true,
-			want: ownership.Started{Created: true}, exists: []string{"earlier", "run-24394200"}},
-		{name: "Forbid skips the run while a Job is active", policy: ownership.ForbidConcurrent, running: true,
-			want: ownership.Started{Skipped: []string{"earlier"}}, exists: []string{"earlier"}},
-		{name: "Forbid starts the run when none is active", policy: ownership.ForbidConcurrent,
-			want: ownership.Started{Created: true}, exists: []string{"run-24394200"}},
-		{name: "Replace deletes the active Job, then starts the run", policy: ownership.ReplaceConcurrent, running: true,
-			want: ownership.Started{Created: true, Replaced: []string{"earlier"}}, exists: []string{"run-24394200"}},
+			want: jobs.Started{ownership.Created: true}, exists: []string{"earlier", "run-24394200"}},
+		{name: "Forbid skips the run while a Job is active", policy: jobs.ForbidConcurrent, running: true,
+			want: jobs.Started{Skipped: []string{"earlier"}}, exists: []string{"earlier"}},
+		{name: "Forbid starts the run when none is active", policy: jobs.ForbidConcurrent,
+			want: jobs.Started{ownership.Created: true}, exists: []string{"run-24394200"}},
+		{name: "Replace deletes the active Job, then starts the run", policy: jobs.ReplaceConcurrent, running: true,
+			want: jobs.Started{ownership.Created: true, Replaced: []string{"earlier"}}, exists: []string{"run-24394200"}},
 		{name: "an unknown policy starts nothing", policy: "Sometimes", running: true,
 			wantErr: `unknown concurrency policy "Sometimes"`, exists: []string{"earlier"}},
 	} {
@@ -40,10 +42,10 @@ func TestStartJobFollowsTheConcurrencyPolicy(t *testing.T) {
 			w := ownership.NewTestWriter(c)
 			var active []batchv1.Job
 			if tc.running {
-				active = append(active, ownedJob(t, c, owner, "earlier", ownership.JobActive, scheduled.Add(-time.Hour)))
+				active = append(active, ownedJob(t, c, owner, "earlier", jobs.Active, scheduled.Add(-time.Hour)))
 			}
-			job := ownership.Job(owner.Namespace, "run", scheduled, jobTemplate(), nil)
-			got, err := ownership.StartJob(t.Context(), w, owner, job, active, tc.policy)
+			job := jobs.New(owner.Namespace, "run", scheduled, jobTemplate(), nil)
+			got, err := jobs.Start(t.Context(), w, owner, job, active, tc.policy)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Errorf("error %v, want %q", err, tc.wantErr)
@@ -58,9 +60,9 @@ func TestStartJobFollowsTheConcurrencyPolicy(t *testing.T) {
 				got.Job = nil
 			}
 			if d := cmp.Diff(tc.want, got); d != "" {
-				t.Errorf("StartJob (-want +got):\n%s", d)
+				t.Errorf("Start (-want +got):\n%s", d)
 			}
-			left, err := ownership.ListJobs(t.Context(), c, owner, nil)
+			left, err := jobs.List(t.Context(), c, owner, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,8 +82,8 @@ func TestStartJobFollowsTheConcurrencyPolicy(t *testing.T) {
 func TestStartJobStartsEachRunOnce(t *testing.T) {
 	c, counter, owner := setup(t)
 	w := ownership.NewTestWriter(c)
-	job := func() *batchv1.Job { return ownership.Job(owner.Namespace, "run", scheduled, jobTemplate(), nil) }
-	first, err := ownership.StartJob(t.Context(), w, owner, job(), nil, ownership.ForbidConcurrent)
+	job := func() *batchv1.Job { return jobs.New(owner.Namespace, "run", scheduled, jobTemplate(), nil) }
+	first, err := jobs.Start(t.Context(), w, owner, job(), nil, jobs.ForbidConcurrent)
 	if err != nil || !first.Created {
 		t.Fatalf("first start: %+v, %v", first, err)
 	}
@@ -89,8 +91,8 @@ func TestStartJobStartsEachRunOnce(t *testing.T) {
 	// The run's own Job, active or not yet known as such (a lost status write, a restart),
 	// is the run already started, whatever the policy.
 	for _, active := range [][]batchv1.Job{nil, {*first.Job}} {
-		for _, policy := range []ownership.ConcurrencyPolicy{ownership.AllowConcurrent, ownership.ForbidConcurrent, ownership.ReplaceConcurrent} {
-			again, err := ownership.StartJob(t.Context(), w, owner, job(), active, policy)
+		for _, policy := range []jobs.ConcurrencyPolicy{jobs.AllowConcurrent, jobs.ForbidConcurrent, jobs.ReplaceConcurrent} {
+			again, err := jobs.Start(t.Context(), w, owner, job(), active, policy)
 			if err != nil || again.Created || again.Job == nil || again.Job.UID != first.Job.UID || len(again.Replaced)+len(again.Skipped) > 0 {
 				t.Errorf("%s with %d active: %+v, %v; want the first run's Job, nothing done", policy, len(active), again, err)
 			}
@@ -103,11 +105,11 @@ func TestStartJobStartsEachRunOnce(t *testing.T) {
 
 func TestStartJobRefusesAJobOfTheRunsNameItDoesNotControl(t *testing.T) {
 	c, _, owner := setup(t)
-	theirs := ownership.Job(owner.Namespace, "run", scheduled, jobTemplate(), nil)
+	theirs := jobs.New(owner.Namespace, "run", scheduled, jobTemplate(), nil)
 	if err := c.Create(t.Context(), theirs); err != nil {
 		t.Fatal(err)
 	}
-	_, err := ownership.StartJob(t.Context(), ownership.NewTestWriter(c), owner, ownership.Job(owner.Namespace, "run", scheduled, jobTemplate(), nil), nil, ownership.AllowConcurrent)
+	_, err := jobs.Start(t.Context(), ownership.NewTestWriter(c), owner, jobs.New(owner.Namespace, "run", scheduled, jobTemplate(), nil), nil, jobs.AllowConcurrent)
 	if !ownership.IsNotControlled(err) {
 		t.Errorf("error %v, want a *NotControlledError", err)
 	}
@@ -118,12 +120,12 @@ func TestStartJobRefusesAJobOfTheRunsNameItDoesNotControl(t *testing.T) {
 
 func TestAPeriodicOwnerIsReadyWhateverItsJobsDo(t *testing.T) {
 	next := scheduled.Add(time.Hour)
-	job := func(name string, state ownership.JobState, end time.Time) batchv1.Job {
+	job := func(name string, state jobs.State, end time.Time) batchv1.Job {
 		j := batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		switch state {
-		case ownership.JobSucceeded:
+		case jobs.Succeeded:
 			j.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobSuccessCriteriaMet, "CompletionsReached", end), cond(batchv1.JobComplete, "CompletionsReached", end)}
-		case ownership.JobFailed:
+		case jobs.Failed:
 			j.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget, "BackoffLimitExceeded", end), cond(batchv1.JobFailed, "BackoffLimitExceeded", end)}
 		}
 		return j
@@ -132,32 +134,32 @@ func TestAPeriodicOwnerIsReadyWhateverItsJobsDo(t *testing.T) {
 		name string
 		jobs []batchv1.Job
 		next time.Time
-		want ownership.Readiness
+		want readiness.State
 	}{{
 		name: "no Job yet",
 		next: next,
-		want: ownership.Readiness{Available: true, Rollout: ownership.RolloutComplete, Reason: ownership.ReasonNoRunYet,
+		want: readiness.State{Available: true, Rollout: readiness.RolloutComplete, Reason: jobs.ReasonNoRunYet,
 			Message: "no job has run yet; next run at 2016-05-19T11:00:00Z"},
 	}, {
 		name: "Jobs running",
-		jobs: []batchv1.Job{job("a", ownership.JobActive, scheduled), job("b", ownership.JobActive, scheduled), job("c", ownership.JobSucceeded, scheduled),
-			job("d", ownership.JobActive, scheduled), job("e", ownership.JobActive, scheduled)},
-		want: ownership.Readiness{Available: true, Rollout: ownership.RolloutComplete, Reason: ownership.ReasonJobsActive,
+		jobs: []batchv1.Job{job("a", jobs.Active, scheduled), job("b", jobs.Active, scheduled), job("c", jobs.Succeeded, scheduled),
+			job("d", jobs.Active, scheduled), job("e", jobs.Active, scheduled)},
+		want: readiness.State{Available: true, Rollout: readiness.RolloutComplete, Reason: jobs.ReasonJobsActive,
 			Message: "4 job(s) running: a, b, d and 1 more"},
 	}, {
 		name: "the newest finished Job failed",
-		jobs: []batchv1.Job{job("old", ownership.JobSucceeded, scheduled), job("new", ownership.JobFailed, scheduled.Add(time.Minute))},
+		jobs: []batchv1.Job{job("old", jobs.Succeeded, scheduled), job("new", jobs.Failed, scheduled.Add(time.Minute))},
 		next: next,
-		want: ownership.Readiness{Available: true, Rollout: ownership.RolloutComplete, Reason: ownership.ReasonLastRunFailed,
+		want: readiness.State{Available: true, Rollout: readiness.RolloutComplete, Reason: jobs.ReasonLastRunFailed,
 			Message: "job new failed (BackoffLimitExceeded): BackoffLimitExceeded message; next run at 2016-05-19T11:00:00Z"},
 	}, {
 		name: "the newest finished Job succeeded",
-		jobs: []batchv1.Job{job("old", ownership.JobFailed, scheduled), job("new", ownership.JobSucceeded, scheduled.Add(time.Minute))},
-		want: ownership.Readiness{Available: true, Rollout: ownership.RolloutComplete, Reason: ownership.ReasonLastRunSucceeded,
+		jobs: []batchv1.Job{job("old", jobs.Failed, scheduled), job("new", jobs.Succeeded, scheduled.Add(time.Minute))},
+		want: readiness.State{Available: true, Rollout: readiness.RolloutComplete, Reason: jobs.ReasonLastRunSucceeded,
 			Message: "job new succeeded (CompletionsReached): CompletionsReached message"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			if d := cmp.Diff(tc.want, ownership.HistoryOf(tc.jobs).Readiness(tc.next)); d != "" {
+			if d := cmp.Diff(tc.want, jobs.HistoryOf(tc.jobs).Readiness(tc.next)); d != "" {
 				t.Errorf("Readiness (-want +got):\n%s", d)
 			}
 		})

@@ -1,4 +1,4 @@
-package ownership_test
+package jobs_test
 
 import (
 	"slices"
@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/reconcilekit/reconcilekit/jobs"
 	"github.com/reconcilekit/reconcilekit/ownership"
 )
 
@@ -32,8 +33,8 @@ func TestJobNameIsTheRunsMinuteSinceTheEpoch(t *testing.T) {
 		// The same instant in another zone is the same run.
 		{scheduled.In(time.FixedZone("UTC+2", 2*3600)), "backup-24394200"},
 	} {
-		if got := ownership.JobName("backup", tc.at); got != tc.want {
-			t.Errorf("JobName(backup, %s) = %s, want %s", tc.at, got, tc.want)
+		if got := jobs.Name("backup", tc.at); got != tc.want {
+			t.Errorf("Name(backup, %s) = %s, want %s", tc.at, got, tc.want)
 		}
 	}
 }
@@ -52,7 +53,7 @@ func jobTemplate() batchv1.JobTemplateSpec {
 func TestJobCarriesTheTemplateTheRunAndTheOwnersLabels(t *testing.T) {
 	owner := map[string]string{"app.kubernetes.io/instance": "backup"}
 	template := jobTemplate()
-	job := ownership.Job("ns", "backup", scheduled, template, owner)
+	job := jobs.New("ns", "backup", scheduled, template, owner)
 	if job.Name != "backup-24394200" || job.Namespace != "ns" {
 		t.Errorf("Job is %s/%s, want ns/backup-24394200", job.Namespace, job.Name)
 	}
@@ -63,12 +64,12 @@ func TestJobCarriesTheTemplateTheRunAndTheOwnersLabels(t *testing.T) {
 	if d := cmp.Diff(map[string]string{"foo": "bar", "app.kubernetes.io/instance": "backup"}, job.Spec.Template.Labels); d != "" {
 		t.Errorf("pod labels (-want +got):\n%s", d)
 	}
-	if got, ok := ownership.ScheduledTime(job); !ok || !got.Equal(scheduled) || job.Annotations["x"] != "y" {
+	if got, ok := jobs.ScheduledTime(job); !ok || !got.Equal(scheduled) || job.Annotations["x"] != "y" {
 		t.Errorf("annotations %v: want x=y and the scheduled time %s", job.Annotations, scheduled)
 	}
 	pod := job.Spec.Template.Spec
-	if sc := pod.SecurityContext; sc == nil || !ptr.Deref(sc.RunAsNonRoot, false) || ptr.Deref(sc.RunAsUser, 0) != ownership.JobUser {
-		t.Errorf("pod security context %+v, want restricted as user %d", sc, ownership.JobUser)
+	if sc := pod.SecurityContext; sc == nil || !ptr.Deref(sc.RunAsNonRoot, false) || ptr.Deref(sc.RunAsUser, 0) != jobs.User {
+		t.Errorf("pod security context %+v, want restricted as user %d", sc, jobs.User)
 	}
 	if template.Spec.Template.Spec.SecurityContext != nil || len(template.Spec.Template.Labels) != 1 {
 		t.Error("Job changed the template it was given")
@@ -77,7 +78,7 @@ func TestJobCarriesTheTemplateTheRunAndTheOwnersLabels(t *testing.T) {
 	// A template that sets its pods' security itself keeps it.
 	own := jobTemplate()
 	own.Spec.Template.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](4242)}
-	if sc := ownership.Job("ns", "backup", scheduled, own, nil).Spec.Template.Spec.SecurityContext; ptr.Deref(sc.RunAsUser, 0) != 4242 || sc.RunAsNonRoot != nil {
+	if sc := jobs.New("ns", "backup", scheduled, own, nil).Spec.Template.Spec.SecurityContext; ptr.Deref(sc.RunAsUser, 0) != 4242 || sc.RunAsNonRoot != nil {
 		t.Errorf("pod security context %+v, want the template's own", sc)
 	}
 }
@@ -85,7 +86,7 @@ func TestJobCarriesTheTemplateTheRunAndTheOwnersLabels(t *testing.T) {
 func TestJobsPodsAreAdmittedWhereRestrictedIsEnforced(t *testing.T) {
 	c, _, _ := setup(t)
 	ns := cp.RestrictedNamespace(t)
-	job := ownership.Job(ns, "backup", scheduled, jobTemplate(), nil)
+	job := jobs.New(ns, "backup", scheduled, jobTemplate(), nil)
 	// The API server checks a pod template against the namespace's level and warns;
 	// a Pod of the same spec is what it would refuse.
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "probe"}, Spec: job.Spec.Template.Spec}
@@ -111,48 +112,48 @@ func TestJobOutcomeFollowsTheJobConditions(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		status batchv1.JobStatus
-		want   ownership.JobOutcome
+		want   jobs.Outcome
 	}{{
 		name:   "a Job without conditions is active, from its start",
 		status: batchv1.JobStatus{Active: 1, StartTime: &metav1.Time{Time: scheduled}},
-		want:   ownership.JobOutcome{State: ownership.JobActive, Reason: "Running", Message: "1 active, 0 succeeded, 0 failed pods", Time: scheduled},
+		want:   jobs.Outcome{State: jobs.Active, Reason: "Running", Message: "1 active, 0 succeeded, 0 failed pods", Time: scheduled},
 	}, {
 		name:   "a suspended Job is active, and says it is suspended",
 		status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{cond(batchv1.JobSuspended, "JobSuspended", at)}},
-		want:   ownership.JobOutcome{State: ownership.JobActive, Reason: "Suspended", Message: "JobSuspended message"},
+		want:   jobs.Outcome{State: jobs.Active, Reason: "Suspended", Message: "JobSuspended message"},
 	}, {
 		name:   "SuccessCriteriaMet decides success while the pods terminate",
 		status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{cond(batchv1.JobSuccessCriteriaMet, "CompletionsReached", at)}},
-		want:   ownership.JobOutcome{State: ownership.JobSucceeded, Reason: "CompletionsReached", Message: "CompletionsReached message", Time: at},
+		want:   jobs.Outcome{State: jobs.Succeeded, Reason: "CompletionsReached", Message: "CompletionsReached message", Time: at},
 	}, {
 		name: "Complete finishes it, at its completion time",
 		status: batchv1.JobStatus{CompletionTime: &metav1.Time{Time: at.Add(time.Second)}, Conditions: []batchv1.JobCondition{
 			cond(batchv1.JobSuccessCriteriaMet, "CompletionsReached", at), cond(batchv1.JobComplete, "CompletionsReached", at.Add(2*time.Second))}},
-		want: ownership.JobOutcome{State: ownership.JobSucceeded, Finished: true, Reason: "CompletionsReached", Message: "CompletionsReached message", Time: at.Add(time.Second)},
+		want: jobs.Outcome{State: jobs.Succeeded, Finished: true, Reason: "CompletionsReached", Message: "CompletionsReached message", Time: at.Add(time.Second)},
 	}, {
 		name:   "FailureTarget decides failure while the pods terminate",
 		status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{cond(batchv1.JobFailureTarget, "BackoffLimitExceeded", at)}},
-		want:   ownership.JobOutcome{State: ownership.JobFailed, Reason: "BackoffLimitExceeded", Message: "BackoffLimitExceeded message", Time: at},
+		want:   jobs.Outcome{State: jobs.Failed, Reason: "BackoffLimitExceeded", Message: "BackoffLimitExceeded message", Time: at},
 	}, {
 		name: "Failed finishes it",
 		status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{
 			cond(batchv1.JobFailureTarget, "DeadlineExceeded", at), cond(batchv1.JobFailed, "DeadlineExceeded", at.Add(time.Second))}},
-		want: ownership.JobOutcome{State: ownership.JobFailed, Finished: true, Reason: "DeadlineExceeded", Message: "DeadlineExceeded message", Time: at.Add(time.Second)},
+		want: jobs.Outcome{State: jobs.Failed, Finished: true, Reason: "DeadlineExceeded", Message: "DeadlineExceeded message", Time: at.Add(time.Second)},
 	}, {
 		name: "a failure is never hidden by a success",
 		status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{
 			cond(batchv1.JobComplete, "", at), cond(batchv1.JobFailed, "", at)}},
-		want: ownership.JobOutcome{State: ownership.JobFailed, Finished: true, Reason: "Failed", Time: at},
+		want: jobs.Outcome{State: jobs.Failed, Finished: true, Reason: "Failed", Time: at},
 	}, {
 		name: "conditions that are not True decide nothing",
 		status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionFalse},
 			{Type: batchv1.JobFailed, Status: corev1.ConditionUnknown}}},
-		want: ownership.JobOutcome{State: ownership.JobActive, Reason: "Running", Message: "0 active, 0 succeeded, 0 failed pods"},
+		want: jobs.Outcome{State: jobs.Active, Reason: "Running", Message: "0 active, 0 succeeded, 0 failed pods"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := ownership.JobOutcomeOf(&batchv1.Job{Status: tc.status})
+			got := jobs.OutcomeOf(&batchv1.Job{Status: tc.status})
 			if d := cmp.Diff(tc.want, got); d != "" {
-				t.Errorf("JobOutcomeOf (-want +got):\n%s", d)
+				t.Errorf("OutcomeOf (-want +got):\n%s", d)
 			}
 		})
 	}
@@ -161,15 +162,15 @@ func TestJobOutcomeFollowsTheJobConditions(t *testing.T) {
 // finish gives the live Job j a finished status through the status subresource, as the
 // Job controller would: started at started, with the condition that decides the verdict
 // and the one that finishes it, which the API server requires together.
-func finish(t *testing.T, c client.Client, j *batchv1.Job, state ownership.JobState, started time.Time) {
+func finish(t *testing.T, c client.Client, j *batchv1.Job, state jobs.State, started time.Time) {
 	t.Helper()
 	j.Status.StartTime = &metav1.Time{Time: started}
 	end := started.Add(10 * time.Second)
 	switch state {
-	case ownership.JobSucceeded:
+	case jobs.Succeeded:
 		j.Status.CompletionTime = &metav1.Time{Time: end}
 		j.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobSuccessCriteriaMet, "CompletionsReached", end), cond(batchv1.JobComplete, "CompletionsReached", end)}
-	case ownership.JobFailed:
+	case jobs.Failed:
 		j.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget, "BackoffLimitExceeded", end), cond(batchv1.JobFailed, "BackoffLimitExceeded", end)}
 	default:
 		j.Status.Active = 1
@@ -181,7 +182,7 @@ func finish(t *testing.T, c client.Client, j *batchv1.Job, state ownership.JobSt
 
 func TestTheAPIServerRefusesCompleteWithoutSuccessCriteriaMet(t *testing.T) {
 	c, _, owner := setup(t)
-	j := ownership.Job(owner.Namespace, "run", scheduled, jobTemplate(), nil)
+	j := jobs.New(owner.Namespace, "run", scheduled, jobTemplate(), nil)
 	if err := c.Create(t.Context(), j); err != nil {
 		t.Fatal(err)
 	}
@@ -192,21 +193,21 @@ func TestTheAPIServerRefusesCompleteWithoutSuccessCriteriaMet(t *testing.T) {
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "SuccessCriteriaMet") {
 		t.Errorf("Complete without SuccessCriteriaMet: %v, want Invalid naming SuccessCriteriaMet", err)
 	}
-	finish(t, c, j, ownership.JobSucceeded, scheduled)
+	finish(t, c, j, jobs.Succeeded, scheduled)
 	live := &batchv1.Job{}
 	if err := c.Get(t.Context(), client.ObjectKeyFromObject(j), live); err != nil {
 		t.Fatal(err)
 	}
-	if o := ownership.JobOutcomeOf(live); o.State != ownership.JobSucceeded || !o.Finished || !o.Time.Equal(scheduled.Add(10*time.Second)) {
+	if o := jobs.OutcomeOf(live); o.State != jobs.Succeeded || !o.Finished || !o.Time.Equal(scheduled.Add(10*time.Second)) {
 		t.Errorf("outcome of the live Job %+v, want finished, succeeded at %s", o, scheduled.Add(10*time.Second))
 	}
 }
 
 // ownedJob creates a Job controlled by owner, named name, with the given outcome, started
 // at started.
-func ownedJob(t *testing.T, c client.Client, owner client.Object, name string, state ownership.JobState, started time.Time) batchv1.Job {
+func ownedJob(t *testing.T, c client.Client, owner client.Object, name string, state jobs.State, started time.Time) batchv1.Job {
 	t.Helper()
-	j := ownership.Job(owner.GetNamespace(), "x", started, jobTemplate(), map[string]string{"owner": owner.GetName()})
+	j := jobs.New(owner.GetNamespace(), "x", started, jobTemplate(), map[string]string{"owner": owner.GetName()})
 	j.Name = name
 	if err := ownership.SetController(owner, j, c.Scheme()); err != nil {
 		t.Fatal(err)
@@ -228,20 +229,20 @@ func names(jobs []batchv1.Job) []string {
 
 func TestHistorySortsTheOwnersJobsOldestFirst(t *testing.T) {
 	c, _, owner := setup(t)
-	ownedJob(t, c, owner, "ok-new", ownership.JobSucceeded, scheduled)
-	ownedJob(t, c, owner, "ok-old", ownership.JobSucceeded, scheduled.Add(-time.Hour))
-	ownedJob(t, c, owner, "failed", ownership.JobFailed, scheduled.Add(-2*time.Hour))
-	ownedJob(t, c, owner, "running", ownership.JobActive, scheduled.Add(time.Hour))
+	ownedJob(t, c, owner, "ok-new", jobs.Succeeded, scheduled)
+	ownedJob(t, c, owner, "ok-old", jobs.Succeeded, scheduled.Add(-time.Hour))
+	ownedJob(t, c, owner, "failed", jobs.Failed, scheduled.Add(-2*time.Hour))
+	ownedJob(t, c, owner, "running", jobs.Active, scheduled.Add(time.Hour))
 	// Someone else's Job in the namespace is no part of the history.
-	other := ownership.Job(owner.Namespace, "other", scheduled, jobTemplate(), map[string]string{"owner": owner.Name})
+	other := jobs.New(owner.Namespace, "other", scheduled, jobTemplate(), map[string]string{"owner": owner.Name})
 	if err := c.Create(t.Context(), other); err != nil {
 		t.Fatal(err)
 	}
-	jobs, err := ownership.ListJobs(t.Context(), c, owner, map[string]string{"owner": owner.Name})
+	jobs, err := jobs.List(t.Context(), c, owner, map[string]string{"owner": owner.Name})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := ownership.HistoryOf(jobs)
+	h := jobs.HistoryOf(jobs)
 	got := [][]string{names(h.Active), names(h.Succeeded), names(h.Failed)}
 	if d := cmp.Diff([][]string{{"running"}, {"ok-old", "ok-new"}, {"failed"}}, got); d != "" {
 		t.Errorf("active, succeeded, failed (-want +got):\n%s", d)
@@ -254,7 +255,7 @@ func TestHistorySortsTheOwnersJobsOldestFirst(t *testing.T) {
 func TestPruneJobsKeepsTheNewestOfEachVerdict(t *testing.T) {
 	type job struct {
 		name    string
-		state   ownership.JobState
+		state   jobs.State
 		started time.Duration // before scheduled
 	}
 	for _, tc := range []struct {
@@ -264,20 +265,20 @@ func TestPruneJobsKeepsTheNewestOfEachVerdict(t *testing.T) {
 		want                      []string
 	}{{
 		name: "the oldest succeeded beyond the limit go, oldest first; the failed are kept below theirs",
-		jobs: []job{{"s1", ownership.JobSucceeded, 3 * time.Hour}, {"s2", ownership.JobSucceeded, 2 * time.Hour},
-			{"s3", ownership.JobSucceeded, time.Hour}, {"f1", ownership.JobFailed, 3 * time.Hour}},
+		jobs: []job{{"s1", jobs.Succeeded, 3 * time.Hour}, {"s2", jobs.Succeeded, 2 * time.Hour},
+			{"s3", jobs.Succeeded, time.Hour}, {"f1", jobs.Failed, 3 * time.Hour}},
 		keepSucceeded: 1, keepFailed: 1,
 		want: []string{"s1", "s2"},
 	}, {
 		name: "a limit of 0 deletes every finished Job of its verdict, never an active one",
-		jobs: []job{{"f1", ownership.JobFailed, 2 * time.Hour}, {"f2", ownership.JobFailed, time.Hour},
-			{"a1", ownership.JobActive, 4 * time.Hour}, {"s1", ownership.JobSucceeded, time.Hour}},
-		keepSucceeded: ownership.KeepAll, keepFailed: 0,
+		jobs: []job{{"f1", jobs.Failed, 2 * time.Hour}, {"f2", jobs.Failed, time.Hour},
+			{"a1", jobs.Active, 4 * time.Hour}, {"s1", jobs.Succeeded, time.Hour}},
+		keepSucceeded: jobs.KeepAll, keepFailed: 0,
 		want: []string{"f1", "f2"},
 	}, {
 		name:          "KeepAll keeps all",
-		jobs:          []job{{"s1", ownership.JobSucceeded, 2 * time.Hour}, {"f1", ownership.JobFailed, time.Hour}},
-		keepSucceeded: ownership.KeepAll, keepFailed: ownership.KeepAll,
+		jobs:          []job{{"s1", jobs.Succeeded, 2 * time.Hour}, {"f1", jobs.Failed, time.Hour}},
+		keepSucceeded: jobs.KeepAll, keepFailed: jobs.KeepAll,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _, owner := setup(t)
@@ -285,14 +286,14 @@ func TestPruneJobsKeepsTheNewestOfEachVerdict(t *testing.T) {
 			for _, j := range tc.jobs {
 				jobs = append(jobs, ownedJob(t, c, owner, j.name, j.state, scheduled.Add(-j.started)))
 			}
-			pruned, err := ownership.PruneJobs(t.Context(), ownership.NewTestWriter(c), owner, ownership.HistoryOf(jobs), tc.keepSucceeded, tc.keepFailed)
+			pruned, err := jobs.Prune(t.Context(), ownership.NewTestWriter(c), owner, jobs.HistoryOf(jobs), tc.keepSucceeded, tc.keepFailed)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if d := cmp.Diff(tc.want, pruned); d != "" {
 				t.Errorf("pruned (-want +got):\n%s", d)
 			}
-			left, err := ownership.ListJobs(t.Context(), c, owner, nil)
+			left, err := jobs.List(t.Context(), c, owner, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -312,7 +313,7 @@ func TestPruneJobsKeepsTheNewestOfEachVerdict(t *testing.T) {
 // of Kubernetes' CronJob controller (k8s.io/kubernetes v1.37.1,
 // pkg/controller/cronjob/cronjob_controllerv2_test.go), against the history helper.
 // Kubernetes deletes through its job control even when creating the next Job fails (a
-// quota of Jobs reached): PruneJobs takes no part in creating, so that it prunes then is
+// quota of Jobs reached): Prune takes no part in creating, so that it prunes then is
 // the caller's order (prune first), which examples/cronjob follows and tests.
 func TestPruneJobsKubernetesCleanupCases(t *testing.T) {
 	justBeforeThePriorHour := scheduled.Add(-time.Hour - time.Minute)
@@ -339,12 +340,12 @@ func TestPruneJobsKubernetesCleanupCases(t *testing.T) {
 				Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"count/jobs.batch": resourceOf(len(tc.jobs))}}}
 			var jobs []batchv1.Job
 			for name, started := range tc.jobs {
-				jobs = append(jobs, ownedJob(t, c, owner, name, ownership.JobSucceeded, started))
+				jobs = append(jobs, ownedJob(t, c, owner, name, jobs.Succeeded, started))
 			}
 			if err := c.Create(t.Context(), quota); err != nil {
 				t.Fatal(err)
 			}
-			pruned, err := ownership.PruneJobs(t.Context(), ownership.NewTestWriter(c), owner, ownership.HistoryOf(jobs), tc.keep, ownership.KeepAll)
+			pruned, err := jobs.Prune(t.Context(), ownership.NewTestWriter(c), owner, jobs.HistoryOf(jobs), tc.keep, jobs.KeepAll)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -357,15 +358,15 @@ func TestPruneJobsKubernetesCleanupCases(t *testing.T) {
 
 func TestPruneJobsLeavesWhatTheOwnerDoesNotControl(t *testing.T) {
 	c, _, owner := setup(t)
-	mine := ownedJob(t, c, owner, "mine", ownership.JobSucceeded, scheduled.Add(-time.Hour))
-	theirs := ownership.Job(owner.Namespace, "x", scheduled, jobTemplate(), nil)
+	mine := ownedJob(t, c, owner, "mine", jobs.Succeeded, scheduled.Add(-time.Hour))
+	theirs := jobs.New(owner.Namespace, "x", scheduled, jobTemplate(), nil)
 	theirs.Name = "theirs"
 	if err := c.Create(t.Context(), theirs); err != nil {
 		t.Fatal(err)
 	}
-	finish(t, c, theirs, ownership.JobSucceeded, scheduled.Add(-2*time.Hour))
-	// A history given a Job the owner does not control: Delete's rule refuses it.
-	pruned, err := ownership.PruneJobs(t.Context(), ownership.NewTestWriter(c), owner, ownership.HistoryOf([]batchv1.Job{*theirs, mine}), 0, 0)
+	finish(t, c, theirs, jobs.Succeeded, scheduled.Add(-2*time.Hour))
+	// A history given a Job the owner does not control: ownership.Delete's rule refuses it.
+	pruned, err := jobs.Prune(t.Context(), ownership.NewTestWriter(c), owner, jobs.HistoryOf([]batchv1.Job{*theirs, mine}), 0, 0)
 	if !ownership.IsNotControlled(err) {
 		t.Errorf("error %v, want one that says theirs is not controlled", err)
 	}

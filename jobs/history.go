@@ -1,4 +1,4 @@
-package ownership
+package jobs
 
 import (
 	"cmp"
@@ -9,15 +9,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/readiness"
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// ListJobs lists the Jobs owner controls in its namespace (by UID), from c's cache when c is
+// List lists the Jobs owner controls in its namespace (by UID), from c's cache when c is
 // the manager's client, narrowed to those with labels when labels is not empty: the labels
 // Job gave them, which the manager's cache of Jobs can be restricted to.
-func ListJobs(ctx context.Context, c client.Reader, owner client.Object, labels map[string]string) ([]batchv1.Job, error) {
+func List(ctx context.Context, c client.Reader, owner client.Object, labels map[string]string) ([]batchv1.Job, error) {
 	var list batchv1.JobList
 	opts := []client.ListOption{client.InNamespace(owner.GetNamespace())}
 	if len(labels) > 0 {
@@ -26,34 +29,34 @@ func ListJobs(ctx context.Context, c client.Reader, owner client.Object, labels 
 	if err := c.List(ctx, &list, opts...); err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(list.Items, func(j batchv1.Job) bool { return !IsControlledBy(&j, owner) }), nil
+	return slices.DeleteFunc(list.Items, func(j batchv1.Job) bool { return !ownership.IsControlledBy(&j, owner) }), nil
 }
 
 // History is an owner's Jobs sorted by how their runs went, each list oldest first (see
 // OldestFirst): what a periodic owner reports and prunes.
 type History struct {
-	// Active are the Jobs not finished (JobOutcome.Finished false): running, suspended,
+	// Active are the Jobs not finished (Outcome.Finished false): running, suspended,
 	// or decided with pods still terminating.
 	Active []batchv1.Job
 	// Succeeded and Failed are the finished Jobs by their verdict.
 	Succeeded, Failed []batchv1.Job
 	// LastScheduled is the latest ScheduledTime of them all, zero when none has one.
 	LastScheduled time.Time
-	// LastSucceeded is the latest time a Job of them succeeded (JobOutcome.Time), zero when
+	// LastSucceeded is the latest time a Job of them succeeded (Outcome.Time), zero when
 	// none has: Kubernetes' CronJob status.lastSuccessfulTime.
 	LastSucceeded time.Time
 }
 
-// HistoryOf sorts jobs, which the caller has found controlled by the owner (ListJobs), by
+// HistoryOf sorts jobs, which the caller has found controlled by the owner (List), by
 // how their runs went.
 func HistoryOf(jobs []batchv1.Job) History {
 	var h History
 	for _, j := range jobs {
-		o := JobOutcomeOf(&j)
+		o := OutcomeOf(&j)
 		switch {
 		case !o.Finished:
 			h.Active = append(h.Active, j)
-		case o.State == JobSucceeded:
+		case o.State == Succeeded:
 			h.Succeeded = append(h.Succeeded, j)
 			if o.Time.After(h.LastSucceeded) {
 				h.LastSucceeded = o.Time
@@ -89,8 +92,8 @@ func OldestFirst(a, b batchv1.Job) int {
 // KeepAll is a history limit that keeps every finished Job of its kind.
 const KeepAll = -1
 
-// PruneJobs deletes the finished Jobs of h beyond the newest keepSucceeded that succeeded
-// and the newest keepFailed that failed, oldest first, each with Delete's rules (the cached
+// Prune deletes the finished Jobs of h beyond the newest keepSucceeded that succeeded
+// and the newest keepFailed that failed, oldest first, each with ownership.Delete's rules (the cached
 // object's UID as precondition, background propagation, a Job already being deleted left
 // alone); a negative limit (KeepAll) keeps every Job of its kind, and Jobs still active are
 // never deleted. It returns the names of the Jobs deleted and, joined, the errors of those
@@ -99,7 +102,7 @@ const KeepAll = -1
 //
 // A periodic owner prunes before it starts a new Job, as Kubernetes' CronJob does, so that
 // a namespace full of finished Jobs never stops the next run.
-func PruneJobs(ctx context.Context, w Writer, owner client.Object, h History, keepSucceeded, keepFailed int) ([]string, error) {
+func Prune(ctx context.Context, w ownership.Writer, owner client.Object, h History, keepSucceeded, keepFailed int) ([]string, error) {
 	var pruned []string
 	var errs []error
 	for _, kind := range []struct {
@@ -110,11 +113,11 @@ func PruneJobs(ctx context.Context, w Writer, owner client.Object, h History, ke
 			continue
 		}
 		for _, j := range kind.jobs[:max(len(kind.jobs)-kind.keep, 0)] {
-			result, err := Delete(ctx, w, owner, &j)
+			result, err := ownership.Delete(ctx, w, owner, &j)
 			switch {
 			case err != nil:
 				errs = append(errs, fmt.Errorf("pruning job %s: %w", j.Name, err))
-			case result.Action == Deleted:
+			case result.Action == ownership.Deleted:
 				pruned = append(pruned, j.Name)
 			}
 		}
@@ -136,11 +139,11 @@ const (
 	ReplaceConcurrent ConcurrencyPolicy = "Replace"
 )
 
-// Started is what StartJob did.
+// Started is what Start did.
 type Started struct {
 	// Job is the Job of the run, the live one; nil when the run was skipped.
 	Job *batchv1.Job
-	// Created is true when StartJob created it, false when it existed already (an earlier
+	// Created is true when Start created it, false when it existed already (an earlier
 	// reconcile created it, and its status write was lost or not yet cached).
 	Created bool
 	// Skipped names the active Jobs that made ForbidConcurrent skip the run.
@@ -149,19 +152,19 @@ type Started struct {
 	Replaced []string
 }
 
-// StartJob starts the run that job (made by Job) describes, by policy, given active, the
+// Start starts the run that job (made by Job) describes, by policy, given active, the
 // owner's active Jobs (History.Active):
 //   - the Job of the run itself, among active or found by its name, is the run already
 //     started: nothing is sent, and nothing replaced;
 //   - ForbidConcurrent with any other Job active skips the run (Started.Skipped);
-//   - ReplaceConcurrent deletes every other active Job first (Delete's rules), and stops at
+//   - ReplaceConcurrent deletes every other active Job first (ownership.Delete's rules), and stops at
 //     the first it cannot delete: the run is not started beside it;
-//   - the Job is then created, never updated (Ensure with CreateOnly): a Job of its name
-//     that the owner does not control is a *NotControlledError, as for Ensure.
+//   - the Job is then created, never updated (ownership.Ensure with ownership.CreateOnly): a Job of its name
+//     that the owner does not control is a *NotControlledError, as for ownership.Ensure.
 //
 // An unknown policy is an error and starts nothing; the empty policy is AllowConcurrent,
 // the API's default.
-func StartJob(ctx context.Context, w Writer, owner client.Object, job *batchv1.Job, active []batchv1.Job, policy ConcurrencyPolicy) (Started, error) {
+func Start(ctx context.Context, w ownership.Writer, owner client.Object, job *batchv1.Job, active []batchv1.Job, policy ConcurrencyPolicy) (Started, error) {
 	switch policy {
 	case "", AllowConcurrent, ForbidConcurrent, ReplaceConcurrent:
 	default:
@@ -178,8 +181,8 @@ func StartJob(ctx context.Context, w Writer, owner client.Object, job *batchv1.J
 	// cache that lags behind the create. The cache, then the API server through the create.
 	existing := &batchv1.Job{}
 	if err := w.Client.Get(ctx, client.ObjectKeyFromObject(job), existing); err == nil {
-		if !IsControlledBy(existing, owner) {
-			return Started{}, &NotControlledError{Kind: "Job", Namespace: existing.Namespace, Name: existing.Name, Controller: controllerOf(existing)}
+		if !ownership.IsControlledBy(existing, owner) {
+			return Started{}, &ownership.NotControlledError{Kind: "Job", Namespace: existing.Namespace, Name: existing.Name, Controller: metav1.GetControllerOf(existing)}
 		}
 		return Started{Job: existing}, nil
 	} else if !apierrors.IsNotFound(err) {
@@ -194,20 +197,20 @@ func StartJob(ctx context.Context, w Writer, owner client.Object, job *batchv1.J
 		return s, nil
 	case policy == ReplaceConcurrent:
 		for _, j := range others {
-			result, err := Delete(ctx, w, owner, &j)
+			result, err := ownership.Delete(ctx, w, owner, &j)
 			if err != nil {
 				return s, fmt.Errorf("replacing job %s: %w", j.Name, err)
 			}
-			if result.Action == Deleted {
+			if result.Action == ownership.Deleted {
 				s.Replaced = append(s.Replaced, j.Name)
 			}
 		}
 	}
-	live, result, err := Ensure(ctx, w, owner, job, CreateOnly())
+	live, result, err := ownership.Ensure(ctx, w, owner, job, ownership.CreateOnly())
 	if err != nil {
 		return s, err
 	}
-	s.Job, s.Created = live, result.Action == Created
+	s.Job, s.Created = live, result.Action == ownership.Created
 	return s, nil
 }
 
@@ -242,8 +245,8 @@ const (
 // Job. Its logic reports those as any reconcile does (Stalled, or an error retried), and
 // the reconcile shell turns them into Ready False. A failed run is reported in the reason,
 // in status (lastSuccessfulTime falls behind) and by an event, for alerts to read.
-func (h History) Readiness(next time.Time) Readiness {
-	r := Readiness{Available: true, Rollout: RolloutComplete}
+func (h History) Readiness(next time.Time) readiness.State {
+	r := readiness.State{Available: true, Rollout: readiness.RolloutComplete}
 	switch newest := h.newestFinished(); {
 	case len(h.Active) > 0:
 		names := make([]string, len(h.Active))
@@ -254,12 +257,12 @@ func (h History) Readiness(next time.Time) Readiness {
 	case newest == nil:
 		r.Reason, r.Message = ReasonNoRunYet, "no job has run yet"
 	default:
-		o := JobOutcomeOf(newest)
+		o := OutcomeOf(newest)
 		r.Reason = ReasonLastRunSucceeded
-		if o.State == JobFailed {
+		if o.State == Failed {
 			r.Reason = ReasonLastRunFailed
 		}
-		r.Message = fmt.Sprintf("job %s %s (%s)", newest.Name, map[JobState]string{JobSucceeded: "succeeded", JobFailed: "failed"}[o.State], o.Reason)
+		r.Message = fmt.Sprintf("job %s %s (%s)", newest.Name, map[State]string{Succeeded: "succeeded", Failed: "failed"}[o.State], o.Reason)
 		if o.Message != "" {
 			r.Message += ": " + o.Message
 		}
@@ -276,7 +279,7 @@ func (h History) newestFinished() *batchv1.Job {
 	var at time.Time
 	for _, l := range [][]batchv1.Job{h.Succeeded, h.Failed} {
 		for i := range l {
-			if t := JobOutcomeOf(&l[i]).Time; newest == nil || t.After(at) || t.Equal(at) && OldestFirst(*newest, l[i]) < 0 {
+			if t := OutcomeOf(&l[i]).Time; newest == nil || t.After(at) || t.Equal(at) && OldestFirst(*newest, l[i]) < 0 {
 				newest, at = &l[i], t
 			}
 		}

@@ -1,4 +1,4 @@
-package ownership
+package jobs
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/reconcilekit/reconcilekit/workload"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,37 +17,37 @@ import (
 // dashboards) read an operator's Jobs too.
 const ScheduledAnnotation = batchv1.CronJobScheduledTimestampAnnotation
 
-// JobUser is the user the pods of a Job run as when its template does not say (see Job).
-const JobUser int64 = 65532
+// User is the user the pods of a Job run as when its template does not say (see Job).
+const User int64 = 65532
 
-// JobName returns the name of the Job that runs, for the owner named name, the run
+// Name returns the name of the Job that runs, for the owner named name, the run
 // scheduled at scheduled: name-<minutes since the Unix epoch>, as Kubernetes' CronJob
 // controller names its Jobs. The name is the lock that makes each run happen once: every
 // reconcile, before or after a restart, computes the same name for the same run, and a
 // second create of it fails with AlreadyExists; runs of a cron schedule are at least a
 // minute apart, so each has a name of its own. Keep name to 52 characters, as Kubernetes
 // does CronJob names, for the Job's pods to be named after it.
-func JobName(name string, scheduled time.Time) string {
+func Name(name string, scheduled time.Time) string {
 	return name + "-" + strconv.FormatInt(scheduled.Unix()/60, 10)
 }
 
 // Job returns the desired Job that runs template for the run scheduled at scheduled of
-// the owner named name: named JobName(name, scheduled), in namespace, with template's
+// the owner named name: named Name(name, scheduled), in namespace, with template's
 // labels, annotations and spec, ScheduledAnnotation, and labels added to its own labels and
 // its pods' (the owner's labels, which an operator restricts its cache of Jobs by).
 //
-// Its pods are restricted (Restricted, as user JobUser) unless the template's pod sets a
+// Its pods are restricted (Restricted, as user User) unless the template's pod sets a
 // security context of its own, which is kept as it is: a namespace that enforces the
 // restricted Pod Security level refuses the pods of a Job that leaves it unset.
 //
-// A Job's pod template cannot change once it exists: pass it to Ensure with CreateOnly,
-// or to StartJob, which does.
-func Job(namespace, name string, scheduled time.Time, template batchv1.JobTemplateSpec, labels map[string]string) *batchv1.Job {
+// A Job's pod template cannot change once it exists: pass it to ownership.Ensure with ownership.CreateOnly,
+// or to Start, which does.
+func New(namespace, name string, scheduled time.Time, template batchv1.JobTemplateSpec, labels map[string]string) *batchv1.Job {
 	t := template.DeepCopy()
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:   namespace,
-			Name:        JobName(name, scheduled),
+			Name:        Name(name, scheduled),
 			Labels:      withLabels(t.Labels, labels),
 			Annotations: withLabels(t.Annotations, map[string]string{ScheduledAnnotation: scheduled.Format(time.RFC3339)}),
 		},
@@ -55,7 +56,7 @@ func Job(namespace, name string, scheduled time.Time, template batchv1.JobTempla
 	pod := &job.Spec.Template
 	pod.Labels = withLabels(pod.Labels, labels)
 	if pod.Spec.SecurityContext == nil {
-		pod.Spec = Restricted(pod.Spec, JobUser)
+		pod.Spec = workload.Restricted(pod.Spec, User)
 	}
 	return job
 }
@@ -80,23 +81,23 @@ func ScheduledTime(j *batchv1.Job) (time.Time, bool) {
 	return t, err == nil
 }
 
-// JobState is how a Job's run went.
-type JobState string
+// State is how a Job's run went.
+type State string
 
 // The states of a Job's run.
 const (
-	// JobActive: the Job runs, or waits to (suspended, pods pending).
-	JobActive JobState = "Active"
-	// JobSucceeded: the Job met its success criteria.
-	JobSucceeded JobState = "Succeeded"
-	// JobFailed: the Job failed (backoffLimit, activeDeadlineSeconds, a pod failure policy).
-	JobFailed JobState = "Failed"
+	// Active: the Job runs, or waits to (suspended, pods pending).
+	Active State = "Active"
+	// Succeeded: the Job met its success criteria.
+	Succeeded State = "Succeeded"
+	// Failed: the Job failed (backoffLimit, activeDeadlineSeconds, a pod failure policy).
+	Failed State = "Failed"
 )
 
-// JobOutcome is how a Job's run went, read from the Job controller's conditions.
-type JobOutcome struct {
+// Outcome is how a Job's run went, read from the Job controller's conditions.
+type Outcome struct {
 	// State is the run's verdict.
-	State JobState
+	State State
 	// Finished is true once the Job controller has set Complete or Failed: every pod has
 	// terminated and the Job changes no more. A Job decided (SuccessCriteriaMet or
 	// FailureTarget) but not finished still has pods terminating: it still counts as
@@ -111,14 +112,14 @@ type JobOutcome struct {
 	Time time.Time
 }
 
-// JobOutcomeOf reads a Job's outcome, following the Job API's conditions (batch/v1): since
+// OutcomeOf reads a Job's outcome, following the Job API's conditions (batch/v1): since
 // Kubernetes 1.31 the Job controller first sets SuccessCriteriaMet or FailureTarget, when
 // the verdict is reached, and Complete or Failed only once the Job's pods have terminated;
 // the API server refuses Complete without SuccessCriteriaMet and Failed without
 // FailureTarget (except for a Job whose deadline passed or was suspended before its
 // conditions existed). A Job with both verdicts is Failed: the Job controller never sets
 // both, and a failure must not be hidden.
-func JobOutcomeOf(j *batchv1.Job) JobOutcome {
+func OutcomeOf(j *batchv1.Job) Outcome {
 	var found [4]*batchv1.JobCondition
 	for i, c := range j.Status.Conditions {
 		if c.Status != corev1.ConditionTrue {
@@ -135,27 +136,27 @@ func JobOutcomeOf(j *batchv1.Job) JobOutcome {
 			found[3] = &j.Status.Conditions[i]
 		}
 	}
-	decided := func(state JobState, finished bool, c *batchv1.JobCondition) JobOutcome {
-		o := JobOutcome{State: state, Finished: finished, Reason: c.Reason, Message: c.Message, Time: c.LastTransitionTime.Time}
+	decided := func(state State, finished bool, c *batchv1.JobCondition) Outcome {
+		o := Outcome{State: state, Finished: finished, Reason: c.Reason, Message: c.Message, Time: c.LastTransitionTime.Time}
 		if o.Reason == "" {
 			o.Reason = string(c.Type)
 		}
-		if state == JobSucceeded && finished && j.Status.CompletionTime != nil {
+		if state == Succeeded && finished && j.Status.CompletionTime != nil {
 			o.Time = j.Status.CompletionTime.Time
 		}
 		return o
 	}
 	switch {
 	case found[0] != nil:
-		return decided(JobFailed, true, found[0])
+		return decided(Failed, true, found[0])
 	case found[1] != nil:
-		return decided(JobFailed, false, found[1])
+		return decided(Failed, false, found[1])
 	case found[2] != nil:
-		return decided(JobSucceeded, true, found[2])
+		return decided(Succeeded, true, found[2])
 	case found[3] != nil:
-		return decided(JobSucceeded, false, found[3])
+		return decided(Succeeded, false, found[3])
 	}
-	o := JobOutcome{State: JobActive, Reason: "Running"}
+	o := Outcome{State: Active, Reason: "Running"}
 	if j.Status.StartTime != nil {
 		o.Time = j.Status.StartTime.Time
 	}

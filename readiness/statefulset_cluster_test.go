@@ -1,4 +1,4 @@
-package ownership_test
+package readiness_test
 
 import (
 	"context"
@@ -16,12 +16,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/readiness"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+	"github.com/reconcilekit/reconcilekit/workload"
 )
 
 // TestStatefulSetServesThroughARollingUpdate rolls a StatefulSet of 3 to a new image and then
 // to pods that cannot be scheduled, on a cluster of simulated nodes, and reads
-// StatefulSetReadiness on every version of it the StatefulSet controller writes: Available
+// StatefulSet on every version of it the StatefulSet controller writes: Available
 // stays True while the minimum of pods are ready (a majority, or the budget's minAvailable),
 // and turns False when the budget asks for every pod.
 func TestStatefulSetServesThroughARollingUpdate(t *testing.T) {
@@ -49,7 +51,7 @@ func TestStatefulSetServesThroughARollingUpdate(t *testing.T) {
 			labels := map[string]string{"app": "db"}
 			var pdb *policyv1.PodDisruptionBudget
 			if tt.minAvailable != nil {
-				if pdb, _, err = ownership.Ensure(t.Context(), w, owner, ownership.PodDisruptionBudget(ns, "db", *tt.minAvailable, labels)); err != nil {
+				if pdb, _, err = ownership.Ensure(t.Context(), w, owner, workload.PodDisruptionBudget(ns, "db", *tt.minAvailable, labels)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -63,21 +65,21 @@ func TestStatefulSetServesThroughARollingUpdate(t *testing.T) {
 				t.Helper()
 				tpl := restrictedTemplate(labels, corev1.RestartPolicyAlways)
 				tpl.Spec.Containers[0].Image, tpl.Spec.NodeSelector = image, nodeSelector
-				live, _, err := ownership.Ensure(t.Context(), w, owner, ownership.StatefulSet(ns, "db", 3, tpl))
+				live, _, err := ownership.Ensure(t.Context(), w, owner, workload.StatefulSet(ns, "db", 3, tpl))
 				if err != nil {
 					t.Fatal(err)
 				}
 				return live.Generation
 			}
-			complete := func(s *appsv1.StatefulSet, r ownership.Readiness) bool { return r.Rollout == ownership.RolloutComplete }
+			complete := func(s *appsv1.StatefulSet, r readiness.State) bool { return r.Rollout == readiness.RolloutComplete }
 
 			ensure("registry.invalid/app:1", nil)
-			follow(t, events, pdb, func(*appsv1.StatefulSet, ownership.Readiness) error { return nil }, complete)
+			follow(t, events, pdb, func(*appsv1.StatefulSet, readiness.State) error { return nil }, complete)
 
 			// A new image: one pod at a time is replaced.
 			generation := ensure("registry.invalid/app:2", nil)
 			var unavailable []string
-			follow(t, events, pdb, func(s *appsv1.StatefulSet, r ownership.Readiness) error {
+			follow(t, events, pdb, func(s *appsv1.StatefulSet, r readiness.State) error {
 				if !r.Available {
 					unavailable = append(unavailable, r.AvailableMessage)
 				}
@@ -85,7 +87,7 @@ func TestStatefulSetServesThroughARollingUpdate(t *testing.T) {
 					return fmt.Errorf("not available during a rolling update: %s", r.AvailableMessage)
 				}
 				return nil
-			}, func(s *appsv1.StatefulSet, r ownership.Readiness) bool {
+			}, func(s *appsv1.StatefulSet, r readiness.State) bool {
 				return complete(s, r) && s.Status.CurrentRevision == s.Status.UpdateRevision && s.Generation == generation
 			})
 			if !tt.serves && len(unavailable) == 0 {
@@ -95,11 +97,11 @@ func TestStatefulSetServesThroughARollingUpdate(t *testing.T) {
 			// A template whose pods cannot be scheduled: the last pod is replaced and its
 			// successor waits, the two others serve.
 			generation = ensure("registry.invalid/app:3", nowhere)
-			stuck := follow(t, events, pdb, func(*appsv1.StatefulSet, ownership.Readiness) error { return nil },
-				func(s *appsv1.StatefulSet, r ownership.Readiness) bool {
+			stuck := follow(t, events, pdb, func(*appsv1.StatefulSet, readiness.State) error { return nil },
+				func(s *appsv1.StatefulSet, r readiness.State) bool {
 					return s.Generation == generation && s.Status.ObservedGeneration == generation && s.Status.UpdatedReplicas == 1 && s.Status.ReadyReplicas == 2
 				})
-			if r := ownership.StatefulSetReadiness(stuck, pdb); r.Available != tt.serves || r.Rollout != ownership.RolloutInProgress {
+			if r := readiness.StatefulSet(stuck, pdb); r.Available != tt.serves || r.Rollout != readiness.RolloutInProgress {
 				t.Errorf("stuck on an unschedulable pod: %+v, want available %t and in progress", r, tt.serves)
 			}
 		})
@@ -109,7 +111,7 @@ func TestStatefulSetServesThroughARollingUpdate(t *testing.T) {
 // follow reads the versions of the StatefulSet the watch delivers, checks the readiness of
 // each, and returns the first that is done, within a minute.
 func follow(t *testing.T, events watch.Interface, pdb *policyv1.PodDisruptionBudget,
-	check func(*appsv1.StatefulSet, ownership.Readiness) error, done func(*appsv1.StatefulSet, ownership.Readiness) bool,
+	check func(*appsv1.StatefulSet, readiness.State) error, done func(*appsv1.StatefulSet, readiness.State) bool,
 ) *appsv1.StatefulSet {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
@@ -127,7 +129,7 @@ func follow(t *testing.T, events watch.Interface, pdb *policyv1.PodDisruptionBud
 			if !ok {
 				continue
 			}
-			r := ownership.StatefulSetReadiness(s, pdb)
+			r := readiness.StatefulSet(s, pdb)
 			last = fmt.Sprintf("generation %d, status %+v: %+v", s.Generation, s.Status, r)
 			t.Logf("generation %d, %d ready, %d updated: available %t (%s), %s (%s)",
 				s.Generation, s.Status.ReadyReplicas, s.Status.UpdatedReplicas, r.Available, r.AvailableMessage, r.Rollout, r.Message)

@@ -1,4 +1,4 @@
-package ownership
+package readiness
 
 import (
 	"strings"
@@ -129,7 +129,7 @@ func TestDeploymentReadiness(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := DeploymentReadiness(tt.d)
+			got := Deployment(tt.d)
 			if got.Available != tt.available || got.AvailableReason != tt.availableReason || got.AvailableMessage == "" {
 				t.Errorf("availability = %v %s %q, want %v %s and a message", got.Available, got.AvailableReason, got.AvailableMessage, tt.available, tt.availableReason)
 			}
@@ -148,24 +148,24 @@ func TestReadinessMark(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		r    Readiness
+		r    State
 		// Available, Progressing, Degraded
 		want [3]want
 	}{
 		{"a complete rollout that serves is only available",
-			Readiness{Available: true, AvailableReason: "MinimumReplicasAvailable", AvailableMessage: "m", Rollout: RolloutComplete, Reason: "RolloutComplete", Message: "m"},
+			State{Available: true, AvailableReason: "MinimumReplicasAvailable", AvailableMessage: "m", Rollout: RolloutComplete, Reason: "RolloutComplete", Message: "m"},
 			[3]want{{T, "MinimumReplicasAvailable"}, {F, "RolloutComplete"}, {F, "RolloutComplete"}}},
 		{"a resize that serves is available and progressing",
-			Readiness{Available: true, AvailableReason: "MinimumReplicasAvailable", AvailableMessage: "m", Rollout: RolloutInProgress, Reason: "RollingOut", Message: "m"},
+			State{Available: true, AvailableReason: "MinimumReplicasAvailable", AvailableMessage: "m", Rollout: RolloutInProgress, Reason: "RollingOut", Message: "m"},
 			[3]want{{T, "MinimumReplicasAvailable"}, {T, "RollingOut"}, {F, "RollingOut"}}},
 		{"a fresh deployment is progressing and not available",
-			Readiness{AvailableReason: ReasonAvailabilityNotReported, AvailableMessage: "m", Rollout: RolloutInProgress, Reason: "RollingOut", Message: "m"},
+			State{AvailableReason: ReasonAvailabilityNotReported, AvailableMessage: "m", Rollout: RolloutInProgress, Reason: "RollingOut", Message: "m"},
 			[3]want{{F, ReasonAvailabilityNotReported}, {T, "RollingOut"}, {F, "RollingOut"}}},
 		{"a failed rollout that serves is available and degraded",
-			Readiness{Available: true, AvailableReason: "MinimumReplicasAvailable", AvailableMessage: "m", Rollout: RolloutFailed, Reason: "ProgressDeadlineExceeded", Message: "m"},
+			State{Available: true, AvailableReason: "MinimumReplicasAvailable", AvailableMessage: "m", Rollout: RolloutFailed, Reason: "ProgressDeadlineExceeded", Message: "m"},
 			[3]want{{T, "MinimumReplicasAvailable"}, {F, "ProgressDeadlineExceeded"}, {T, "ProgressDeadlineExceeded"}}},
 		{"a failure built by hand gives its reason to all three",
-			Readiness{Rollout: RolloutFailed, Reason: "DeploymentNotOwned", Message: "m"},
+			State{Rollout: RolloutFailed, Reason: "DeploymentNotOwned", Message: "m"},
 			[3]want{{F, "DeploymentNotOwned"}, {F, "DeploymentNotOwned"}, {T, "DeploymentNotOwned"}}},
 	}
 	for _, tt := range tests {
@@ -198,34 +198,19 @@ func TestResizingAServingDeploymentKeepsItAvailable(t *testing.T) {
 		d.Status = appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 4, UpdatedReplicas: 4, ReadyReplicas: 4, AvailableReplicas: 4,
 			Conditions: []appsv1.DeploymentCondition{minimumAvailable}}
 	})
-	DeploymentReadiness(serving).Mark(obj)
+	Deployment(serving).Mark(obj)
 	since := conditions.Find(obj, conditions.Available).LastTransitionTime
 
 	resizing := serving.DeepCopy()
 	resizing.Generation, *resizing.Spec.Replicas = 2, 5
 	resizing.Status.ObservedGeneration, resizing.Status.Replicas, resizing.Status.UpdatedReplicas = 2, 5, 5
-	DeploymentReadiness(resizing).Mark(obj)
+	Deployment(resizing).Mark(obj)
 
 	if a := conditions.Find(obj, conditions.Available); a.Status != metav1.ConditionTrue || !a.LastTransitionTime.Equal(&since) {
 		t.Errorf("Available = %+v while resizing, want True since %v", a, since)
 	}
 	if !conditions.IsTrue(obj, conditions.Progressing) || conditions.IsTrue(obj, conditions.Degraded) {
 		t.Errorf("conditions while resizing = %+v, want Progressing True and Degraded False", conds)
-	}
-}
-
-func TestRestrictedSatisfiesThePodSecurityRestrictedLevel(t *testing.T) {
-	pod := Restricted(corev1.PodSpec{
-		InitContainers: []corev1.Container{{Name: "init"}},
-		Containers:     []corev1.Container{{Name: "a"}, {Name: "b"}},
-	}, 1001)
-	if sc := pod.SecurityContext; !*sc.RunAsNonRoot || *sc.RunAsUser != 1001 || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
-		t.Errorf("pod security context = %+v", sc)
-	}
-	for _, c := range append(pod.InitContainers, pod.Containers...) {
-		if sc := c.SecurityContext; *sc.AllowPrivilegeEscalation || len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" {
-			t.Errorf("container %s security context = %+v", c.Name, sc)
-		}
 	}
 }
 
@@ -236,9 +221,9 @@ func TestDeploymentReadinessIsTheSameAtEveryStepUntilAReplicaIsAvailable(t *test
 		{ObservedGeneration: 1, Replicas: 2, UpdatedReplicas: 2},
 		{ObservedGeneration: 1, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2},
 	}
-	first := DeploymentReadiness(deployment(func(d *appsv1.Deployment) { d.Generation = 1 }))
+	first := Deployment(deployment(func(d *appsv1.Deployment) { d.Generation = 1 }))
 	for i, s := range steps {
-		got := DeploymentReadiness(deployment(func(d *appsv1.Deployment) { d.Generation, d.Status = 1, s }))
+		got := Deployment(deployment(func(d *appsv1.Deployment) { d.Generation, d.Status = 1, s }))
 		if got != first {
 			t.Errorf("step %d: %+v, want %+v as at the first: the owner's status would be rewritten", i, got, first)
 		}
