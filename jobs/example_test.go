@@ -17,7 +17,7 @@ import (
 
 // A run's Job is named after the minute it was scheduled for: every reconcile, before or
 // after a restart, names the same run the same, and a second create of it fails.
-func ExampleJobName() {
+func ExampleName() {
 	scheduled := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	fmt.Println(jobs.Name("backup", scheduled))
 	fmt.Println(jobs.Name("backup", scheduled.Add(30*time.Second)))
@@ -28,7 +28,7 @@ func ExampleJobName() {
 
 // A Job's outcome follows the Job API's conditions: the verdict as soon as it is reached,
 // finished once the pods have terminated.
-func ExampleJobOutcomeOf() {
+func ExampleOutcomeOf() {
 	at := metav1.NewTime(time.Date(2030, 1, 1, 12, 0, 10, 0, time.UTC))
 	job := &batchv1.Job{Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{
 		{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", LastTransitionTime: at},
@@ -42,7 +42,7 @@ func ExampleJobOutcomeOf() {
 // due started by the concurrency policy, and the owner's readiness reported; then it waits
 // for the next run. owner stands for the operator's own kind, w and now for the
 // reconcile's (reconcile.Scope); examples/cronjob is the whole of it.
-func ExampleStartJob() {
+func ExampleStart() {
 	var (
 		ctx      = context.Background()
 		w        ownership.Writer
@@ -51,11 +51,11 @@ func ExampleStartJob() {
 		now      = time.Now()
 	)
 	labels := map[string]string{"app.kubernetes.io/instance": owner.Name}
-	jobs, err := jobs.List(ctx, w.Client, owner, labels)
+	owned, err := jobs.List(ctx, w.Client, owner, labels)
 	if err != nil {
 		return // requeue.Retry(err)
 	}
-	h := jobs.HistoryOf(jobs)
+	h := jobs.HistoryOf(owned)
 	if _, err := jobs.Prune(ctx, w, owner, h, 3, 1); err != nil {
 		return // requeue.Retry(err)
 	}

@@ -25,21 +25,21 @@ func TestStartJobFollowsTheConcurrencyPolicy(t *testing.T) {
 		exists  []string // the Jobs afterwards, not being deleted
 	}{
 		{name: "Allow starts the run beside an active Job", policy: jobs.AllowConcurrent, running: true,
-			want: jobs.Started{ownership.Created: true}, exists: []string{"earlier", "run-24394200"}},
+			want: jobs.Started{Created: true}, exists: []string{"earlier", "run-24394200"}},
 		{name: "the empty policy is Allow", running: true,
-			want: jobs.Started{ownership.Created: true}, exists: []string{"earlier", "run-24394200"}},
+			want: jobs.Started{Created: true}, exists: []string{"earlier", "run-24394200"}},
 		{name: "Forbid skips the run while a Job is active", policy: jobs.ForbidConcurrent, running: true,
 			want: jobs.Started{Skipped: []string{"earlier"}}, exists: []string{"earlier"}},
 		{name: "Forbid starts the run when none is active", policy: jobs.ForbidConcurrent,
-			want: jobs.Started{ownership.Created: true}, exists: []string{"run-24394200"}},
+			want: jobs.Started{Created: true}, exists: []string{"run-24394200"}},
 		{name: "Replace deletes the active Job, then starts the run", policy: jobs.ReplaceConcurrent, running: true,
-			want: jobs.Started{ownership.Created: true, Replaced: []string{"earlier"}}, exists: []string{"run-24394200"}},
+			want: jobs.Started{Created: true, Replaced: []string{"earlier"}}, exists: []string{"run-24394200"}},
 		{name: "an unknown policy starts nothing", policy: "Sometimes", running: true,
 			wantErr: `unknown concurrency policy "Sometimes"`, exists: []string{"earlier"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _, owner := setup(t)
-			w := ownership.NewTestWriter(c)
+			w := testWriter(c)
 			var active []batchv1.Job
 			if tc.running {
 				active = append(active, ownedJob(t, c, owner, "earlier", jobs.Active, scheduled.Add(-time.Hour)))
@@ -81,7 +81,7 @@ func TestStartJobFollowsTheConcurrencyPolicy(t *testing.T) {
 
 func TestStartJobStartsEachRunOnce(t *testing.T) {
 	c, counter, owner := setup(t)
-	w := ownership.NewTestWriter(c)
+	w := testWriter(c)
 	job := func() *batchv1.Job { return jobs.New(owner.Namespace, "run", scheduled, jobTemplate(), nil) }
 	first, err := jobs.Start(t.Context(), w, owner, job(), nil, jobs.ForbidConcurrent)
 	if err != nil || !first.Created {
@@ -109,7 +109,7 @@ func TestStartJobRefusesAJobOfTheRunsNameItDoesNotControl(t *testing.T) {
 	if err := c.Create(t.Context(), theirs); err != nil {
 		t.Fatal(err)
 	}
-	_, err := jobs.Start(t.Context(), ownership.NewTestWriter(c), owner, jobs.New(owner.Namespace, "run", scheduled, jobTemplate(), nil), nil, jobs.AllowConcurrent)
+	_, err := jobs.Start(t.Context(), testWriter(c), owner, jobs.New(owner.Namespace, "run", scheduled, jobTemplate(), nil), nil, jobs.AllowConcurrent)
 	if !ownership.IsNotControlled(err) {
 		t.Errorf("error %v, want a *NotControlledError", err)
 	}

@@ -238,11 +238,11 @@ func TestHistorySortsTheOwnersJobsOldestFirst(t *testing.T) {
 	if err := c.Create(t.Context(), other); err != nil {
 		t.Fatal(err)
 	}
-	jobs, err := jobs.List(t.Context(), c, owner, map[string]string{"owner": owner.Name})
+	owned, err := jobs.List(t.Context(), c, owner, map[string]string{"owner": owner.Name})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := jobs.HistoryOf(jobs)
+	h := jobs.HistoryOf(owned)
 	got := [][]string{names(h.Active), names(h.Succeeded), names(h.Failed)}
 	if d := cmp.Diff([][]string{{"running"}, {"ok-old", "ok-new"}, {"failed"}}, got); d != "" {
 		t.Errorf("active, succeeded, failed (-want +got):\n%s", d)
@@ -282,11 +282,11 @@ func TestPruneJobsKeepsTheNewestOfEachVerdict(t *testing.T) {
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _, owner := setup(t)
-			var jobs []batchv1.Job
+			var owned []batchv1.Job
 			for _, j := range tc.jobs {
-				jobs = append(jobs, ownedJob(t, c, owner, j.name, j.state, scheduled.Add(-j.started)))
+				owned = append(owned, ownedJob(t, c, owner, j.name, j.state, scheduled.Add(-j.started)))
 			}
-			pruned, err := jobs.Prune(t.Context(), ownership.NewTestWriter(c), owner, jobs.HistoryOf(jobs), tc.keepSucceeded, tc.keepFailed)
+			pruned, err := jobs.Prune(t.Context(), testWriter(c), owner, jobs.HistoryOf(owned), tc.keepSucceeded, tc.keepFailed)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -338,14 +338,14 @@ func TestPruneJobsKubernetesCleanupCases(t *testing.T) {
 			// The quota of the first case: no more Jobs in the namespace.
 			quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: owner.Namespace, Name: "jobs"},
 				Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"count/jobs.batch": resourceOf(len(tc.jobs))}}}
-			var jobs []batchv1.Job
+			var owned []batchv1.Job
 			for name, started := range tc.jobs {
-				jobs = append(jobs, ownedJob(t, c, owner, name, jobs.Succeeded, started))
+				owned = append(owned, ownedJob(t, c, owner, name, jobs.Succeeded, started))
 			}
 			if err := c.Create(t.Context(), quota); err != nil {
 				t.Fatal(err)
 			}
-			pruned, err := jobs.Prune(t.Context(), ownership.NewTestWriter(c), owner, jobs.HistoryOf(jobs), tc.keep, jobs.KeepAll)
+			pruned, err := jobs.Prune(t.Context(), testWriter(c), owner, jobs.HistoryOf(owned), tc.keep, jobs.KeepAll)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -366,7 +366,7 @@ func TestPruneJobsLeavesWhatTheOwnerDoesNotControl(t *testing.T) {
 	}
 	finish(t, c, theirs, jobs.Succeeded, scheduled.Add(-2*time.Hour))
 	// A history given a Job the owner does not control: ownership.Delete's rule refuses it.
-	pruned, err := jobs.Prune(t.Context(), ownership.NewTestWriter(c), owner, jobs.HistoryOf([]batchv1.Job{*theirs, mine}), 0, 0)
+	pruned, err := jobs.Prune(t.Context(), testWriter(c), owner, jobs.HistoryOf([]batchv1.Job{*theirs, mine}), 0, 0)
 	if !ownership.IsNotControlled(err) {
 		t.Errorf("error %v, want one that says theirs is not controlled", err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+	"github.com/reconcilekit/reconcilekit/workload"
 )
 
 // TestEnsureLeavesClaimTemplatesItCannotChange changes the claim templates of a StatefulSet

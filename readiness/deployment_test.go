@@ -6,11 +6,13 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
+	"github.com/reconcilekit/reconcilekit/workload"
 )
 
 // condition returns a Deployment condition as the Deployment controller writes it.
@@ -228,4 +230,42 @@ func TestDeploymentReadinessIsTheSameAtEveryStepUntilAReplicaIsAvailable(t *test
 			t.Errorf("step %d: %+v, want %+v as at the first: the owner's status would be rewritten", i, got, first)
 		}
 	}
+}
+
+// deployment is a desired Deployment of two replicas, changed by mutate.
+func deployment(mutate ...func(*appsv1.Deployment)) *appsv1.Deployment {
+	d := workload.Deployment("ns", "web", 2, corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name:    "web",
+			Image:   "busybox",
+			Command: []string{"sleep", "3600"},
+			Ports:   []corev1.ContainerPort{{ContainerPort: 1234}},
+			Resources: corev1.ResourceRequirements{
+				Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
+			},
+			SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false)},
+		}}},
+	})
+	for _, m := range mutate {
+		m(d)
+	}
+	return d
+}
+
+// defaulted is what the API server makes of a desired Deployment.
+func defaulted(d *appsv1.Deployment) {
+	d.UID, d.ResourceVersion, d.Generation = "uid", "7", 3
+	d.Spec.RevisionHistoryLimit = ptr.To[int32](10)
+	d.Spec.ProgressDeadlineSeconds = ptr.To[int32](600)
+	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType}
+	pod := &d.Spec.Template.Spec
+	pod.RestartPolicy = corev1.RestartPolicyAlways
+	pod.DNSPolicy = corev1.DNSClusterFirst
+	pod.TerminationGracePeriodSeconds = ptr.To[int64](30)
+	c := &pod.Containers[0]
+	c.ImagePullPolicy = corev1.PullAlways
+	c.TerminationMessagePath = "/dev/termination-log"
+	c.Ports[0].Protocol = corev1.ProtocolTCP
+	d.Status = appsv1.DeploymentStatus{Replicas: 2, ReadyReplicas: 1}
 }

@@ -14,7 +14,7 @@ import (
 
 // A StatefulSet of 3 rolling to a new image has replaced one pod, which is not ready yet:
 // the two others serve, so it is available while the rollout is in progress.
-func ExampleStatefulSetReadiness() {
+func ExampleStatefulSet() {
 	sts := &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Generation: 2},
 		Spec:       appsv1.StatefulSetSpec{Replicas: ptr.To[int32](3)},
@@ -38,7 +38,7 @@ func ExampleStatefulSetReadiness() {
 
 // A Deployment resized from 2 to 3 replicas still serves from the 2 it has: it is available
 // while the resize is in progress.
-func ExampleDeploymentReadiness() {
+func ExampleDeployment() {
 	dep := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Generation: 2},
 		Spec:       appsv1.DeploymentSpec{Replicas: ptr.To[int32](3)},
@@ -59,7 +59,7 @@ func ExampleDeploymentReadiness() {
 
 // The readiness of a StatefulSet, by kstatus' rules, marked in the owner's conditions like a
 // Deployment's.
-func ExampleReadinessOf() {
+func ExampleOf() {
 	sts := &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "db", Generation: 2},
 		Status:     appsv1.StatefulSetStatus{ObservedGeneration: 2, Replicas: 1, ReadyReplicas: 0},

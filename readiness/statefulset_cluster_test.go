@@ -47,7 +47,7 @@ func TestStatefulSetServesThroughARollingUpdate(t *testing.T) {
 			ns := cluster.RestrictedNamespace(t)
 			owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "owner"}}
 			create(t, c, owner)
-			w := ownership.NewTestWriter(c)
+			w := testWriter(c)
 			labels := map[string]string{"app": "db"}
 			var pdb *policyv1.PodDisruptionBudget
 			if tt.minAvailable != nil {
