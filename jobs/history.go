@@ -214,7 +214,7 @@ func Start(ctx context.Context, w ownership.Writer, owner client.Object, job *ba
 	return s, nil
 }
 
-// Reasons of a periodic owner's Readiness (History.Readiness).
+// Reasons of a periodic owner's readiness (History.Readiness).
 const (
 	// ReasonJobsActive: Jobs of the owner run.
 	ReasonJobsActive = "JobsActive"
@@ -227,7 +227,7 @@ const (
 )
 
 // Readiness reports a periodic owner (one that runs Jobs on a schedule) for its Available,
-// Progressing and Degraded conditions (Readiness.Mark), so that kstatus and
+// Progressing and Degraded conditions (readiness.State.Mark), so that kstatus and
 // `kubectl wait --for=condition=Ready` read it by one rule: a periodic owner is Ready once
 // it has done what is due, whatever its Jobs are doing.
 //

@@ -16,11 +16,11 @@ import (
 // template mounts by the claim's name. Its pods are named after the headless Service of the
 // same name (spec.serviceName), which the owner ensures beside it (HeadlessService).
 //
-// Pass it to Ensure, which keeps spec.replicas at replicas and rolls the pods when the
+// Pass it to ownership.Ensure, which keeps spec.replicas at replicas and rolls the pods when the
 // template changes. The API server refuses to change the claim templates, the selector, the
-// serviceName and the podManagementPolicy once the StatefulSet exists: Ensure leaves
-// differing claim templates as they are and reports them with an *ImmutableError (see
-// Ensure), so choose the others, which derive from the name and the template's labels, once.
+// serviceName and the podManagementPolicy once the StatefulSet exists: ownership.Ensure leaves
+// differing claim templates as they are and reports them with an *ownership.ImmutableError (see
+// ownership.Ensure), so choose the others, which derive from the name and the template's labels, once.
 func StatefulSet(namespace, name string, replicas int32, template corev1.PodTemplateSpec, claims ...corev1.PersistentVolumeClaim) *appsv1.StatefulSet {
 	return &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: template.Labels},
@@ -67,7 +67,7 @@ func ClaimTemplate(name string, storage resource.Quantity) corev1.PersistentVolu
 // PodDisruptionBudget returns the desired PodDisruptionBudget that keeps at least
 // minAvailable (a number, or a percentage of the workload's replicas) of the pods labels
 // selects running through voluntary disruptions such as a node drain; labels are those of a
-// workload's pod template. Pass the live one Ensure returns to StatefulSetReadiness, so that
+// workload's pod template. Pass the live one ownership.Ensure returns to readiness.StatefulSet, so that
 // the owner's Available means what the budget protects.
 //
 // Pods that are not ready may always be evicted (unhealthyPodEvictionPolicy AlwaysAllow):
