@@ -9,10 +9,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/reconcilekit/reconcilekit/workload"
 )
 
 func deployment(mutate ...func(*appsv1.Deployment)) *appsv1.Deployment {
-	d := Deployment("ns", "web", 2, corev1.PodTemplateSpec{
+	d := workload.Deployment("ns", "web", 2, corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{
 			Name:    "web",
@@ -29,23 +31,6 @@ func deployment(mutate ...func(*appsv1.Deployment)) *appsv1.Deployment {
 		m(d)
 	}
 	return d
-}
-
-// defaulted is what the API server makes of a desired Deployment.
-func defaulted(d *appsv1.Deployment) {
-	d.UID, d.ResourceVersion, d.Generation = "uid", "7", 3
-	d.Spec.RevisionHistoryLimit = ptr.To[int32](10)
-	d.Spec.ProgressDeadlineSeconds = ptr.To[int32](600)
-	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType}
-	pod := &d.Spec.Template.Spec
-	pod.RestartPolicy = corev1.RestartPolicyAlways
-	pod.DNSPolicy = corev1.DNSClusterFirst
-	pod.TerminationGracePeriodSeconds = ptr.To[int64](30)
-	c := &pod.Containers[0]
-	c.ImagePullPolicy = corev1.PullAlways
-	c.TerminationMessagePath = "/dev/termination-log"
-	c.Ports[0].Protocol = corev1.ProtocolTCP
-	d.Status = appsv1.DeploymentStatus{Replicas: 2, ReadyReplicas: 1}
 }
 
 func TestDrift(t *testing.T) {
@@ -154,4 +139,21 @@ func TestStrays(t *testing.T) {
 			}
 		})
 	}
+}
+
+// defaulted is what the API server makes of a desired Deployment.
+func defaulted(d *appsv1.Deployment) {
+	d.UID, d.ResourceVersion, d.Generation = "uid", "7", 3
+	d.Spec.RevisionHistoryLimit = ptr.To[int32](10)
+	d.Spec.ProgressDeadlineSeconds = ptr.To[int32](600)
+	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType}
+	pod := &d.Spec.Template.Spec
+	pod.RestartPolicy = corev1.RestartPolicyAlways
+	pod.DNSPolicy = corev1.DNSClusterFirst
+	pod.TerminationGracePeriodSeconds = ptr.To[int64](30)
+	c := &pod.Containers[0]
+	c.ImagePullPolicy = corev1.PullAlways
+	c.TerminationMessagePath = "/dev/termination-log"
+	c.Ports[0].Protocol = corev1.ProtocolTCP
+	d.Status = appsv1.DeploymentStatus{Replicas: 2, ReadyReplicas: 1}
 }

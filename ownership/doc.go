@@ -23,22 +23,12 @@
 //
 // SetConfigHash rolls a workload when the data of an object it references but does not own
 // (a ConfigMap, a Secret) changes, and not otherwise; reconcile.WithReferences reconciles
-// the owners that reference it.
+// the owners that reference it. Ensure leaves a StatefulSet's claim templates, which cannot
+// change, as they are and reports them (ImmutableError). TransformCompact keeps the manager's
+// cache of owned objects small.
 //
-// StatefulSet, ClaimTemplate and PodDisruptionBudget build a stateful operator's children;
-// Ensure leaves a StatefulSet's claim templates, which cannot change, as they are and reports
-// them (ImmutableError).
-//
-// Job, StartJob, HistoryOf and PruneJobs build a periodic operator (Kubernetes' CronJob
-// shape): a Job per scheduled run, named after the run so that it is made once, started by
-// a ConcurrencyPolicy, its outcome read from the Job API's conditions (JobOutcomeOf), the
-// finished Jobs pruned to the newest N of each verdict, and the owner's readiness for
-// kstatus defined by History.Readiness; requeue.Cron.Due says which run is due.
-//
-// DeploymentReadiness, StatefulSetReadiness and Readiness.Mark report an owned workload's
-// availability (whether it serves) and rollout in the owner's conditions; ReadinessOf reads
-// any other kind by kstatus' rules, and
-// ReadinessChanged says which updates of a child change what its owner reports;
-// AutoscaledDeployment leaves a Deployment's replicas to an autoscaler; TransformCompact
-// keeps the manager's cache of owned objects small.
+// What to ensure is other packages' business: package workload builds the usual children
+// (a Deployment, a StatefulSet with its claims, a Service, a PodDisruptionBudget), package
+// readiness reads how they are doing for the owner's conditions, and package jobs runs and
+// prunes the Jobs of a periodic owner.
 package ownership

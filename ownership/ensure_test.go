@@ -21,6 +21,7 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+	"github.com/reconcilekit/reconcilekit/workload"
 )
 
 var cp *reconciletest.ControlPlane
@@ -56,7 +57,7 @@ func setup(t *testing.T) (client.WithWatch, *reconciletest.Counter, *corev1.Conf
 }
 
 func desired(owner client.Object) *appsv1.Deployment {
-	return ownership.Deployment(owner.GetNamespace(), "web", 2, template())
+	return workload.Deployment(owner.GetNamespace(), "web", 2, template())
 }
 
 func template() corev1.PodTemplateSpec {
@@ -367,7 +368,7 @@ func TestEnsureLeavesAnAutoscalersReplicasAlone(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c, counter, owner := setup(t)
 			autoscaled := func() *appsv1.Deployment {
-				return ownership.AutoscaledDeployment(owner.GetNamespace(), "web", template())
+				return workload.AutoscaledDeployment(owner.GetNamespace(), "web", template())
 			}
 			first := autoscaled()
 			if tt.changed {

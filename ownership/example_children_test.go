@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -87,19 +86,4 @@ func ExampleSetConfigHash() {
 	// Output:
 	// metadata changed, same hash: true
 	// data changed, same hash: false
-}
-
-// The readiness of a StatefulSet, by kstatus' rules, marked in the owner's conditions like a
-// Deployment's.
-func ExampleReadinessOf() {
-	sts := &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "db", Generation: 2},
-		Status:     appsv1.StatefulSetStatus{ObservedGeneration: 2, Replicas: 1, ReadyReplicas: 0},
-	}
-	r, err := ownership.ReadinessOf(sts)
-	if err != nil {
-		return
-	}
-	fmt.Println(r.Rollout, r.Reason, r.Message)
-	// Output: InProgress InProgress Ready: 0/1
 }

@@ -4,15 +4,15 @@ import (
 	"context"
 	"fmt"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/readiness"
+	"github.com/reconcilekit/reconcilekit/workload"
 )
 
 // An operator's logic ensures its Deployment and reports the rollout in its conditions.
@@ -29,11 +29,11 @@ func ExampleEnsure() {
 	)
 	template := corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
-		Spec: ownership.Restricted(corev1.PodSpec{Containers: []corev1.Container{{
+		Spec: workload.Restricted(corev1.PodSpec{Containers: []corev1.Container{{
 			Name: "web", Image: "nginx:1.27",
 		}}}, 1001),
 	}
-	desired := ownership.Deployment(owner.GetNamespace(), owner.GetName(), 3, template)
+	desired := workload.Deployment(owner.GetNamespace(), owner.GetName(), 3, template)
 
 	dep, result, err := ownership.Ensure(ctx, w, owner, desired)
 	switch {
@@ -46,28 +46,7 @@ func ExampleEnsure() {
 	if result.Action == ownership.Updated {
 		fmt.Println("reverted drift:\n" + result.Diff)
 	}
-	ownership.DeploymentReadiness(dep).Mark(owner)
-}
-
-// A Deployment resized from 2 to 3 replicas still serves from the 2 it has: it is available
-// while the resize is in progress.
-func ExampleDeploymentReadiness() {
-	dep := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Generation: 2},
-		Spec:       appsv1.DeploymentSpec{Replicas: ptr.To[int32](3)},
-		Status: appsv1.DeploymentStatus{
-			ObservedGeneration: 2, Replicas: 3, UpdatedReplicas: 3, ReadyReplicas: 2, AvailableReplicas: 2,
-			Conditions: []appsv1.DeploymentCondition{{
-				Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable",
-			}},
-		},
-	}
-	r := ownership.DeploymentReadiness(dep)
-	fmt.Println(r.Available, r.AvailableReason, r.AvailableMessage)
-	fmt.Println(r.Rollout, r.Reason, r.Message)
-	// Output:
-	// true MinimumReplicasAvailable minimum availability: 2 of 3 replicas available
-	// InProgress RollingOut 2 of 3 replicas available
+	readiness.Deployment(dep).Mark(owner)
 }
 
 func ExampleSetController() {

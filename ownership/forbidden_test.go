@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/workload"
 )
 
 // A refusal of a call of the package names, in one marker, exactly the verbs the call
@@ -131,7 +132,7 @@ func statefulSet(namespace, image string) *appsv1.StatefulSet {
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: image}}},
 	}
-	return ownership.StatefulSet(namespace, "web", 1, template)
+	return workload.StatefulSet(namespace, "web", 1, template)
 }
 
 func contains(list []string, s string) bool {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+	"github.com/reconcilekit/reconcilekit/workload"
 )
 
 // TestEnsureLeavesClaimTemplatesItCannotChange changes the claim templates of a StatefulSet
@@ -23,8 +24,8 @@ import (
 // the live templates lack, the templates are left as they are and reported, and the next
 // Ensure of the same desired object sends nothing when it applied.
 func TestEnsureLeavesClaimTemplatesItCannotChange(t *testing.T) {
-	data := ownership.ClaimTemplate("data", resource.MustParse("1Gi"))
-	logs := ownership.ClaimTemplate("logs", resource.MustParse("1Gi"))
+	data := workload.ClaimTemplate("data", resource.MustParse("1Gi"))
+	logs := workload.ClaimTemplate("logs", resource.MustParse("1Gi"))
 	tests := []struct {
 		name   string
 		claims []corev1.PersistentVolumeClaim
@@ -32,7 +33,7 @@ func TestEnsureLeavesClaimTemplatesItCannotChange(t *testing.T) {
 		// refused says that the API server refuses the rest without the new claims.
 		refused bool
 	}{
-		{"a larger claim", []corev1.PersistentVolumeClaim{ownership.ClaimTemplate("data", resource.MustParse("2Gi"))},
+		{"a larger claim", []corev1.PersistentVolumeClaim{workload.ClaimTemplate("data", resource.MustParse("2Gi"))},
 			"spec.volumeClaimTemplates[0].spec.resources.requests[storage]: 1Gi → 2Gi", false},
 		{"another storage class", []corev1.PersistentVolumeClaim{func() corev1.PersistentVolumeClaim {
 			c := data
@@ -49,7 +50,7 @@ func TestEnsureLeavesClaimTemplatesItCannotChange(t *testing.T) {
 			w := ownership.NewTestWriter(c)
 			tpl := template()
 			tpl.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
-			if _, _, err := ownership.Ensure(t.Context(), w, owner, ownership.StatefulSet(owner.Namespace, "db", 2, tpl, data)); err != nil {
+			if _, _, err := ownership.Ensure(t.Context(), w, owner, workload.StatefulSet(owner.Namespace, "db", 2, tpl, data)); err != nil {
 				t.Fatal(err)
 			}
 
@@ -58,7 +59,7 @@ func TestEnsureLeavesClaimTemplatesItCannotChange(t *testing.T) {
 			for _, claim := range tt.claims {
 				tpl.Spec.Containers[0].VolumeMounts = append(tpl.Spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: claim.Name, MountPath: "/" + claim.Name})
 			}
-			desired := ownership.StatefulSet(owner.Namespace, "db", 2, tpl, tt.claims...)
+			desired := workload.StatefulSet(owner.Namespace, "db", 2, tpl, tt.claims...)
 			counter.Reset()
 			live, result, err := ownership.Ensure(t.Context(), w, owner, desired)
 			var immutable *ownership.ImmutableError
@@ -117,9 +118,9 @@ func TestEnsureOfAStatefulOperatorsChildrenConverges(t *testing.T) {
 	tpl := template()
 	tpl.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
 	children := []client.Object{
-		ownership.HeadlessService(ns, "db", tpl.Labels, corev1.ServicePort{Name: "peer", Port: 1234}),
-		ownership.PodDisruptionBudget(ns, "db", intstr.FromInt32(2), tpl.Labels),
-		ownership.StatefulSet(ns, "db", 3, tpl, ownership.ClaimTemplate("data", resource.MustParse("1Gi"))),
+		workload.HeadlessService(ns, "db", tpl.Labels, corev1.ServicePort{Name: "peer", Port: 1234}),
+		workload.PodDisruptionBudget(ns, "db", intstr.FromInt32(2), tpl.Labels),
+		workload.StatefulSet(ns, "db", 3, tpl, workload.ClaimTemplate("data", resource.MustParse("1Gi"))),
 	}
 	for _, child := range children {
 		if _, result, err := ownership.Ensure(t.Context(), w, owner, child); err != nil || result.Action != ownership.Created {

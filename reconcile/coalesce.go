@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/readiness"
 )
 
 // readinessPriority is the priority at which a coalesced handler queues the owner of a
@@ -35,7 +35,7 @@ const coalesceDelay = time.Second
 // Every event for the same object within the delay makes one reconcile, not one each: a
 // Deployment's rollout updates its status several times in a second, and each reconcile
 // could write the owner's status once more. An update that changes the object's readiness
-// (ownership.ReadinessChanged) goes through at once, since the owner's status changes with
+// (readiness.Changed) goes through at once, since the owner's status changes with
 // it: a rollout that goes well ends in a reconcile without delay, queued at
 // readinessPriority, ahead of reconciles of objects not yet started. A deletion waits the
 // delay: when the garbage collector deletes the children of a deleted owner, the owner's own
@@ -70,7 +70,7 @@ func (c coalesced) Create(ctx context.Context, e event.CreateEvent, q queue) {
 }
 
 func (c coalesced) Update(ctx context.Context, e event.UpdateEvent, q queue) {
-	if ownership.ReadinessChanged(e.ObjectOld, e.ObjectNew) {
+	if readiness.Changed(e.ObjectOld, e.ObjectNew) {
 		c.h.Update(ctx, e, ahead{q})
 		return
 	}

@@ -27,7 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
 	"github.com/reconcilekit/reconcilekit/internal/fight"
-	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/readiness"
 	"github.com/reconcilekit/reconcilekit/requeue"
 	"github.com/reconcilekit/reconcilekit/webhook"
 )
@@ -306,12 +306,12 @@ func (c *Controller[T]) setup(mgr manager.Manager, gate Gate, crds *crdGate, met
 		watch(w.kind, coalesce(w.handler, coalesceDelay))
 	}
 	if s.readsPods() {
-		// ownership.Pods' index is registered once the manager runs: it then joins the pod
+		// readiness.Pods' index is registered once the manager runs: it then joins the pod
 		// informer the controller's watch starts, whose cache sync the controller bounds, so
 		// an operator that may not list pods fails to start with an error. Registered before
 		// the manager starts, it would make the manager wait for the pod cache with no limit.
 		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-			return ownership.IndexPods(ctx, mgr.GetFieldIndexer())
+			return readiness.IndexPods(ctx, mgr.GetFieldIndexer())
 		})); err != nil {
 			return err
 		}
@@ -329,7 +329,7 @@ func (c *Controller[T]) setup(mgr manager.Manager, gate Gate, crds *crdGate, met
 // as an empty object (&appsv1.Deployment{}). For each, the manager watches the kind and a
 // child's events reconcile its controlling owner, a burst of them (a rollout) coalesced into
 // one reconcile, while a change of the child's readiness goes through at once
-// (ownership.ReadinessChanged). A child's deletion makes the shell read its owner fresh
+// (readiness.Changed). A child's deletion makes the shell read its owner fresh
 // before the logic runs, so that the children of an owner being deleted are not created
 // again. The Writer of the Scope writes these kinds and refuses any other, and every kind
 // when a declaration has no WithChildren, which stalls the reconcile with a message naming
@@ -348,7 +348,7 @@ func WithCache(kind client.Object, by cache.ByObject) Option {
 // WithWatch declares a kind the controller follows that it neither owns nor references by
 // name, such as the pods of a Deployment it owns: h maps an event to the objects to
 // reconcile, coalesced as a child's events are. A controller that owns Deployments and
-// watches pods reads them through an index by Deployment (ownership.Pods), registered once
+// watches pods reads them through an index by Deployment (readiness.Pods), registered once
 // the manager runs.
 func WithWatch(kind client.Object, h handler.EventHandler) Option {
 	return func(o *options) { o.watches = append(o.watches, watch{kind: kind, handler: h}) }
@@ -383,7 +383,7 @@ func newLike[T client.Object](obj T) T {
 }
 
 // readsPods reports whether the controller owns Deployments or StatefulSets and watches
-// pods: it reads their pods (ownership.Pods, ownership.StatefulSetPods), which an index by
+// pods: it reads their pods (readiness.Pods, readiness.StatefulSetPods), which an index by
 // workload makes cheap.
 func (r *shell[T]) readsPods() bool {
 	workloads := slices.ContainsFunc(r.options.children, func(o client.Object) bool {

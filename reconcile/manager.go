@@ -60,12 +60,14 @@ type Declaration interface {
 //   - clients that ask the API server for no compression, unless Compression;
 //   - a readiness check, "controllers" (ControllersCheck), that fails until every declared
 //     kind's cache has synced and the controllers have started, served at
-//     Options.HealthProbeBindAddress by the library, which answers a failing check with
-//     503 Service Unavailable (controller-runtime's server answers 500). The liveness
-//     endpoint answers 200 while the process serves it, as controller-runtime's does with no
-//     check. The names kubebuilder's scaffold gives its own checks, "healthz" and "readyz",
-//     stay the project's: its main adds them, after New, unedited. Checks added with
-//     AddReadyzCheck and AddHealthzCheck before Start are served beside the library's;
+//     Options.HealthProbeBindAddress by controller-runtime's probe server, which answers a
+//     failing check with 500 (the kubelet reads any status from 400 as not ready). No
+//     liveness check of the library's: the liveness endpoint answers 200 while the process
+//     serves it. The names kubebuilder's scaffold gives its own checks, "healthz" and
+//     "readyz", stay the project's: its main adds them, after New, unedited. Checks added
+//     with AddReadyzCheck and AddHealthzCheck before Start are served beside the library's
+//     (a check of a name already added replaces it, controller-runtime's rule: leave
+//     "controllers" and "webhooks" to the library);
 //   - the library's metrics, on controller-runtime's registry, unless NoMetrics;
 //   - the declared webhooks (WithDefaulter, WithValidator, WithConversion), on the
 //     manager's webhook server, at the paths Webhooks lists; a manager that declares none
@@ -129,7 +131,7 @@ const (
 )
 
 // New makes the manager, with every declared controller added, from cfg.
-func (m Manager) New(cfg *rest.Config) (mgr manager.Manager, err error) {
+func (m Manager) New(cfg *rest.Config) (manager.Manager, error) {
 	opts := m.Options
 	if opts.Scheme == nil {
 		opts.Scheme = clientgoscheme.Scheme // as controller-runtime does
@@ -155,30 +157,13 @@ func (m Manager) New(cfg *rest.Config) (mgr manager.Manager, err error) {
 	if opts.Cache.DefaultTransform == nil {
 		opts.Cache.DefaultTransform = declaredOnly(ownership.TransformCompact(), m.Controllers, opts.Scheme)
 	}
-	// The library serves the probes, so that a failing check answers 503 (probes.go).
-	ln, err := probeListener(opts.HealthProbeBindAddress)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if ln != nil && mgr == nil {
-			_ = ln.Close()
-		}
-	}()
-	opts.HealthProbeBindAddress = "0"
 	if !m.Compression && !cfg.DisableCompression {
 		cfg = rest.CopyConfig(cfg)
 		cfg.DisableCompression = true
 	}
-	crMgr, err := ctrl.NewManager(cfg, opts)
+	built, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: making the manager: %w", err)
-	}
-	built := crMgr
-	if ln != nil {
-		if built, err = serveProbes(crMgr, ln, endpoint(opts.ReadinessEndpointName, "/readyz"), endpoint(opts.LivenessEndpointName, "/healthz")); err != nil {
-			return nil, err
-		}
 	}
 	var kinds []client.Object
 	crds := newCRDGate(built, !m.NoMetrics) // the optional kinds' (WithOptional)
@@ -207,14 +192,6 @@ func (m Manager) New(cfg *rest.Config) (mgr manager.Manager, err error) {
 		return nil, err
 	}
 	return built, nil
-}
-
-// endpoint is path, or def if path is empty, as controller-runtime defaults its probes'.
-func endpoint(path, def string) string {
-	if path == "" {
-		return def
-	}
-	return path
 }
 
 // started returns whether mgr has started its controllers: once it leads, or at once

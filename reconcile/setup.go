@@ -43,8 +43,7 @@ import (
 //     their managedFields, as every other, unless the project's cache options set one;
 //   - clients that ask the API server for compression, as controller-runtime's do (Manager
 //     asks for none; see Manager.Compression);
-//   - controller-runtime's probe server, which answers a failing check with 500 rather than
-//     503, and readiness checks that do not wait for the controllers to start (Setup cannot
+//   - readiness checks that do not wait for the controllers to start (Setup cannot
 //     tell whether the manager elects a leader, and a replica standing by must be ready);
 //   - no shard gate (Manager.Gate, package sharding) and no managed certificates
 //     (Manager.Certificates): the webhook server serves the certificate the project gives it.

@@ -4,9 +4,9 @@
 // at a time, retry with backoff because of an error, or stop on a terminal
 // error. It converts to controller-runtime's (reconcile.Result, error) pair
 // without the usual traps: a delay is never returned together with an error,
-// which would drop it. Schedules (an RFC 3339 instant or a cron expression)
-// are parsed with typed errors, so that a bad spec becomes a condition rather
-// than a retry storm. Nothing here reads the wall clock: callers pass now.
+// which would drop it. Jitter spreads delays. Schedules (an RFC 3339 instant or
+// a cron expression) are package schedule's. Nothing here reads the wall
+// clock: callers pass now.
 package requeue
 
 import (

@@ -21,7 +21,7 @@ import (
 	storev1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
 	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
-	"github.com/reconcilekit/reconcilekit/requeue"
+	"github.com/reconcilekit/reconcilekit/schedule"
 )
 
 // row is one line of the status table: an object, what its status says and its pods.
@@ -153,7 +153,7 @@ func describe(ctx context.Context, c client.Reader, obj client.Object) (row, err
 			len(o.Status.PodNames) == int(size) && o.Status.ReadyReplicas == size}, nil
 	case *cnatv1alpha1.At:
 		status := o.Status.Phase
-		if when, err := requeue.ParseTime(o.Spec.Schedule); err == nil && status == cnatv1alpha1.PhasePending && time.Now().Before(when) {
+		if when, err := schedule.ParseTime(o.Spec.Schedule); err == nil && status == cnatv1alpha1.PhasePending && time.Now().Before(when) {
 			status += fmt.Sprintf(", due in %v", time.Until(when).Round(time.Second))
 		}
 		if cond := meta.FindStatusCondition(o.Status.Conditions, at.Succeeded); cond != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/reconcilekit/reconcilekit/ownership"
 	rkreconcile "github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/requeue"
+	"github.com/reconcilekit/reconcilekit/workload"
 )
 
 // mistakeEnv makes TestANewUsersMistakeIsTheFirstThingPrinted the test that makes the
@@ -33,7 +34,7 @@ var backup = rkreconcile.LogicFunc[*corev1.ConfigMap](func(ctx context.Context, 
 		return requeue.Done()
 	}
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: cm.Namespace, Name: cm.Name}, Spec: batchv1.JobSpec{
-		Template: corev1.PodTemplateSpec{Spec: ownership.Restricted(corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+		Template: corev1.PodTemplateSpec{Spec: workload.Restricted(corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
 			Containers: []corev1.Container{{Name: "backup", Image: "busybox"}}}, 1001)}}}
 	if _, _, err := ownership.Ensure(ctx, s.Writer, cm, job); err != nil {
 		return requeue.Retry(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/reconcilekit/reconcilekit/ownership"
 	rkreconcile "github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/requeue"
+	"github.com/reconcilekit/reconcilekit/workload"
 )
 
 // stateful is an operator in miniature that owns a StatefulSet: for the ConfigMap named
@@ -39,7 +40,7 @@ func statefulSetOf(namespace, image string) *appsv1.StatefulSet {
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "settings"}},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: image}}},
 	}
-	return ownership.StatefulSet(namespace, "settings", 1, template)
+	return workload.StatefulSet(namespace, "settings", 1, template)
 }
 
 // statefulRole is the role of stateful, with the verbs on StatefulSets given.

@@ -26,7 +26,7 @@ import (
 	memcached "github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	podset "github.com/reconcilekit/reconcilekit/examples/podset/controller"
-	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/readiness"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/test/benchmark/internal/seed"
 )
@@ -377,21 +377,21 @@ func standardConditions(available bool) []metav1.Condition {
 }
 
 func deploymentAvailable(obj client.Object) bool {
-	return ownership.DeploymentReadiness(obj.(*appsv1.Deployment)).Rollout == ownership.RolloutComplete
+	return readiness.Deployment(obj.(*appsv1.Deployment)).Rollout == readiness.RolloutComplete
 }
 
 func statefulSetReady(obj client.Object) bool {
-	return ownership.StatefulSetReadiness(obj.(*appsv1.StatefulSet), nil).Rollout == ownership.RolloutComplete
+	return readiness.StatefulSet(obj.(*appsv1.StatefulSet), nil).Rollout == readiness.RolloutComplete
 }
 
 // keyvalStatus sets kv's status from sts as the library-built Keyval operator reports it:
 // the StatefulSet's scale and readiness, and Ready and Reconciling as the shell derives them.
 func keyvalStatus(kv *storev1alpha1.Keyval, sts *appsv1.StatefulSet) {
-	scale := ownership.StatefulSetScale(sts)
+	scale := readiness.StatefulSetScale(sts)
 	kv.Status.Replicas, kv.Status.ReadyReplicas, kv.Status.Selector = scale.Replicas, scale.ReadyReplicas, scale.Selector
-	r := ownership.StatefulSetReadiness(sts, nil)
+	r := readiness.StatefulSet(sts, nil)
 	r.Mark(kv)
-	done := r.Rollout == ownership.RolloutComplete
+	done := r.Rollout == readiness.RolloutComplete
 	if done {
 		setConditions(kv, true, metav1.Condition{Type: conditions.Ready, Status: metav1.ConditionTrue, Reason: reconcile.ReasonReconciled})
 		return

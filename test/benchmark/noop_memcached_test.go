@@ -17,7 +17,7 @@ import (
 	"github.com/reconcilekit/reconcilekit/conditions"
 	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	memcached "github.com/reconcilekit/reconcilekit/examples/memcached/controller"
-	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/readiness"
 )
 
 // convergedMemcached runs a reconciler until its Memcached has converged on a fake API server and
@@ -75,18 +75,18 @@ func (r memcachedByHand) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	}
 
 	before := mc.Status.DeepCopy()
-	readiness := ownership.DeploymentReadiness(dep)
+	ready := readiness.Deployment(dep)
 	set := func(typ string, on bool) {
 		status := metav1.ConditionFalse
 		if on {
 			status = metav1.ConditionTrue
 		}
 		meta.SetStatusCondition(&mc.Status.Conditions, metav1.Condition{Type: typ, Status: status,
-			Reason: readiness.Reason, Message: readiness.Message, ObservedGeneration: mc.Generation})
+			Reason: ready.Reason, Message: ready.Message, ObservedGeneration: mc.Generation})
 	}
-	set(conditions.Available, readiness.Rollout == ownership.RolloutComplete)
-	set(conditions.Progressing, readiness.Rollout == ownership.RolloutInProgress)
-	set(conditions.Degraded, readiness.Rollout == ownership.RolloutFailed)
+	set(conditions.Available, ready.Rollout == readiness.RolloutComplete)
+	set(conditions.Progressing, ready.Rollout == readiness.RolloutInProgress)
+	set(conditions.Degraded, ready.Rollout == readiness.RolloutFailed)
 	mc.Status.ObservedGeneration = mc.Generation
 	if equality.Semantic.DeepEqual(before, &mc.Status) {
 		return ctrl.Result{}, nil

@@ -18,7 +18,7 @@ import (
 	"github.com/reconcilekit/reconcilekit/conditions"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	podset "github.com/reconcilekit/reconcilekit/examples/podset/controller"
-	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/readiness"
 )
 
 // convergedPodSet runs a reconciler until its PodSet has converged on a fake API server and
@@ -92,18 +92,18 @@ func (r podSetByHand) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Res
 	slices.Sort(names)
 	ps.Status.PodNames = names
 	ps.Status.ReadyReplicas = dep.Status.ReadyReplicas
-	readiness := ownership.DeploymentReadiness(dep)
+	ready := readiness.Deployment(dep)
 	set := func(typ string, on bool) {
 		status := metav1.ConditionFalse
 		if on {
 			status = metav1.ConditionTrue
 		}
 		meta.SetStatusCondition(&ps.Status.Conditions, metav1.Condition{Type: typ, Status: status,
-			Reason: readiness.Reason, Message: readiness.Message, ObservedGeneration: ps.Generation})
+			Reason: ready.Reason, Message: ready.Message, ObservedGeneration: ps.Generation})
 	}
-	set(conditions.Available, readiness.Rollout == ownership.RolloutComplete)
-	set(conditions.Progressing, readiness.Rollout == ownership.RolloutInProgress)
-	set(conditions.Degraded, readiness.Rollout == ownership.RolloutFailed)
+	set(conditions.Available, ready.Rollout == readiness.RolloutComplete)
+	set(conditions.Progressing, ready.Rollout == readiness.RolloutInProgress)
+	set(conditions.Degraded, ready.Rollout == readiness.RolloutFailed)
 	ps.Status.ObservedGeneration = ps.Generation
 	if equality.Semantic.DeepEqual(before, &ps.Status) {
 		return ctrl.Result{}, nil

@@ -15,8 +15,8 @@ import (
 	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	memcached "github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	podsetv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
-	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest/explore"
+	"github.com/reconcilekit/reconcilekit/workload"
 )
 
 // podsetWorkload creates two PodSets, scales one, creates a third whose Deployment's name
@@ -143,5 +143,5 @@ func TestExploringTheExamplesFindsNothing(t *testing.T) {
 // restrictedTemplate is a pod template that the restricted Pod Security Standard admits.
 func restrictedTemplate(labels map[string]string) corev1.PodTemplateSpec {
 	pod := corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox:1.36", Command: []string{"sleep", "3600"}}}}
-	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: ownership.Restricted(pod, 1001)}
+	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: workload.Restricted(pod, 1001)}
 }

@@ -30,6 +30,7 @@ import (
 	podsetv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	podset "github.com/reconcilekit/reconcilekit/examples/podset/controller"
 	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/readiness"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest/explore"
@@ -232,7 +233,7 @@ func ensured(ctx context.Context, ps *podsetv1alpha1.PodSet, s reconcile.Scope) 
 	case err != nil:
 		return requeue.Retry(err)
 	}
-	ownership.DeploymentReadiness(dep).Mark(ps)
+	readiness.Deployment(dep).Mark(ps)
 	return requeue.Done()
 }
 
@@ -399,7 +400,7 @@ func (m swallowError) Reconcile(ctx context.Context, ps *podsetv1alpha1.PodSet, 
 		conditions.MarkTrue(ps, conditions.Stalled, "DeploymentNotOwned", "%v", err)
 		return requeue.Done()
 	}
-	ownership.DeploymentReadiness(dep).Mark(ps)
+	readiness.Deployment(dep).Mark(ps)
 	return requeue.Done()
 }
 

@@ -14,7 +14,7 @@ import (
 	at "github.com/reconcilekit/reconcilekit/examples/at/controller"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
-	"github.com/reconcilekit/reconcilekit/requeue"
+	"github.com/reconcilekit/reconcilekit/schedule"
 )
 
 // steppedClock is a wall clock that a time daemon steps: the real time, plus an offset
@@ -75,7 +75,7 @@ func TestAtRunsEachCommandOnceAndNeverEarlyWhileItsClockIsStepped(t *testing.T) 
 			name := nameIn(&resp.Body)
 			var a atv1alpha1.At
 			if err := admin.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &a); err == nil {
-				if when, err := requeue.ParseTime(a.Spec.Schedule); err == nil && latest.Before(when.Add(-tolerance)) {
+				if when, err := schedule.ParseTime(a.Spec.Schedule); err == nil && latest.Before(when.Add(-tolerance)) {
 					mu.Lock()
 					early = append(early, fmt.Sprintf("%s started at %s, scheduled for %s", name, latest.Format(time.RFC3339), a.Spec.Schedule))
 					mu.Unlock()

@@ -17,6 +17,7 @@ import (
 	at "github.com/reconcilekit/reconcilekit/examples/at/controller"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+	"github.com/reconcilekit/reconcilekit/workload"
 )
 
 // foreigner is an object that has the name an operator would give what it creates, but
@@ -111,9 +112,9 @@ var atPodLabels = map[string]string{"app.kubernetes.io/managed-by": "at-operator
 
 func foreignDeployment(ns, name string, owners []metav1.OwnerReference) *appsv1.Deployment {
 	labels := map[string]string{"app": name}
-	d := ownership.Deployment(ns, name, 1, corev1.PodTemplateSpec{
+	d := workload.Deployment(ns, name, 1, corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: labels},
-		Spec:       ownership.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx"}}}, 1000),
+		Spec:       workload.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx"}}}, 1000),
 	})
 	d.OwnerReferences = owners
 	return d
@@ -122,7 +123,7 @@ func foreignDeployment(ns, name string, owners []metav1.OwnerReference) *appsv1.
 func foreignPod(ns, name string, owners []metav1.OwnerReference, labels map[string]string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels, OwnerReferences: owners},
-		Spec:       ownership.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx"}}}, 1000),
+		Spec:       workload.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx"}}}, 1000),
 	}
 }
 

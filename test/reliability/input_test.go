@@ -20,7 +20,7 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	at "github.com/reconcilekit/reconcilekit/examples/at/controller"
-	"github.com/reconcilekit/reconcilekit/requeue"
+	"github.com/reconcilekit/reconcilekit/schedule"
 )
 
 func TestSchemasRejectInvalidSpecs(t *testing.T) {
@@ -88,8 +88,8 @@ func TestSchemasRejectInvalidSpecs(t *testing.T) {
 				t.Fatalf("the refusal does not name %s: %v", tc.field, err)
 			}
 			// What the schema lets through, the operator must understand.
-			if schedule, ok := tc.obj.Object["spec"].(map[string]any)["schedule"].(string); ok && err == nil {
-				if _, err := requeue.ParseTime(schedule); err != nil {
+			if sched, ok := tc.obj.Object["spec"].(map[string]any)["schedule"].(string); ok && err == nil {
+				if _, err := schedule.ParseTime(sched); err != nil {
 					t.Errorf("the schema accepts a schedule the At operator cannot read: %v", err)
 				}
 			}

@@ -19,6 +19,8 @@ import (
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/requeue"
+	"github.com/reconcilekit/reconcilekit/schedule"
+	"github.com/reconcilekit/reconcilekit/workload"
 )
 
 // Concurrency is how many Ats the manager reconciles at a time unless its
@@ -89,7 +91,7 @@ func stall(at *cnatv1alpha1.At, reason, format string, args ...any) {
 // pending waits for the schedule. The schema already refuses a malformed one; should one
 // get through, it is reported and waits for a new spec instead of retrying.
 func pending(_ context.Context, at *cnatv1alpha1.At, s reconcile.Scope) (string, requeue.Outcome) {
-	when, err := requeue.ParseTime(at.Spec.Schedule)
+	when, err := schedule.ParseTime(at.Spec.Schedule)
 	if err != nil {
 		stall(at, "InvalidSchedule", "%v", err)
 		return "", requeue.Done()
@@ -98,7 +100,7 @@ func pending(_ context.Context, at *cnatv1alpha1.At, s reconcile.Scope) (string,
 	// A Succeeded condition in this phase is a stall of an older spec (an invalid or
 	// missed schedule): this one no longer holds, and the At must not go on reporting it.
 	conditions.Remove(at, Succeeded)
-	if wait, due := requeue.Until(when, now, tolerance); !due {
+	if wait, due := schedule.Until(when, now, tolerance); !due {
 		return "", requeue.After(min(wait, clockRecheck))
 	}
 	if late := now.Sub(when); late > startingDeadline {
@@ -204,6 +206,6 @@ func CommandPod(at *cnatv1alpha1.At) *corev1.Pod {
 			"app.kubernetes.io/instance":   at.Name,
 			"app.kubernetes.io/managed-by": managedBy,
 		}},
-		Spec: ownership.Restricted(spec, 1001),
+		Spec: workload.Restricted(spec, 1001),
 	}
 }

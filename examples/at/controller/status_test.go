@@ -18,8 +18,8 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
-	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+	"github.com/reconcilekit/reconcilekit/workload"
 )
 
 func TestStatusOfAnAtAsStandardClientsReadIt(t *testing.T) {
@@ -115,7 +115,7 @@ func TestStatusOfAnAtAsStandardClientsReadIt(t *testing.T) {
 func foreignPod(t *testing.T, e *env, name string) {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: name},
-		Spec:       ownership.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "someone/app:1"}}}, 1000),
+		Spec:       workload.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "someone/app:1"}}}, 1000),
 	}
 	if err := e.Create(t.Context(), pod); err != nil {
 		t.Fatal(err)

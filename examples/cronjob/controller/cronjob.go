@@ -21,9 +21,11 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	batchv1 "github.com/reconcilekit/reconcilekit/examples/cronjob/api/v1"
+	"github.com/reconcilekit/reconcilekit/jobs"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/requeue"
+	"github.com/reconcilekit/reconcilekit/schedule"
 )
 
 // Concurrency is how many CronJobs the manager reconciles at a time unless its
@@ -78,7 +80,7 @@ func JobLabels(cj *batchv1.CronJob) map[string]string {
 
 // Job is the Job of cj's run scheduled at run.
 func Job(cj *batchv1.CronJob, run time.Time) *kbatch.Job {
-	return ownership.Job(cj.Namespace, cj.Name, run, cj.Spec.JobTemplate, JobLabels(cj))
+	return jobs.New(cj.Namespace, cj.Name, run, cj.Spec.JobTemplate, JobLabels(cj))
 }
 
 // Reconcile is the CronJob controller's logic, which New declares. In order, as Kubernetes'
@@ -86,16 +88,16 @@ func Job(cj *batchv1.CronJob, run time.Time) *kbatch.Job {
 // suspended, the run due started, and the next run waited for. The time is the
 // reconcile's (Scope.Now).
 func Reconcile(ctx context.Context, cj *batchv1.CronJob, s reconcile.Scope) requeue.Outcome {
-	jobs, err := ownership.ListJobs(ctx, s.Client, cj, map[string]string{instanceLabel: cj.Name})
+	owned, err := jobs.List(ctx, s.Client, cj, map[string]string{instanceLabel: cj.Name})
 	if err != nil {
 		return requeue.Retry(err)
 	}
-	h := ownership.HistoryOf(jobs)
+	h := jobs.HistoryOf(owned)
 	record(cj, h, s)
 
 	// Pruned first: a namespace full of finished Jobs (a quota reached) must not keep the
 	// next run from starting.
-	pruned, err := ownership.PruneJobs(ctx, s.Writer, cj, h, limit(cj.Spec.SuccessfulJobsHistoryLimit), limit(cj.Spec.FailedJobsHistoryLimit))
+	pruned, err := jobs.Prune(ctx, s.Writer, cj, h, limit(cj.Spec.SuccessfulJobsHistoryLimit), limit(cj.Spec.FailedJobsHistoryLimit))
 	for _, name := range pruned {
 		event(s, cj, corev1.EventTypeNormal, "SuccessfulDelete", "Deleted job "+name)
 	}
@@ -109,7 +111,7 @@ func Reconcile(ctx context.Context, cj *batchv1.CronJob, s reconcile.Scope) requ
 		conditions.MarkTrue(cj, conditions.Available, ReasonSuspended, "no new run starts while spec.suspend is true")
 		return requeue.Done()
 	}
-	schedule, bad := parse(cj)
+	sched, bad := parse(cj)
 	if bad != nil {
 		return bad.mark(cj)
 	}
@@ -117,7 +119,7 @@ func Reconcile(ctx context.Context, cj *batchv1.CronJob, s reconcile.Scope) requ
 	if t := cj.Status.LastScheduleTime; t != nil {
 		last = t.Time
 	}
-	due, err := schedule.Due(last, cj.CreationTimestamp.Time, s.Now)
+	due, err := sched.Due(last, cj.CreationTimestamp.Time, s.Now)
 	if err != nil {
 		return requeue.Terminal(err)
 	}
@@ -134,7 +136,7 @@ func Reconcile(ctx context.Context, cj *batchv1.CronJob, s reconcile.Scope) requ
 		return next
 	}
 
-	started, err := ownership.StartJob(ctx, s.Writer, cj, Job(cj, due.Run), h.Active, ownership.ConcurrencyPolicy(cj.Spec.ConcurrencyPolicy))
+	started, err := jobs.Start(ctx, s.Writer, cj, Job(cj, due.Run), h.Active, jobs.ConcurrencyPolicy(cj.Spec.ConcurrencyPolicy))
 	for _, name := range started.Replaced {
 		event(s, cj, corev1.EventTypeNormal, "SuccessfulDelete", "Deleted job "+name)
 	}
@@ -158,7 +160,7 @@ func Reconcile(ctx context.Context, cj *batchv1.CronJob, s reconcile.Scope) requ
 	}
 	cj.Status.LastScheduleTime = &metav1.Time{Time: due.Run}
 	h.Active = slices.DeleteFunc(h.Active, func(j kbatch.Job) bool { return slices.Contains(started.Replaced, j.Name) })
-	if !ownership.JobOutcomeOf(started.Job).Finished && !slices.ContainsFunc(h.Active, func(j kbatch.Job) bool { return j.Name == started.Job.Name }) {
+	if !jobs.OutcomeOf(started.Job).Finished && !slices.ContainsFunc(h.Active, func(j kbatch.Job) bool { return j.Name == started.Job.Name }) {
 		h.Active = append(h.Active, *started.Job)
 	}
 	record(cj, h, s)
@@ -168,7 +170,7 @@ func Reconcile(ctx context.Context, cj *batchv1.CronJob, s reconcile.Scope) requ
 
 // record writes what the Jobs say into cj's status: the active ones, by name, and the
 // latest run and success, which never go back (the Jobs that said so may be pruned).
-func record(cj *batchv1.CronJob, h ownership.History, s reconcile.Scope) {
+func record(cj *batchv1.CronJob, h jobs.History, s reconcile.Scope) {
 	before := map[string]bool{}
 	for _, ref := range cj.Status.Active {
 		before[ref.Name] = true
@@ -183,7 +185,7 @@ func record(cj *batchv1.CronJob, h ownership.History, s reconcile.Scope) {
 	for _, finished := range [][]kbatch.Job{h.Succeeded, h.Failed} {
 		for _, j := range finished {
 			if before[j.Name] {
-				o := ownership.JobOutcomeOf(&j)
+				o := jobs.OutcomeOf(&j)
 				event(s, cj, corev1.EventTypeNormal, "SawCompletedJob", "Saw completed job: "+j.Name+", state: "+string(o.State)+", reason: "+o.Reason)
 			}
 		}
@@ -201,7 +203,7 @@ func record(cj *batchv1.CronJob, h ownership.History, s reconcile.Scope) {
 // limit is a history limit: unset keeps every Job.
 func limit(n *int32) int {
 	if n == nil {
-		return ownership.KeepAll
+		return jobs.KeepAll
 	}
 	return int(*n)
 }
@@ -217,23 +219,23 @@ func (e *stall) mark(cj *batchv1.CronJob) requeue.Outcome {
 
 // parse reads cj's schedule in its time zone, with its starting deadline, or says why it
 // cannot.
-func parse(cj *batchv1.CronJob) (requeue.Cron, *stall) {
+func parse(cj *batchv1.CronJob) (schedule.Cron, *stall) {
 	spec := cj.Spec.Schedule
 	if tz := ptr.Deref(cj.Spec.TimeZone, ""); tz != "" {
 		if _, err := time.LoadLocation(tz); err != nil {
-			return requeue.Cron{}, &stall{ReasonUnknownTimeZone, "invalid timeZone " + strconv.Quote(tz) + ": " + err.Error()}
+			return schedule.Cron{}, &stall{ReasonUnknownTimeZone, "invalid timeZone " + strconv.Quote(tz) + ": " + err.Error()}
 		}
 		spec = "CRON_TZ=" + tz + " " + spec
 	}
-	schedule, err := requeue.ParseCron(spec)
+	sched, err := schedule.ParseCron(spec)
 	if err != nil {
-		return requeue.Cron{}, &stall{ReasonInvalidSchedule, err.Error()}
+		return schedule.Cron{}, &stall{ReasonInvalidSchedule, err.Error()}
 	}
 	if d := cj.Spec.StartingDeadlineSeconds; d != nil {
 		// A deadline of 0 means what it says: a run starts on time or not at all.
-		schedule.StartingDeadline = max(time.Duration(*d)*time.Second, time.Nanosecond)
+		sched.StartingDeadline = max(time.Duration(*d)*time.Second, time.Nanosecond)
 	}
-	return schedule, nil
+	return sched, nil
 }
 
 // event records an event on cj, when the shell gives the logic a recorder.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	batchv1 "github.com/reconcilekit/reconcilekit/examples/cronjob/api/v1"
-	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/jobs"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
@@ -66,22 +66,22 @@ func TestACronJobRunsItsJobOnTheCluster(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 	}
-	jobs, err := ownership.ListJobs(t.Context(), e.Client, cj, nil)
+	owned, err := jobs.List(t.Context(), e.Client, cj, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(jobs) != 1 {
-		t.Fatalf("%d jobs, want the one run", len(jobs))
+	if len(owned) != 1 {
+		t.Fatalf("%d jobs, want the one run", len(owned))
 	}
-	job := jobs[0]
-	scheduled, ok := ownership.ScheduledTime(&job)
-	if !ok || job.Name != ownership.JobName(cj.Name, scheduled) || !cj.Status.LastScheduleTime.Time.Equal(scheduled) {
+	job := owned[0]
+	scheduled, ok := jobs.ScheduledTime(&job)
+	if !ok || job.Name != jobs.Name(cj.Name, scheduled) || !cj.Status.LastScheduleTime.Time.Equal(scheduled) {
 		t.Errorf("job %s scheduled at %s; the CronJob's last schedule %s", job.Name, scheduled, cj.Status.LastScheduleTime)
 	}
-	if o := ownership.JobOutcomeOf(&job); o.State != ownership.JobSucceeded || !o.Finished {
+	if o := jobs.OutcomeOf(&job); o.State != jobs.Succeeded || !o.Finished {
 		t.Errorf("the job's outcome %+v, want finished, succeeded", o)
 	}
-	if a := conditions.Find(cj, conditions.Available); a == nil || a.Reason != ownership.ReasonLastRunSucceeded || !conditions.IsTrue(cj, conditions.Ready) {
+	if a := conditions.Find(cj, conditions.Available); a == nil || a.Reason != jobs.ReasonLastRunSucceeded || !conditions.IsTrue(cj, conditions.Ready) {
 		t.Errorf("conditions %+v, want Available LastRunSucceeded and Ready", cj.Status.Conditions)
 	}
 	if sc := job.Spec.Template.Spec.SecurityContext; sc == nil || !ptr.Deref(sc.RunAsNonRoot, false) {

@@ -23,6 +23,7 @@ import (
 
 	batchv1 "github.com/reconcilekit/reconcilekit/examples/cronjob/api/v1"
 	"github.com/reconcilekit/reconcilekit/examples/cronjob/controller"
+	"github.com/reconcilekit/reconcilekit/jobs"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
@@ -236,7 +237,7 @@ func runUpstream(t *testing.T, cp *reconciletest.ControlPlane, scheme *runtime.S
 		})
 	}
 
-	before, err := ownership.ListJobs(ctx, admin, cj, nil)
+	before, err := jobs.List(ctx, admin, cj, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,13 +303,13 @@ func runUpstream(t *testing.T, cp *reconciletest.ControlPlane, scheme *runtime.S
 	if len(after.Status.Active) != tc.expectActive {
 		t.Errorf("status.active %v, want %d", after.Status.Active, tc.expectActive)
 	}
-	jobs, err := ownership.ListJobs(ctx, admin, after, nil)
+	owned, err := jobs.List(ctx, admin, after, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A create refused (a namespace being deleted) was sent, and created nothing.
 	made := 0
-	for _, j := range jobs {
+	for _, j := range owned {
 		if !slices.ContainsFunc(before, func(b kbatch.Job) bool { return b.UID == j.UID }) {
 			made++
 		}
@@ -316,7 +317,7 @@ func runUpstream(t *testing.T, cp *reconciletest.ControlPlane, scheme *runtime.S
 	if want := b2i(tc.expectCreate); made != want {
 		t.Errorf("%d jobs created, want %d", made, want)
 	}
-	for _, j := range jobs {
+	for _, j := range owned {
 		ref := metav1.GetControllerOf(&j)
 		if ref == nil || ref.APIVersion != batchv1.GroupVersion.String() || ref.Kind != "CronJob" || ref.Name != cj.Name || ref.UID != cj.UID {
 			t.Errorf("job %s is controlled by %+v, want the CronJob", j.Name, ref)

@@ -30,8 +30,10 @@ import (
 	"github.com/reconcilekit/reconcilekit/conditions"
 	storev1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/readiness"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/requeue"
+	"github.com/reconcilekit/reconcilekit/workload"
 )
 
 // Concurrency is how many Keyvals the manager reconciles at a time unless its
@@ -120,17 +122,17 @@ func (r *logic) Reconcile(ctx context.Context, kv *storev1alpha1.Keyval, s recon
 	if err != nil && !immutable {
 		return failed(kv, "StatefulSetNotOwned", err)
 	}
-	scale := ownership.StatefulSetScale(sts)
+	scale := readiness.StatefulSetScale(sts)
 	kv.Status.Replicas, kv.Status.ReadyReplicas, kv.Status.Selector = scale.Replicas, scale.ReadyReplicas, scale.Selector
-	readiness := ownership.StatefulSetReadiness(sts, pdb)
+	ready := readiness.StatefulSet(sts, pdb)
 	if immutable {
 		// Everything else of the StatefulSet is applied, and it serves; only a person can
 		// give the existing claims another size or class (the error says how). Degraded
 		// says so, which makes the Keyval Stalled, and no retry is asked for: the next
 		// change of the Keyval or of its StatefulSet reconciles again.
-		readiness.Rollout, readiness.Reason, readiness.Message = ownership.RolloutFailed, "StorageUnchangeable", err.Error()
+		ready.Rollout, ready.Reason, ready.Message = readiness.RolloutFailed, "StorageUnchangeable", err.Error()
 	}
-	readiness.Mark(kv)
+	ready.Mark(kv)
 	return requeue.Done()
 }
 
@@ -202,7 +204,7 @@ func configMapName(kv *storev1alpha1.Keyval) string { return kv.Name + "-config"
 // the Keyval's ConfigMap, with a volume claim of its own. The pod template carries config's
 // hash, so that a change of the configuration rolls the servers, once.
 func StatefulSet(kv *storev1alpha1.Keyval, config *corev1.ConfigMap) (*appsv1.StatefulSet, error) {
-	pod := ownership.Restricted(corev1.PodSpec{
+	pod := workload.Restricted(corev1.PodSpec{
 		Containers: []corev1.Container{{
 			Name:    "keyval",
 			Image:   Image,
@@ -230,17 +232,17 @@ func StatefulSet(kv *storev1alpha1.Keyval, config *corev1.ConfigMap) (*appsv1.St
 	if s := kv.Spec.Storage.Size; s != nil {
 		size = *s
 	}
-	data := ownership.ClaimTemplate("data", size)
+	data := workload.ClaimTemplate("data", size)
 	if c := kv.Spec.Storage.ClassName; c != "" {
 		data.Spec.StorageClassName = &c
 	}
-	return ownership.StatefulSet(kv.Namespace, kv.Name, kv.Spec.Replicas, template, data), nil
+	return workload.StatefulSet(kv.Namespace, kv.Name, kv.Spec.Replicas, template, data), nil
 }
 
 // HeadlessService is the headless Service a Keyval wants, which names its servers
 // (keyval-0.<name>.<namespace>.svc) for them to find each other.
 func HeadlessService(kv *storev1alpha1.Keyval) *corev1.Service {
-	return ownership.HeadlessService(kv.Namespace, kv.Name, podLabels(kv), servicePort())
+	return workload.HeadlessService(kv.Namespace, kv.Name, podLabels(kv), servicePort())
 }
 
 // Service is the Service a Keyval's clients connect to, <name>-client: the ready servers.
@@ -260,7 +262,7 @@ func servicePort() corev1.ServicePort {
 // only while a majority of them, a quorum, stays ready. A Keyval of one server keeps it,
 // so a drain waits for someone to scale it up or delete the pod.
 func PodDisruptionBudget(kv *storev1alpha1.Keyval) *policyv1.PodDisruptionBudget {
-	return ownership.PodDisruptionBudget(kv.Namespace, kv.Name, intstr.FromInt32(kv.Spec.Replicas/2+1), podLabels(kv))
+	return workload.PodDisruptionBudget(kv.Namespace, kv.Name, intstr.FromInt32(kv.Spec.Replicas/2+1), podLabels(kv))
 }
 
 // deleteVolumes is the cleanup of a deleted Keyval: with spec.storage.whenDeleted Delete,

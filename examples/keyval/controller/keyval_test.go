@@ -26,6 +26,7 @@ import (
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+	"github.com/reconcilekit/reconcilekit/workload"
 )
 
 func TestKeyvalConvergesReadyWithItsClaimsBound(t *testing.T) {
@@ -441,9 +442,9 @@ func TestASpecItsSchemaRefusesIsReportedStalledAndNotApplied(t *testing.T) {
 
 func TestStatusOfAKeyvalBlockedByAForeignStatefulSetIsFailed(t *testing.T) {
 	e := newEnv(t)
-	foreign := ownership.StatefulSet(e.Namespace, "sessions", 1, corev1.PodTemplateSpec{
+	foreign := workload.StatefulSet(e.Namespace, "sessions", 1, corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "someone-elses"}},
-		Spec:       ownership.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "someone/app:1"}}}, 1000),
+		Spec:       workload.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "someone/app:1"}}}, 1000),
 	})
 	if err := e.Create(t.Context(), foreign); err != nil {
 		t.Fatal(err)

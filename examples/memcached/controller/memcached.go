@@ -24,8 +24,10 @@ import (
 	"github.com/reconcilekit/reconcilekit/conditions"
 	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/readiness"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/requeue"
+	"github.com/reconcilekit/reconcilekit/workload"
 )
 
 // Concurrency is how many Memcacheds the manager reconciles at a time unless its
@@ -101,9 +103,9 @@ func (r *memcached) Reconcile(ctx context.Context, mc *cachev1beta1.Memcached, s
 	} else if err != nil {
 		return requeue.Retry(err)
 	}
-	scale := ownership.DeploymentScale(dep)
+	scale := readiness.DeploymentScale(dep)
 	mc.Status.Replicas, mc.Status.ReadyReplicas, mc.Status.Selector = scale.Replicas, scale.ReadyReplicas, scale.Selector
-	ownership.DeploymentReadiness(dep).Mark(mc)
+	readiness.Deployment(dep).Mark(mc)
 	return requeue.Done()
 }
 
@@ -199,8 +201,8 @@ func Deployment(mc *cachev1beta1.Memcached, args ...string) *appsv1.Deployment {
 		Command: append([]string{"memcached", "-m=" + strconv.Itoa(int(memoryLimitMiB(mc))), "-o", "modern", "-v", "-p", strconv.Itoa(int(port(mc)))}, args...),
 		Ports:   []corev1.ContainerPort{{Name: "memcached", ContainerPort: port(mc)}},
 	}}}
-	template := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: podLabels(mc)}, Spec: ownership.Restricted(pod, 1001)}
-	return ownership.Deployment(mc.Namespace, mc.Name, mc.Spec.Replicas, template)
+	template := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: podLabels(mc)}, Spec: workload.Restricted(pod, 1001)}
+	return workload.Deployment(mc.Namespace, mc.Name, mc.Spec.Replicas, template)
 }
 
 // Service is the Service a Memcached wants: a stable name for its pods, on its port.

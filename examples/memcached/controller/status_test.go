@@ -29,8 +29,8 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
-	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+	"github.com/reconcilekit/reconcilekit/workload"
 )
 
 func TestStatusOfAMemcachedAsStandardClientsReadIt(t *testing.T) {
@@ -493,9 +493,9 @@ func (e *env) awaitCurrent(t *testing.T, mc *cachev1beta1.Memcached) {
 
 // foreignDeployment creates a Deployment with the Memcached's name and no owner.
 func foreignDeployment(t *testing.T, e *env) {
-	dep := ownership.Deployment(e.Namespace, "cache", 1, corev1.PodTemplateSpec{
+	dep := workload.Deployment(e.Namespace, "cache", 1, corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "someone-elses"}},
-		Spec:       ownership.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "someone/app:1"}}}, 1000),
+		Spec:       workload.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "someone/app:1"}}}, 1000),
 	})
 	if err := e.Create(t.Context(), dep); err != nil {
 		t.Fatal(err)

@@ -18,8 +18,8 @@ import (
 
 	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	"github.com/reconcilekit/reconcilekit/examples/memcached/controller"
-	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+	"github.com/reconcilekit/reconcilekit/workload"
 )
 
 // memcacheds is the Memcached controller's logic in the shell, as Setup builds it, one
@@ -265,9 +265,9 @@ func resizeTo(size int32) func(context.Context, client.Client, string) error {
 // someoneElsesDeployment is a Deployment named cache that is not the Memcached's, with
 // owners.
 func someoneElsesDeployment(owners []metav1.OwnerReference) *appsv1.Deployment {
-	d := ownership.Deployment("", "cache", 1, corev1.PodTemplateSpec{
+	d := workload.Deployment("", "cache", 1, corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "someone-elses"}},
-		Spec:       ownership.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "someone/app:1"}}}, 1000),
+		Spec:       workload.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "someone/app:1"}}}, 1000),
 	})
 	d.OwnerReferences = owners
 	return d

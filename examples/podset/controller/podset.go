@@ -19,8 +19,10 @@ import (
 	"github.com/reconcilekit/reconcilekit/conditions"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/readiness"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/requeue"
+	"github.com/reconcilekit/reconcilekit/workload"
 )
 
 // Concurrency is how many PodSets the manager reconciles at a time unless its
@@ -84,7 +86,7 @@ func (r *podset) Reconcile(ctx context.Context, ps *appsv1alpha1.PodSet, s recon
 	case err != nil:
 		return requeue.Retry(err)
 	}
-	pods, err := ownership.Pods(ctx, s.Client, dep)
+	pods, err := readiness.Pods(ctx, s.Client, dep)
 	if err != nil {
 		return requeue.Retry(err)
 	}
@@ -97,9 +99,9 @@ func (r *podset) Reconcile(ctx context.Context, ps *appsv1alpha1.PodSet, s recon
 	// Sorted, so that the same pods always make the same status and no needless write.
 	slices.Sort(names)
 	ps.Status.PodNames = names
-	scale := ownership.DeploymentScale(dep)
+	scale := readiness.DeploymentScale(dep)
 	ps.Status.Replicas, ps.Status.ReadyReplicas, ps.Status.Selector = scale.Replicas, scale.ReadyReplicas, scale.Selector
-	ownership.DeploymentReadiness(dep).Mark(ps)
+	readiness.Deployment(dep).Mark(ps)
 	return requeue.Done()
 }
 
@@ -116,6 +118,6 @@ func Deployment(ps *appsv1alpha1.PodSet) *appsv1.Deployment {
 		Command: []string{"sleep", "3600"},
 		Ports:   []corev1.ContainerPort{{Name: "podset", ContainerPort: 1234}},
 	}}}
-	template := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: ownership.Restricted(pod, 1001)}
-	return ownership.Deployment(ps.Namespace, ps.Name, ps.Spec.Size, template)
+	template := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: workload.Restricted(pod, 1001)}
+	return workload.Deployment(ps.Namespace, ps.Name, ps.Spec.Size, template)
 }

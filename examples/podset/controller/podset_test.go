@@ -19,6 +19,7 @@ import (
 	"github.com/reconcilekit/reconcilekit/examples/podset/controller"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+	"github.com/reconcilekit/reconcilekit/workload"
 )
 
 func TestPodSetListsItsRunningPodsSortedWithTheirReadyCount(t *testing.T) {
@@ -129,9 +130,9 @@ func TestPodSetLeavesAForeignDeploymentAloneAndSaysWhy(t *testing.T) {
 		t.Run(foreign.name, func(t *testing.T) {
 			e := newEnv(t)
 			labels := map[string]string{"app": "someone-elses"}
-			dep := ownership.Deployment(e.Namespace, "web", 1, corev1.PodTemplateSpec{
+			dep := workload.Deployment(e.Namespace, "web", 1, corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       ownership.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "someone/app:1"}}}, 1000),
+				Spec:       workload.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "someone/app:1"}}}, 1000),
 			})
 			dep.OwnerReferences = foreign.owner(e, t)
 			if err := e.Create(t.Context(), dep); err != nil {

@@ -16,8 +16,8 @@ import (
 
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/examples/podset/controller"
-	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+	"github.com/reconcilekit/reconcilekit/workload"
 )
 
 // podSets is the PodSet controller's logic in the shell, as Setup builds it, one
@@ -197,15 +197,15 @@ func pod(name string) *corev1.Pod {
 	}
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-		Spec:       ownership.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "busybox", Image: controller.Image}}}, 1001),
+		Spec:       workload.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "busybox", Image: controller.Image}}}, 1001),
 	}
 }
 
 // foreignDeployment is a Deployment named web that is not the PodSet's.
 func foreignDeployment(owners []metav1.OwnerReference) *appsv1.Deployment {
-	d := ownership.Deployment("", "web", 1, corev1.PodTemplateSpec{
+	d := workload.Deployment("", "web", 1, corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "someone-elses"}},
-		Spec:       ownership.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "someone/app:1"}}}, 1000),
+		Spec:       workload.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "someone/app:1"}}}, 1000),
 	})
 	d.OwnerReferences = owners
 	return d

@@ -15,8 +15,10 @@ import (
 	starterv1alpha1 "github.com/reconcilekit/reconcilekit/cmd/newoperator/minimal/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/conditions"
 	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/readiness"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/requeue"
+	"github.com/reconcilekit/reconcilekit/workload"
 )
 
 // Image is the image every server of a Widget runs: replace it, and Command, with your own.
@@ -84,7 +86,7 @@ func (logic) Reconcile(ctx context.Context, w *starterv1alpha1.Widget, s reconci
 	}
 	w.Status.ReadyReplicas = sts.Status.ReadyReplicas
 	// Without a PodDisruptionBudget, Available means that a majority of servers is ready.
-	ownership.StatefulSetReadiness(sts, nil).Mark(w)
+	readiness.StatefulSet(sts, nil).Mark(w)
 	return requeue.Done()
 }
 
@@ -100,7 +102,7 @@ func podLabels(w *starterv1alpha1.Widget) map[string]string {
 // StatefulSet is the StatefulSet a Widget wants: spec.replicas servers, each with a
 // volume claim of its own, data, mounted at /data.
 func StatefulSet(w *starterv1alpha1.Widget) *appsv1.StatefulSet {
-	pod := ownership.Restricted(corev1.PodSpec{
+	pod := workload.Restricted(corev1.PodSpec{
 		Containers: []corev1.Container{{
 			Name:         "server",
 			Image:        Image,
@@ -109,6 +111,6 @@ func StatefulSet(w *starterv1alpha1.Widget) *appsv1.StatefulSet {
 		}},
 	}, uid)
 	template := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: podLabels(w)}, Spec: pod}
-	data := ownership.ClaimTemplate("data", resource.MustParse("1Gi"))
-	return ownership.StatefulSet(w.Namespace, w.Name, w.Spec.Replicas, template, data)
+	data := workload.ClaimTemplate("data", resource.MustParse("1Gi"))
+	return workload.StatefulSet(w.Namespace, w.Name, w.Spec.Replicas, template, data)
 }

@@ -18,8 +18,8 @@ import (
 	starterv1alpha1 "github.com/reconcilekit/reconcilekit/cmd/newoperator/minimal/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/cmd/newoperator/minimal/controller"
 	"github.com/reconcilekit/reconcilekit/conditions"
-	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
+	"github.com/reconcilekit/reconcilekit/workload"
 )
 
 // The Widget controller's logic, one reconcile at a time on an API server alone: no
@@ -183,8 +183,8 @@ func ownedStatefulSet(replicas int32) *appsv1.StatefulSet {
 
 // someoneElsesStatefulSet is a StatefulSet named first that has no controller.
 func someoneElsesStatefulSet() *appsv1.StatefulSet {
-	return ownership.StatefulSet("", "first", 1, corev1.PodTemplateSpec{
+	return workload.StatefulSet("", "first", 1, corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "someone-elses"}},
-		Spec:       ownership.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "someone/app:1"}}}, 1000),
+		Spec:       workload.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "someone/app:1"}}}, 1000),
 	})
 }

@@ -11,9 +11,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
-	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/readiness"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/requeue"
+	"github.com/reconcilekit/reconcilekit/workload"
 )
 
 func main() {
@@ -25,6 +26,6 @@ func main() {
 	})
 	_ = reconcile.For(&corev1.ConfigMap{}, logic, "hello")
 
-	dep := ownership.Deployment("default", "hello", 1, corev1.PodTemplateSpec{})
-	fmt.Println(conds[0].Type, conds[0].Status, logic.Reconcile(context.Background(), nil, reconcile.Scope{}), ownership.DeploymentReadiness(dep).Rollout)
+	dep := workload.Deployment("default", "hello", 1, corev1.PodTemplateSpec{})
+	fmt.Println(conds[0].Type, conds[0].Status, logic.Reconcile(context.Background(), nil, reconcile.Scope{}), readiness.Deployment(dep).Rollout)
 }

@@ -22,9 +22,11 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/readiness"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/requeue"
 	cachev1alpha1 "github.com/reconcilekit/reconcilekit/test/upgrade/testdata/memcached-v1alpha1/api/v1alpha1"
+	"github.com/reconcilekit/reconcilekit/workload"
 )
 
 // Concurrency is how many Memcacheds the manager reconciles at a time unless its
@@ -92,9 +94,9 @@ func (r *memcached) Reconcile(ctx context.Context, mc *cachev1alpha1.Memcached, 
 	} else if err != nil {
 		return requeue.Retry(err)
 	}
-	scale := ownership.DeploymentScale(dep)
+	scale := readiness.DeploymentScale(dep)
 	mc.Status.Replicas, mc.Status.ReadyReplicas, mc.Status.Selector = scale.Replicas, scale.ReadyReplicas, scale.Selector
-	ownership.DeploymentReadiness(dep).Mark(mc)
+	readiness.Deployment(dep).Mark(mc)
 	return requeue.Done()
 }
 
@@ -135,8 +137,8 @@ func Deployment(mc *cachev1alpha1.Memcached, args ...string) *appsv1.Deployment 
 		Command: append([]string{"memcached", "-m=64", "-o", "modern", "-v", "-p", strconv.Itoa(int(mc.Spec.ContainerPort))}, args...),
 		Ports:   []corev1.ContainerPort{{Name: "memcached", ContainerPort: mc.Spec.ContainerPort}},
 	}}}
-	template := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: podLabels(mc)}, Spec: ownership.Restricted(pod, 1001)}
-	return ownership.Deployment(mc.Namespace, mc.Name, mc.Spec.Size, template)
+	template := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: podLabels(mc)}, Spec: workload.Restricted(pod, 1001)}
+	return workload.Deployment(mc.Namespace, mc.Name, mc.Spec.Size, template)
 }
 
 // Service is the Service a Memcached wants: a stable name for its pods, on its port.
