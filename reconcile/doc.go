@@ -20,9 +20,8 @@
 // controller-runtime's result without ever losing a delay. Finalizers are added before the
 // logic first runs and removed once cleanup is done.
 //
-// Machine adds a phase state machine for objects whose status has a phase (PENDING, RUNNING,
-// DONE): declared phases and transitions, one handler per phase, reported as Reconciling,
-// Ready or Stalled so tools that read conditions understand the object.
+// A Logic may be the operator's own function (LogicFunc) or one made for a shape of logic,
+// such as package phase's Machine for objects whose status has a phase.
 //
 // The events of a declared child kind (WithChildren) are coalesced onto the owner, so that
 // a burst of updates (a rollout) makes one reconcile, and one status write, rather than one

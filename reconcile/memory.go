@@ -35,9 +35,9 @@ func WithExpectationTimeout(timeout time.Duration) Option {
 }
 
 // WithProgressInterval paces the writes of progress. While an object is Reconciling, before
-// and after a reconcile, and no condition changes its status (nor the phase of a
-// PhaseObject, nor observedGeneration), what changed is progress: a count, a list of names,
-// a condition's message or reason. The shell writes it at once
+// and after a reconcile, and no condition changes its status (nor the phase of an object
+// with GetPhase, such as a phase.Object, nor observedGeneration), what changed is progress:
+// a count, a list of names, a condition's message or reason. The shell writes it at once
 // if it wrote nothing for the object in the last interval, and otherwise when the interval
 // has passed since that write, or earlier with the next change that is more than progress
 // (a condition's status, the object becoming Ready). So a rollout that goes well costs two
@@ -212,8 +212,12 @@ func (m *memory) forget(key types.NamespacedName) {
 	delete(m.objects, key)
 }
 
+// phased is an object whose status has a phase, such as a phase.Object; a change of phase
+// is more than progress. It is declared here because reconcile does not import phase.
+type phased interface{ GetPhase() string }
+
 // onlyProgress reports whether after differs from before in progress only: both are
-// Reconciling, every condition has the status it had, the phase (of a PhaseObject), the
+// Reconciling, every condition has the status it had, the phase (of a phased object), the
 // observedGeneration and the metadata the shell writes are the same. Objects without
 // conditions have no progress.
 func onlyProgress(before, after client.Object) bool {
@@ -230,7 +234,7 @@ func onlyProgress(before, after client.Object) bool {
 			return false
 		}
 	}
-	if p, ok := before.(PhaseObject); ok && p.GetPhase() != after.(PhaseObject).GetPhase() {
+	if p, ok := before.(phased); ok && p.GetPhase() != after.(phased).GetPhase() {
 		return false
 	}
 	return observedGeneration(before) == observedGeneration(after) &&

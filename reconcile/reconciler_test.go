@@ -23,6 +23,7 @@ import (
 	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
+	"github.com/reconcilekit/reconcilekit/phase"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 	"github.com/reconcilekit/reconcilekit/requeue"
@@ -545,9 +546,35 @@ func TestReconcileRunsNothingForAnObjectBeingDeletedWithoutItsFinalizer(t *testi
 	}
 }
 
+// newMachine returns a phase.Machine of phases that starts in PENDING.
+func newMachine(t testing.TB, phases map[string]phase.State[*Widget]) *phase.Machine[*Widget] {
+	t.Helper()
+	m, err := phase.New("PENDING", phases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// moveTo returns a phase handler that moves to next ("" to stay) with outcome.
+func moveTo(next string, outcome requeue.Outcome) func(context.Context, *Widget, reconcile.Scope) (string, requeue.Outcome) {
+	return func(context.Context, *Widget, reconcile.Scope) (string, requeue.Outcome) { return next, outcome }
+}
+
+// progress returns what a phase.Machine told the shell of w: "Reconciling Reason",
+// "Stalled Reason" or "Ready" when it set neither.
+func progress(w *Widget) string {
+	for _, typ := range []string{conditions.Stalled, conditions.Reconciling} {
+		if c := conditions.Find(w, typ); c != nil && c.Status == "True" {
+			return typ + " " + c.Reason
+		}
+	}
+	return "Ready"
+}
+
 func TestMachineThroughTheShellWritesNothingOnceConverged(t *testing.T) {
 	f := newFixture(t)
-	m := newMachine(t, map[string]reconcile.Phase[*Widget]{
+	m := newMachine(t, map[string]phase.State[*Widget]{
 		"PENDING": {Handle: moveTo("RUNNING", requeue.Done()), Next: []string{"RUNNING"}},
 		"RUNNING": {Handle: moveTo("", requeue.After(time.Minute)), Next: []string{"DONE"}},
 		"DONE":    {},

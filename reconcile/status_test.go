@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
+	"github.com/reconcilekit/reconcilekit/phase"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 	"github.com/reconcilekit/reconcilekit/requeue"
@@ -129,7 +130,7 @@ func TestShellMovesFromReconcilingToReadyAndRemovesWhatNoLongerHolds(t *testing.
 func TestShellStampsEveryTransitionWithItsOwnClock(t *testing.T) {
 	f := newFixture(t)
 	// The logic and the Machine set conditions without a clock, as operators do.
-	m := newMachine(t, map[string]reconcile.Phase[*Widget]{
+	m := newMachine(t, map[string]phase.State[*Widget]{
 		"PENDING": {Handle: func(_ context.Context, w *Widget, s reconcile.Scope) (string, requeue.Outcome) {
 			conditions.MarkTrue(w, "Scheduled", "Due", "")
 			return "", requeue.Done()

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/reconcilekit/reconcilekit/phase"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
@@ -42,9 +43,9 @@ type WidgetList struct {
 	Items []Widget `json:"items"`
 }
 
-// A Widget is what the shell and the Machine work with.
+// A Widget is what the shell and a phase.Machine work with.
 var (
-	_ reconcile.PhaseObject              = &Widget{}
+	_ phase.Object                       = &Widget{}
 	_ reconcile.ObservedGenerationSetter = &Widget{}
 	_ reconcile.RequestStatus            = &Widget{}
 )

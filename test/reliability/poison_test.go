@@ -11,7 +11,7 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	atv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
-	"github.com/reconcilekit/reconcilekit/reconcile"
+	"github.com/reconcilekit/reconcilekit/phase"
 )
 
 // olderStatus is a status as an older version of an operator might have written it,
@@ -86,8 +86,8 @@ func TestStatusesAnOlderVersionWroteAreHandledWithoutARetryStorm(t *testing.T) {
 		if err := admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: "at-1"}, &a); err != nil {
 			return err
 		}
-		if c := conditions.Find(&a, conditions.Stalled); c == nil || c.Status != metav1.ConditionTrue || c.Reason != reconcile.ReasonUnknownPhase {
-			return fmt.Errorf("at-1, in phase %q, is not Stalled with reason %s: %v", a.Status.Phase, reconcile.ReasonUnknownPhase, c)
+		if c := conditions.Find(&a, conditions.Stalled); c == nil || c.Status != metav1.ConditionTrue || c.Reason != phase.ReasonUnknown {
+			return fmt.Errorf("at-1, in phase %q, is not Stalled with reason %s: %v", a.Status.Phase, phase.ReasonUnknown, c)
 		}
 		return nil
 	})

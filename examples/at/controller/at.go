@@ -1,6 +1,6 @@
 // Package controller holds the At controller: it waits until an At's schedule, runs its
 // command once in a pod, and records how the command ended. The phases PENDING, RUNNING
-// and DONE are a reconcile.Machine.
+// and DONE are a phase.Machine.
 package controller
 
 import (
@@ -17,6 +17,7 @@ import (
 	"github.com/reconcilekit/reconcilekit/conditions"
 	cnatv1alpha1 "github.com/reconcilekit/reconcilekit/examples/at/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/phase"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/requeue"
 	"github.com/reconcilekit/reconcilekit/schedule"
@@ -69,8 +70,8 @@ func New(opts ...reconcile.Option) *reconcile.Controller[*cnatv1alpha1.At] {
 
 // Machine returns the At controller's logic, the phase machine New declares. The time is
 // the reconcile's (Scope.Now).
-func Machine() *reconcile.Machine[*cnatv1alpha1.At] {
-	m, err := reconcile.NewMachine(cnatv1alpha1.PhasePending, map[string]reconcile.Phase[*cnatv1alpha1.At]{
+func Machine() *phase.Machine[*cnatv1alpha1.At] {
+	m, err := phase.New(cnatv1alpha1.PhasePending, map[string]phase.State[*cnatv1alpha1.At]{
 		cnatv1alpha1.PhasePending: {Handle: pending, Next: []string{cnatv1alpha1.PhaseRunning}},
 		cnatv1alpha1.PhaseRunning: {Handle: running, Next: []string{cnatv1alpha1.PhaseDone}},
 		cnatv1alpha1.PhaseDone:    {},

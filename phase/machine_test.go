@@ -1,4 +1,4 @@
-package reconcile_test
+package phase_test
 
 import (
 	"context"
@@ -11,17 +11,18 @@ import (
 	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
+	"github.com/reconcilekit/reconcilekit/phase"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/requeue"
 )
 
-// handler is what a Phase runs.
+// handler is what a State runs.
 type handler = func(context.Context, *Widget, reconcile.Scope) (string, requeue.Outcome)
 
 // newMachine returns a Machine of phases that starts in PENDING.
-func newMachine(t testing.TB, phases map[string]reconcile.Phase[*Widget]) *reconcile.Machine[*Widget] {
+func newMachine(t testing.TB, phases map[string]phase.State[*Widget]) *phase.Machine[*Widget] {
 	t.Helper()
-	m, err := reconcile.NewMachine("PENDING", phases)
+	m, err := phase.New("PENDING", phases)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,14 +57,14 @@ func progress(w *Widget) string {
 }
 
 // reconcileAt runs m on a Widget in phase and returns the Widget and the outcome.
-func reconcileAt(m *reconcile.Machine[*Widget], phase string) (*Widget, requeue.Outcome) {
-	w := &Widget{Status: WidgetStatus{Phase: phase}}
+func reconcileAt(m *phase.Machine[*Widget], in string) (*Widget, requeue.Outcome) {
+	w := &Widget{Status: WidgetStatus{Phase: in}}
 	return w, m.Reconcile(context.Background(), w, reconcile.Scope{})
 }
 
 func TestMachineStartsAnObjectWithoutAPhaseInTheInitialPhase(t *testing.T) {
 	var ran trace
-	m := newMachine(t, map[string]reconcile.Phase[*Widget]{
+	m := newMachine(t, map[string]phase.State[*Widget]{
 		"PENDING": {Handle: ran.moveTo("", requeue.Done())},
 	})
 	w, _ := reconcileAt(m, "")
@@ -74,7 +75,7 @@ func TestMachineStartsAnObjectWithoutAPhaseInTheInitialPhase(t *testing.T) {
 
 func TestMachineRunsTheNextPhaseInTheSameReconcile(t *testing.T) {
 	var ran trace
-	m := newMachine(t, map[string]reconcile.Phase[*Widget]{
+	m := newMachine(t, map[string]phase.State[*Widget]{
 		"PENDING": {Handle: ran.moveTo("RUNNING", requeue.After(time.Hour)), Next: []string{"RUNNING"}},
 		"RUNNING": {Handle: ran.moveTo("", requeue.After(time.Minute)), Next: []string{"DONE"}},
 		"DONE":    {},
@@ -96,7 +97,7 @@ func TestMachineReportsThePhaseAsReconcilingReadyOrStalled(t *testing.T) {
 			return "DONE", requeue.Done()
 		}
 	}
-	m := newMachine(t, map[string]reconcile.Phase[*Widget]{
+	m := newMachine(t, map[string]phase.State[*Widget]{
 		"PENDING":          {Handle: stay},
 		"IN_PROGRESS":      {Handle: stay},
 		"waiting-for-pods": {Handle: stay},
@@ -122,7 +123,7 @@ func TestMachineReportsThePhaseAsReconcilingReadyOrStalled(t *testing.T) {
 }
 
 func TestMachineRefusesAnUndeclaredTransition(t *testing.T) {
-	m := newMachine(t, map[string]reconcile.Phase[*Widget]{
+	m := newMachine(t, map[string]phase.State[*Widget]{
 		"PENDING": {Handle: moveTo("DONE", requeue.After(time.Minute)), Next: []string{"RUNNING"}},
 		"RUNNING": {Handle: moveTo("", requeue.Done())},
 		"DONE":    {},
@@ -132,8 +133,8 @@ func TestMachineRefusesAnUndeclaredTransition(t *testing.T) {
 		t.Errorf("phase = %s; want PENDING, unchanged", w.Status.Phase)
 	}
 	c := conditions.Find(w, conditions.Stalled)
-	if c == nil || c.Reason != reconcile.ReasonInvalidTransition || !strings.Contains(c.Message, "PENDING cannot move to DONE") {
-		t.Errorf("Stalled = %+v; want reason %s naming the transition", c, reconcile.ReasonInvalidTransition)
+	if c == nil || c.Reason != phase.ReasonInvalidTransition || !strings.Contains(c.Message, "PENDING cannot move to DONE") {
+		t.Errorf("Stalled = %+v; want reason %s naming the transition", c, phase.ReasonInvalidTransition)
 	}
 	if _, err := outcome.Result(now); !errors.Is(err, crreconcile.TerminalError(nil)) {
 		t.Errorf("outcome = %s; want terminal, since only a new operator fixes it", outcome)
@@ -142,7 +143,7 @@ func TestMachineRefusesAnUndeclaredTransition(t *testing.T) {
 
 func TestMachineReportsAnUnknownPhaseWithoutRetrying(t *testing.T) {
 	var ran trace
-	m := newMachine(t, map[string]reconcile.Phase[*Widget]{
+	m := newMachine(t, map[string]phase.State[*Widget]{
 		"PENDING": {Handle: ran.moveTo("", requeue.Retry(errors.New("must not run")))},
 		"DONE":    {},
 	})
@@ -151,8 +152,8 @@ func TestMachineReportsAnUnknownPhaseWithoutRetrying(t *testing.T) {
 		t.Errorf("outcome = %s after running %q; want done after running nothing", outcome, ran)
 	}
 	c := conditions.Find(w, conditions.Stalled)
-	if c == nil || c.Reason != reconcile.ReasonUnknownPhase || !strings.Contains(c.Message, `"EXPLODED" is not one of DONE, PENDING`) {
-		t.Errorf("Stalled = %+v; want reason %s naming the phase and the known ones", c, reconcile.ReasonUnknownPhase)
+	if c == nil || c.Reason != phase.ReasonUnknown || !strings.Contains(c.Message, `"EXPLODED" is not one of DONE, PENDING`) {
+		t.Errorf("Stalled = %+v; want reason %s naming the phase and the known ones", c, phase.ReasonUnknown)
 	}
 	if w.Status.Phase != "EXPLODED" {
 		t.Errorf("phase = %s; want EXPLODED, left for a person to see", w.Status.Phase)
@@ -161,7 +162,7 @@ func TestMachineReportsAnUnknownPhaseWithoutRetrying(t *testing.T) {
 
 func TestMachineRunsNothingInATerminalPhase(t *testing.T) {
 	var ran trace
-	m := newMachine(t, map[string]reconcile.Phase[*Widget]{
+	m := newMachine(t, map[string]phase.State[*Widget]{
 		"PENDING": {Handle: ran.moveTo("DONE", requeue.Done()), Next: []string{"DONE"}},
 		"DONE":    {},
 	})
@@ -173,7 +174,7 @@ func TestMachineRunsNothingInATerminalPhase(t *testing.T) {
 
 func TestMachineStopsAfterAnErrorWithoutRunningTheNextPhase(t *testing.T) {
 	var ran trace
-	m := newMachine(t, map[string]reconcile.Phase[*Widget]{
+	m := newMachine(t, map[string]phase.State[*Widget]{
 		"PENDING": {Handle: ran.moveTo("RUNNING", requeue.Retry(errors.New("broken"))), Next: []string{"RUNNING"}},
 		"RUNNING": {Handle: ran.moveTo("", requeue.Done())},
 	})
@@ -188,7 +189,7 @@ func TestMachineStopsAfterAnErrorWithoutRunningTheNextPhase(t *testing.T) {
 
 func TestMachineStopsACycleAfterOneStepPerPhase(t *testing.T) {
 	var ran trace
-	m := newMachine(t, map[string]reconcile.Phase[*Widget]{
+	m := newMachine(t, map[string]phase.State[*Widget]{
 		"PENDING":  {Handle: ran.moveTo("RUNNING", requeue.Done()), Next: []string{"RUNNING"}},
 		"RUNNING":  {Handle: ran.moveTo("RETRYING", requeue.Done()), Next: []string{"RETRYING"}},
 		"RETRYING": {Handle: ran.moveTo("RUNNING", requeue.Done()), Next: []string{"RUNNING"}},
@@ -203,17 +204,17 @@ func TestMachineStopsACycleAfterOneStepPerPhase(t *testing.T) {
 	}
 }
 
-func TestNewMachineRefusesAnUndeclaredPhase(t *testing.T) {
+func TestNewRefusesAnUndeclaredPhase(t *testing.T) {
 	handle := moveTo("", requeue.Done())
 	tests := []struct {
 		name    string
 		initial string
-		phases  map[string]reconcile.Phase[*Widget]
+		phases  map[string]phase.State[*Widget]
 		want    string
 	}{{
 		name:    "an undeclared initial phase",
 		initial: "NEW",
-		phases:  map[string]reconcile.Phase[*Widget]{"PENDING": {Handle: handle}},
+		phases:  map[string]phase.State[*Widget]{"PENDING": {Handle: handle}},
 		want:    `initial phase "NEW" is not declared`,
 	}, {
 		name:    "no phases at all",
@@ -222,19 +223,19 @@ func TestNewMachineRefusesAnUndeclaredPhase(t *testing.T) {
 	}, {
 		name:    "a transition to an undeclared phase",
 		initial: "PENDING",
-		phases:  map[string]reconcile.Phase[*Widget]{"PENDING": {Handle: handle, Next: []string{"RUNNING"}}},
+		phases:  map[string]phase.State[*Widget]{"PENDING": {Handle: handle, Next: []string{"RUNNING"}}},
 		want:    `phase "PENDING" may move to "RUNNING", which is not declared`,
 	}, {
 		name:    "a terminal phase with transitions",
 		initial: "PENDING",
-		phases:  map[string]reconcile.Phase[*Widget]{"PENDING": {Next: []string{"PENDING"}}},
+		phases:  map[string]phase.State[*Widget]{"PENDING": {Next: []string{"PENDING"}}},
 		want:    `terminal phase "PENDING" (no handler) cannot move to other phases`,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := reconcile.NewMachine(tt.initial, tt.phases)
+			m, err := phase.New(tt.initial, tt.phases)
 			if m != nil || err == nil || err.Error() != tt.want {
-				t.Errorf("NewMachine = %v, %v; want the error %s", m, err, tt.want)
+				t.Errorf("New = %v, %v; want the error %s", m, err, tt.want)
 			}
 		})
 	}
@@ -249,7 +250,7 @@ func BenchmarkMachineStep(b *testing.B) {
 		}
 		return "DONE", requeue.Done()
 	}
-	m := newMachine(b, map[string]reconcile.Phase[*Widget]{
+	m := newMachine(b, map[string]phase.State[*Widget]{
 		"PENDING": {Handle: moveTo("RUNNING", requeue.Done()), Next: []string{"RUNNING"}},
 		"RUNNING": {Handle: finishWhenSized, Next: []string{"DONE"}},
 		"DONE":    {},

@@ -1,4 +1,4 @@
-package reconcile
+package phase
 
 import (
 	"context"
@@ -10,35 +10,39 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
+	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/requeue"
 )
 
 // Reasons the Machine gives its condition, besides the phase names themselves.
 const (
-	ReasonUnknownPhase      = "UnknownPhase"
+	// ReasonUnknown is Stalled's reason for an object in a phase the Machine does not declare.
+	ReasonUnknown = "UnknownPhase"
+	// ReasonInvalidTransition is Stalled's reason for a handler that moved to a phase its
+	// State does not list in Next.
 	ReasonInvalidTransition = "InvalidTransition"
 )
 
-// PhaseObject is an object whose status has a phase and conditions. API types implement it
+// Object is an object whose status has a phase and conditions. API types implement it
 // with four one-line methods.
-type PhaseObject interface {
+type Object interface {
 	client.Object
 	conditions.Setter
 	GetPhase() string
 	SetPhase(string)
 }
 
-// Phase is one state of a Machine.
-type Phase[T PhaseObject] struct {
+// State is one phase of a Machine: what runs in it and where it may lead.
+type State[T Object] struct {
 	// Handle runs for an object in this phase. It returns the phase to move to (its own, or
 	// "", to stay) and when to run again. A phase without Handle is terminal: nothing more
 	// happens to an object that reaches it.
-	Handle func(ctx context.Context, obj T, s Scope) (next string, outcome requeue.Outcome)
+	Handle func(ctx context.Context, obj T, s reconcile.Scope) (next string, outcome requeue.Outcome)
 	// Next lists the phases Handle may move to; any other is refused.
 	Next []string
 }
 
-// Machine is a Logic that drives an object through declared phases, and tells the shell how
+// Machine is a reconcile.Logic that drives an object through declared phases, and tells the shell how
 // far it is: in a phase with a handler the object is Reconciling, with the phase as reason;
 // in a terminal phase (no handler) it is Ready, unless a condition the handlers set says it
 // failed (a condition of positive polarity False, or of negative polarity True), in which
@@ -49,17 +53,17 @@ type Phase[T PhaseObject] struct {
 // phase's handler runs at once, in the same reconcile, so one status write records the whole
 // step. An unknown phase or an undeclared transition is reported as Stalled and is not
 // retried: retrying cannot fix it, a new spec or a fixed operator can.
-type Machine[T PhaseObject] struct {
+type Machine[T Object] struct {
 	initial string
-	phases  map[string]Phase[T]
+	phases  map[string]State[T]
 	// reasons holds each phase's condition reason, made once so that a step allocates
 	// nothing.
 	reasons map[string]string
 }
 
-// NewMachine returns a Machine with the given initial phase and phases. It refuses a
-// definition that names a phase it does not declare.
-func NewMachine[T PhaseObject](initial string, phases map[string]Phase[T]) (*Machine[T], error) {
+// New returns a Machine with the given initial phase and phases, each named by its key. It
+// refuses a definition that names a phase it does not declare.
+func New[T Object](initial string, phases map[string]State[T]) (*Machine[T], error) {
 	if _, ok := phases[initial]; !ok {
 		return nil, fmt.Errorf("initial phase %q is not declared", initial)
 	}
@@ -80,8 +84,8 @@ func NewMachine[T PhaseObject](initial string, phases map[string]Phase[T]) (*Mac
 	return &Machine[T]{initial: initial, phases: phases, reasons: reasons}, nil
 }
 
-// Reconcile implements Logic.
-func (m *Machine[T]) Reconcile(ctx context.Context, obj T, s Scope) requeue.Outcome {
+// Reconcile implements reconcile.Logic.
+func (m *Machine[T]) Reconcile(ctx context.Context, obj T, s reconcile.Scope) requeue.Outcome {
 	if obj.GetPhase() == "" {
 		obj.SetPhase(m.initial)
 	}
@@ -92,7 +96,7 @@ func (m *Machine[T]) Reconcile(ctx context.Context, obj T, s Scope) requeue.Outc
 		phase := obj.GetPhase()
 		p, ok := m.phases[phase]
 		if !ok {
-			conditions.MarkTrue(obj, conditions.Stalled, ReasonUnknownPhase, "phase %q is not one of %s", phase, m.names())
+			conditions.MarkTrue(obj, conditions.Stalled, ReasonUnknown, "phase %q is not one of %s", phase, m.names())
 			return requeue.Done()
 		}
 		if p.Handle == nil {
@@ -124,15 +128,15 @@ func (m *Machine[T]) report(obj T) {
 		conditions.Set(obj, metav1.Condition{Type: conditions.Reconciling, Status: metav1.ConditionTrue, Reason: m.reasons[phase], Message: "phase " + phase})
 		return
 	}
-	failed := first(obj, func(c metav1.Condition) bool {
+	for _, c := range obj.GetConditions() {
 		bad := metav1.ConditionFalse
 		if conditions.NegativePolarity(c.Type) {
 			bad = metav1.ConditionTrue
 		}
-		return c.Type != conditions.Reconciling && c.Type != conditions.Progressing && c.Status == bad
-	})
-	if failed != nil {
-		conditions.Set(obj, metav1.Condition{Type: conditions.Stalled, Status: metav1.ConditionTrue, Reason: failed.Reason, Message: failed.Message})
+		if c.Type != conditions.Reconciling && c.Type != conditions.Progressing && c.Status == bad {
+			conditions.Set(obj, metav1.Condition{Type: conditions.Stalled, Status: metav1.ConditionTrue, Reason: c.Reason, Message: c.Message})
+			return
+		}
 	}
 }
 
