@@ -177,6 +177,8 @@ type Violation struct {
 	Detail string
 }
 
+// String is the violation as a report lists it: "crash@7 [created twice]: write 9
+// created ...", its run, its oracle and what it found.
 func (v Violation) String() string {
 	return fmt.Sprintf("%s [%s]: %s", v.Run, v.Oracle, v.Detail)
 }
