@@ -792,9 +792,14 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 			}
 			wait := 20 * time.Millisecond
 			if reconciles() >= expected && led.events() >= awaited && reacted() && led.idleFor() >= ex.x.Quiet && led.writeIdleFor() >= childDelay && inc.settled() {
-				if ex.owed(ctx, admin, e.Namespace) == "" || time.Now().After(deadline) {
-					// Quiet, with nothing its objects show it owes; or quiet for good
-					// with work it does not do: what it left is for the oracles to judge.
+				owed := ex.owed(ctx, admin, e.Namespace)
+				if owed == "" {
+					return // quiet, with nothing its objects show it owes
+				}
+				if time.Now().After(deadline) {
+					// Quiet for good with work it does not do: what it left is for the
+					// oracles to judge.
+					t.Logf("after step %d the operator was quiet and owed work: %s", step+1, owed)
 					return
 				}
 				wait = 200 * time.Millisecond // its objects are read again, not hammered
@@ -1029,7 +1034,7 @@ func (ex *explorer) names(t testing.TB, ctx context.Context, c client.Client, na
 // owed says what work the objects of the operator's kinds in namespace show it owes,
 // "" if none: an object whose status has not observed its generation (the operator
 // writes status.observedGeneration once a reconcile of that generation succeeds, or
-// fails for good), or one deleted whose finalizers are still there. It is the state, not
+// fails for good), unless it is paused, or one deleted whose finalizers are still there. It is the state, not
 // the time since the operator last did something, that says whether a restarted
 // operator has finished what it found, or a retry is to come, however slow the machine.
 func (ex *explorer) owed(ctx context.Context, c client.Client, namespace string) string {
@@ -1043,11 +1048,23 @@ func (ex *explorer) owed(ctx context.Context, c client.Client, namespace string)
 			return fmt.Sprintf("%s is deleted and holds the finalizers %v", key, o.GetFinalizers())
 		}
 		observed, _, _ := unstructured.NestedInt64(o.Object, "status", "observedGeneration")
-		if ex.observes[o.GetKind()] && o.GetDeletionTimestamp() == nil && observed < o.GetGeneration() {
+		// A paused object's generation is not reconciled, by contract (reconcile.Paused).
+		if ex.observes[o.GetKind()] && o.GetDeletionTimestamp() == nil && observed < o.GetGeneration() && !pausedNow(o) {
 			return fmt.Sprintf("%s is at generation %d, its status at %d", key, o.GetGeneration(), observed)
 		}
 	}
 	return ""
+}
+
+// pausedNow reports whether o has the condition Paused True.
+func pausedNow(o *unstructured.Unstructured) bool {
+	conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, _ := c.(map[string]any); m["type"] == reconcile.Paused && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
 }
 
 // childDelay is how long after a write of the operator it may still reconcile because of
