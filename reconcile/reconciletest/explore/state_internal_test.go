@@ -23,7 +23,7 @@ func TestObjectsNamedAfterTheirRunCompareAcrossRuns(t *testing.T) {
 	}
 	state := func(namespace string) state {
 		return normalise(map[string]*unstructured.Unstructured{
-			keyOf("Tenant", namespace, namespace):                 tenant(namespace),
+			keyOf("Tenant", namespace, namespace):                tenant(namespace),
 			keyOf("ConfigMap", namespace+"-settings", namespace): settings(namespace),
 		}, namespace, map[string]bool{"Tenant": true})
 	}
