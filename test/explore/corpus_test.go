@@ -90,8 +90,8 @@ func (l *ShopList) DeepCopyObject() runtime.Object {
 
 var shopVersion = schema.GroupVersion{Group: "corpus.example.com", Version: "v1"}
 
-func addShop(s *runtime.Scheme) error {
-	s.AddKnownTypes(shopVersion, &Shop{}, &ShopList{})
+func addCorpus(s *runtime.Scheme) error {
+	s.AddKnownTypes(shopVersion, &Shop{}, &ShopList{}, &Tenant{}, &TenantList{})
 	metav1.AddToGroupVersion(s, shopVersion)
 	return nil
 }
@@ -113,7 +113,7 @@ func shopWorkload() []explore.Step {
 func corpusOperator(user string, d reconcile.Declaration) *reconciletest.Operator {
 	return &reconciletest.Operator{
 		User:           user,
-		AddToScheme:    addShop,
+		AddToScheme:    addCorpus,
 		CRDDirectories: []string{filepath.Join("testdata", "corpus", "crd")},
 		Role:           filepath.Join("testdata", "corpus", "role.yaml"),
 		Controllers:    []reconcile.Declaration{d},
@@ -131,6 +131,8 @@ type corpusEntry struct {
 	variants []mutant
 	// masked are the masks its exploration must learn from its reference runs.
 	masked []string
+	// workload is what its explorations run; nil means shopWorkload.
+	workload func() []explore.Step
 }
 
 var corpus = []corpusEntry{
@@ -189,6 +191,19 @@ var corpus = []corpusEntry{
 			logic:    shopOf(daemons{keepLabels: true}, reconcile.WithChildren(&appsv1.DaemonSet{})),
 		}},
 	},
+	{
+		name:     "a cluster-scoped Tenant owning its settings in a namespace",
+		operator: tenantOf(settings{}),
+		workload: tenantWorkload,
+		variants: []mutant{{
+			bug: "settings made with no owner, as if a cluster-scoped owner could not own them",
+			// Nothing deletes them once their tenant has gone: the reference run finds them.
+			oracles:  []string{"left behind"},
+			caughtBy: "",
+			logic:    tenantOf(settings{unowned: true}),
+			workload: tenantWorkload,
+		}},
+	},
 }
 
 // TestExploringTheCorpusFindsNothingAndCatchesEachVariant explores each operator of the
@@ -200,17 +215,22 @@ func TestExploringTheCorpusFindsNothingAndCatchesEachVariant(t *testing.T) {
 		t.Skip("the corpus is explored by make test-explore (-explore.corpus)")
 	}
 	type run struct {
-		name   string
-		o      *reconciletest.Operator
-		m      *mutant
-		masked []string
+		name     string
+		o        *reconciletest.Operator
+		m        *mutant
+		masked   []string
+		workload func() []explore.Step
 	}
 	var runs []run
 	for i, c := range corpus {
-		runs = append(runs, run{c.name, startOn(t, corpusOperator(fmt.Sprintf("corpus-%d", i), c.operator)), nil, c.masked})
+		workload := c.workload
+		if workload == nil {
+			workload = shopWorkload
+		}
+		runs = append(runs, run{c.name, startOn(t, corpusOperator(fmt.Sprintf("corpus-%d", i), c.operator)), nil, c.masked, workload})
 		for j := range c.variants {
 			v := &c.variants[j]
-			runs = append(runs, run{c.name + ": " + v.bug, startOn(t, corpusOperator(fmt.Sprintf("corpus-%d-variant-%d", i, j), v.logic)), v, nil})
+			runs = append(runs, run{c.name + ": " + v.bug, startOn(t, corpusOperator(fmt.Sprintf("corpus-%d-variant-%d", i, j), v.logic)), v, nil, workload})
 		}
 	}
 	t.Parallel() // beside the package's other explorations, its operators started
@@ -218,7 +238,7 @@ func TestExploringTheCorpusFindsNothingAndCatchesEachVariant(t *testing.T) {
 		t.Run(strings.ReplaceAll(r.name, " ", "_"), func(t *testing.T) {
 			t.Parallel()
 			if r.m == nil {
-				rep := explore.Run(t, explore.Exploration{Operator: r.o, Workload: shopWorkload()})
+				rep := explore.Run(t, explore.Exploration{Operator: r.o, Workload: r.workload()})
 				for _, want := range r.masked {
 					if !slices.ContainsFunc(rep.Masks, func(m explore.Mask) bool { return m.String() == want }) {
 						t.Errorf("the exploration did not learn the mask %q: %v", want, rep.Masks)
@@ -231,7 +251,7 @@ func TestExploringTheCorpusFindsNothingAndCatchesEachVariant(t *testing.T) {
 				return
 			}
 			m := r.m
-			x := explore.Exploration{Operator: r.o, Workload: shopWorkload(), Mutant: m.bug, CaughtBy: m.oracles, StopAtFirst: true, Classes: []explore.Class{}}
+			x := explore.Exploration{Operator: r.o, Workload: r.workload(), Mutant: m.bug, CaughtBy: m.oracles, StopAtFirst: true, Classes: []explore.Class{}}
 			if m.caughtBy != "" {
 				x.Classes = []explore.Class{m.caughtBy}
 			}

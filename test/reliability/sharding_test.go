@@ -64,7 +64,10 @@ func shardedObjects() int {
 func buildAt(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "at-manager")
-	out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "../../examples/at/cmd").CombinedOutput()
+	// The example builds in the examples' module, with its requirements.
+	cmd := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "./at/cmd")
+	cmd.Dir = "../../examples"
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("building the At manager: %v\n%s", err, out)
 	}

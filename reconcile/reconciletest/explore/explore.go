@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -176,6 +177,8 @@ type Violation struct {
 	Detail string
 }
 
+// String is the violation as a report lists it: "crash@7 [created twice]: write 9
+// created ...", its run, its oracle and what it found.
 func (v Violation) String() string {
 	return fmt.Sprintf("%s [%s]: %s", v.Run, v.Oracle, v.Detail)
 }
@@ -540,6 +543,12 @@ type explorer struct {
 	// converts says the operator declares a conversion webhook: its runs are made one
 	// at a time.
 	converts bool
+	// clusterScoped are the operator's kinds that are cluster-scoped, by group/resource.
+	clusterScoped map[string]bool
+	// observes are the operator's kinds whose status has an observedGeneration
+	// (reconcile.ObservedGenerationSetter): their objects show whether it has
+	// reconciled their generation (owed).
+	observes map[string]bool
 	// masks are the fields the states of two runs are compared without (Mask): the API
 	// server's and the author's, then those learnt from the reference runs. Set before
 	// the perturbed runs begin, and only read by them.
@@ -586,8 +595,19 @@ func (ex *explorer) prepare() {
 		// need alone.
 		ex.converts = ex.converts || ep.Type == webhook.Converting
 	}
+	ex.clusterScoped = map[string]bool{}
+	ex.observes = map[string]bool{}
 	for _, d := range o.Controllers {
-		ex.ours[add(d.Object()).Kind] = true
+		gvk := add(d.Object())
+		ex.ours[gvk.Kind] = true
+		_, ex.observes[gvk.Kind] = d.Object().(reconcile.ObservedGenerationSetter)
+		m, err := c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			t.Fatalf("explore: %v", err)
+		}
+		if m.Scope.Name() == meta.RESTScopeNameRoot {
+			ex.clusterScoped[m.Resource.Group+"/"+m.Resource.Resource] = true
+		}
 		for _, child := range d.Children() {
 			ex.owned[add(child).Kind] = true
 		}
@@ -730,7 +750,7 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 	start := func(p perturbation) {
 		awaited = 0
 		incarnations++
-		inc = &incarnation{n: incarnations, p: p, led: led, killed: make(chan struct{}), watched: watched, admin: admin, ours: ex.ours, kinds: ex.kinds, namespace: e.Namespace, lag: &lagWindow{}, normalise: ex.normalise}
+		inc = &incarnation{n: incarnations, p: p, led: led, killed: make(chan struct{}), watched: watched, admin: admin, ours: ex.ours, kinds: ex.kinds, namespace: e.Namespace, clusterScoped: ex.clusterScoped, lag: &lagWindow{}, normalise: ex.normalise}
 		e.Config = reconciletest.Intercept(rest.CopyConfig(base), inc.hook)
 		n := ours()
 		expected = reconciles() + float64(n)
@@ -752,13 +772,17 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 	// settle waits until the operator is quiet, restarting it if it was killed: it has
 	// made the reconciles expected of it, been delivered the event of the step, sent
 	// nothing and been delivered nothing for Quiet, and written nothing for longer than
-	// the reconciles a child's change asks for may be delayed. (The queues' metrics
+	// the reconciles a child's change asks for may be delayed; and its objects show no
+	// work owed (owed): what decides it, for a restarted operator, whose reconciles of
+	// what it found no count of the process can tell apart from the other runs', and for
+	// a retry after a failure, whose backoff outlasts any quiet window. (The queues' metrics
 	// cannot tell: they are the process's, and a stopped manager's stay as it left them.
 	// The count of reconciles is the process's too: with runs made at once, the other
 	// runs' operators add to it, and it only bounds this one's from above.)
 	settle := func(step int) {
 		deadline := time.Now().Add(30 * time.Second)
 		before := led.count()
+		owedOnly := "" // what it owed when it was last quiet but for that
 		for {
 			select {
 			case <-inc.killed:
@@ -767,7 +791,18 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 				continue
 			default:
 			}
+			wait := 20 * time.Millisecond
 			if reconciles() >= expected && led.events() >= awaited && reacted() && led.idleFor() >= ex.x.Quiet && led.writeIdleFor() >= childDelay && inc.settled() {
+				if owedOnly = ex.owed(ctx, admin, e.Namespace); owedOnly == "" {
+					return // quiet, with nothing its objects show it owes
+				}
+				wait = 200 * time.Millisecond // its objects are read again, not hammered
+			}
+			if time.Now().After(deadline) && owedOnly != "" && led.count()-before <= 200 {
+				// Quiet at times, but for work it owes and does not finish (a finalizer
+				// that never ends, a retry for ever): settled as it is, for the oracles to
+				// judge what it left. Never settled is for an operator never quiet.
+				t.Logf("after step %d the operator owed work it did not finish: %s", step+1, owedOnly)
 				return
 			}
 			if time.Now().After(deadline) || led.count()-before > 200 {
@@ -775,7 +810,7 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 					"after step %d the operator made %d writes and did not settle", step+1, led.count()-before)})
 				return
 			}
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(wait)
 		}
 	}
 	settle(-1)
@@ -997,6 +1032,42 @@ func (ex *explorer) names(t testing.TB, ctx context.Context, c client.Client, na
 	return names
 }
 
+// owed says what work the objects of the operator's kinds in namespace show it owes,
+// "" if none: an object whose status has not observed its generation (the operator
+// writes status.observedGeneration once a reconcile of that generation succeeds, or
+// fails for good), unless it is paused, or one deleted whose finalizers are still there. It is the state, not
+// the time since the operator last did something, that says whether a restarted
+// operator has finished what it found, or a retry is to come, however slow the machine.
+func (ex *explorer) owed(ctx context.Context, c client.Client, namespace string) string {
+	objs, err := objectsOf(ctx, c, namespace, ex.ourKinds())
+	if err != nil {
+		return err.Error()
+	}
+	for _, key := range mapsKeys(objs) {
+		o := objs[key]
+		if o.GetDeletionTimestamp() != nil && len(o.GetFinalizers()) > 0 {
+			return fmt.Sprintf("%s is deleted and holds the finalizers %v", key, o.GetFinalizers())
+		}
+		observed, _, _ := unstructured.NestedInt64(o.Object, "status", "observedGeneration")
+		// A paused object's generation is not reconciled, by contract (reconcile.Paused).
+		if ex.observes[o.GetKind()] && o.GetDeletionTimestamp() == nil && observed < o.GetGeneration() && !pausedNow(o) {
+			return fmt.Sprintf("%s is at generation %d, its status at %d", key, o.GetGeneration(), observed)
+		}
+	}
+	return ""
+}
+
+// pausedNow reports whether o has the condition Paused True.
+func pausedNow(o *unstructured.Unstructured) bool {
+	conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, _ := c.(map[string]any); m["type"] == reconcile.Paused && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
+}
+
 // childDelay is how long after a write of the operator it may still reconcile because of
 // it: the events of the children it writes reach it coalesced, a second late (package
 // reconcile's coalesceDelay), and their reconciles wait in its queue meanwhile, where no
@@ -1038,8 +1109,11 @@ type incarnation struct {
 	kinds     []schema.GroupVersionKind
 	namespace string
 	watched   *sync.Map
-	stop      func()
-	normalise func(map[string]*unstructured.Unstructured, string) state
+	// clusterScoped are the operator's kinds that are cluster-scoped, by group/resource:
+	// its lists and watches of them are narrowed to the run's objects (onlyRun).
+	clusterScoped map[string]bool
+	stop          func()
+	normalise     func(map[string]*unstructured.Unstructured, string) state
 
 	mu       sync.Mutex
 	accepted int
@@ -1071,6 +1145,9 @@ func (inc *incarnation) hook(r *reconciletest.Request) (*http.Response, error) {
 	if dead {
 		return nil, errKilled
 	}
+	if (r.Verb == "list" || r.Verb == "watch") && r.Namespace == "" && inc.clusterScoped[groupOf(r)+"/"+r.Resource] {
+		inc.onlyRun(r)
+	}
 	if r.Verb == "watch" {
 		return inc.watch(r)
 	}
@@ -1097,7 +1174,7 @@ func (inc *incarnation) hook(r *reconciletest.Request) (*http.Response, error) {
 	}
 	inc.mu.Unlock()
 	if fail {
-		w.Name, w.Code, w.Injected = nameOf(r, nil), http.StatusInternalServerError, true
+		w.Name, w.Code, w.Injected = inc.named(r, nil), http.StatusInternalServerError, true
 		if w.Name == "?" {
 			w.Name = "(create)"
 		}
@@ -1109,7 +1186,7 @@ func (inc *incarnation) hook(r *reconciletest.Request) (*http.Response, error) {
 		w.Code = resp.StatusCode
 		w.Object = readAnswer(resp)
 	}
-	w.Name = nameOf(r, w.Object)
+	w.Name = inc.named(r, w.Object)
 	if lose && err == nil {
 		w.Injected = true
 		n := inc.led.add(w)
@@ -1132,6 +1209,26 @@ func (inc *incarnation) hook(r *reconciletest.Request) (*http.Response, error) {
 	}
 	inc.mu.Unlock()
 	return resp, err
+}
+
+// onlyRun narrows r, a list or watch of a cluster-scoped kind of the operator's, to the
+// objects of the run (RunLabel): the runs made at once share the cluster, and each
+// operator is to see its run's objects alone, as its cache of its namespace does.
+func (inc *incarnation) onlyRun(r *reconciletest.Request) {
+	r.HTTP = r.HTTP.Clone(r.HTTP.Context())
+	q := r.HTTP.URL.Query()
+	selector := RunLabel + "=" + inc.namespace
+	if given := q.Get("labelSelector"); given != "" {
+		selector = given + "," + selector
+	}
+	q.Set("labelSelector", selector)
+	r.HTTP.URL.RawQuery = q.Encode()
+}
+
+// named is the name of the object r writes (obj, its answer, if any), with Namespace
+// for the run's namespace: what two runs' writes are compared by.
+func (inc *incarnation) named(r *reconciletest.Request, obj map[string]any) string {
+	return strings.ReplaceAll(nameOf(r, obj), inc.namespace, Namespace)
 }
 
 // noteCurrent records a write of one of the operator's own objects that kstatus reads
@@ -1457,7 +1554,7 @@ func (ex *explorer) leftBehind(got *result) []Violation {
 	for _, w := range got.writes {
 		if w.accepted() && (w.Verb == "create" || w.Verb == "patch") && w.Subresource == "" && w.Object != nil {
 			if k, _ := w.Object["kind"].(string); k != "" {
-				created[k+" "+nameOf(&reconciletest.Request{}, w.Object)] = true
+				created[keyOf(k, nameOf(&reconciletest.Request{}, w.Object), got.namespace)] = true
 			}
 		}
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -441,6 +442,9 @@ func (ex *explorer) apply(ctx context.Context, c client.Client, namespace string
 		return nil, err
 	}
 	key := fmt.Sprintf("/registry/%s/%s/%s/%s", m.Resource.Group, m.Resource.Resource, namespace, obj.GetName())
+	if m.Scope.Name() == meta.RESTScopeNameRoot {
+		key = fmt.Sprintf("/registry/%s/%s/%s", m.Resource.Group, m.Resource.Resource, obj.GetName())
+	}
 	return before, ex.x.Operator.ControlPlane.RewriteStored(ctx, key, func(o map[string]any) {
 		change(o)
 		md, _ := o["metadata"].(map[string]any)
@@ -467,14 +471,17 @@ func createChanged(ctx context.Context, c client.Client, namespace string, obj c
 	if err != nil {
 		return err
 	}
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	o, err := inRun(c, obj, namespace)
+	if err != nil {
+		return err
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
 	if err != nil {
 		return err
 	}
 	u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(m)}
 	tr.change(u.Object)
 	u.SetGroupVersionKind(gvk)
-	u.SetNamespace(namespace)
 	return c.Create(ctx, u)
 }
 
@@ -562,7 +569,12 @@ func (ex *explorer) objectOf(ctx context.Context, c client.Client, namespace, ob
 		if gvk.Kind == kind {
 			o := &unstructured.Unstructured{}
 			o.SetGroupVersionKind(gvk)
-			return o, c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, o)
+			o.SetName(name)
+			key, err := keyInRun(c, o, namespace)
+			if err != nil {
+				return nil, err
+			}
+			return o, c.Get(ctx, key, o)
 		}
 	}
 	return nil, fmt.Errorf("explore: %s is of no kind the operator reconciles", object)

@@ -37,21 +37,37 @@ var Masked = []string{
 // state is what a namespace holds of the kinds explored, normalised: by "Kind name".
 type state map[string]map[string]any
 
-// objectsOf lists the objects of the kinds in namespace, unnormalised, by "Kind name".
+// objectsOf lists the objects of the kinds in namespace, and those of cluster-scoped kinds
+// labelled with its run (RunLabel), unnormalised, by "Kind name" (keyOf).
 func objectsOf(ctx context.Context, c client.Client, namespace string, kinds []schema.GroupVersionKind) (map[string]*unstructured.Unstructured, error) {
 	out := map[string]*unstructured.Unstructured{}
 	for _, gvk := range kinds {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		namespaced, err := c.IsObjectNamespaced(list)
+		if err != nil {
+			return nil, fmt.Errorf("listing %s: %w", gvk.Kind, err)
+		}
+		in := []client.ListOption{client.InNamespace(namespace)}
+		if !namespaced {
+			in = []client.ListOption{client.MatchingLabels{RunLabel: namespace}}
+		}
+		if err := c.List(ctx, list, in...); err != nil {
 			return nil, fmt.Errorf("listing %s: %w", gvk.Kind, err)
 		}
 		for i := range list.Items {
 			o := &list.Items[i]
-			out[gvk.Kind+" "+o.GetName()] = o
+			out[keyOf(gvk.Kind, o.GetName(), namespace)] = o
 		}
 	}
 	return out, nil
+}
+
+// keyOf is the key of the object of kind named name in the run of namespace: "Kind name",
+// with Namespace for the namespace in the name (a cluster-scoped object's, or a child's
+// named after it), so that the keys of two runs compare.
+func keyOf(kind, name, namespace string) string {
+	return kind + " " + strings.ReplaceAll(name, namespace, Namespace)
 }
 
 // normalise makes a state of objects, masking what Masked lists. The status of an object
@@ -77,7 +93,7 @@ func normalise(objs map[string]*unstructured.Unstructured, namespace string, our
 			generated[k] = append(generated[k], n)
 			continue
 		}
-		s[o.GetKind()+" "+o.GetName()] = n
+		s[keyOf(o.GetKind(), o.GetName(), namespace)] = n
 	}
 	for k, ns := range generated {
 		slices.SortFunc(ns, func(a, b map[string]any) int {
@@ -108,7 +124,7 @@ func mapsKeys[V any](m map[string]V) []string {
 func normaliseObject(in map[string]any, namespace string, uids map[string]bool) map[string]any {
 	raw, _ := json.Marshal(in)
 	var obj map[string]any
-	_ = json.Unmarshal([]byte(strings.ReplaceAll(string(raw), namespace, "{namespace}")), &obj)
+	_ = json.Unmarshal([]byte(strings.ReplaceAll(string(raw), namespace, Namespace)), &obj)
 	replaceStrings(obj, func(s string) (string, bool) {
 		if uids[s] {
 			return "<uid>", true

@@ -279,7 +279,9 @@ func (inc *incarnation) staleList(r *reconciletest.Request) (*http.Response, err
 	for _, it := range items {
 		obj, _ := it.(map[string]any)
 		md, _ := obj["metadata"].(map[string]any)
-		key := fmt.Sprint(md["namespace"]) + "/" + fmt.Sprint(md["name"])
+		ns, _ := md["namespace"].(string) // none for a cluster-scoped object
+		name, _ := md["name"].(string)
+		key := ns + "/" + name
 		if inc.p.known[key] {
 			kept = append(kept, it)
 			continue

@@ -2,6 +2,7 @@ package explore
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -26,21 +27,78 @@ type Step struct {
 	deletes []string
 }
 
-// Create is the step that creates obj in the run's namespace. An object of a kind the
-// operator does not reconcile is someone else's: the operator writing it is a violation.
+// Namespace stands for the run's namespace in the objects of a workload's steps: each
+// run has a namespace of its own, and Create, Update and Delete write its name wherever
+// an object's name or fields hold Namespace. The reports show the namespace so too.
+//
+// An object of a cluster-scoped kind must hold Namespace in its name, so that the runs
+// made at once each have their own: a Tenant named Namespace, say, for a namespace
+// of the same name, or "{namespace}-shop". Create labels it with RunLabel, and the run's
+// operator lists and watches only the objects of its cluster-scoped kinds so labelled,
+// as if the cluster were its run's alone.
+const Namespace = "{namespace}"
+
+// RunLabel labels the objects of cluster-scoped kinds that a run creates, with the run's
+// namespace: what the run's operator is shown of them (Namespace).
+const RunLabel = "reconcilekit.io/explore-run"
+
+// Create is the step that creates obj in the run's namespace (cluster-scoped, labelled
+// with the run: Namespace). An object of a kind the operator does not reconcile is
+// someone else's: the operator writing it is a violation.
 func Create(obj client.Object) Step {
 	return Step{
 		Name:   fmt.Sprintf("create %s %s", kindOf(obj), obj.GetName()),
 		object: obj,
 		Do: func(ctx context.Context, c client.Client, namespace string) error {
-			o := obj.DeepCopyObject().(client.Object)
-			o.SetNamespace(namespace)
+			o, err := inRun(c, obj, namespace)
+			if err != nil {
+				return err
+			}
 			return c.Create(ctx, o)
 		},
 	}
 }
 
-// Update is the step that reads obj (by its kind, from the run's namespace, by name),
+// inRun is a copy of obj for the run in namespace: Namespace replaced by it wherever it
+// is written, in the namespace if its kind is namespaced, labelled with the run if not.
+func inRun(c client.Client, obj client.Object, namespace string) (client.Object, error) {
+	o := obj.DeepCopyObject().(client.Object)
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(strings.ReplaceAll(string(raw), Namespace, namespace)), o); err != nil {
+		return nil, err
+	}
+	namespaced, err := c.IsObjectNamespaced(o)
+	if err != nil {
+		return nil, err
+	}
+	if namespaced {
+		o.SetNamespace(namespace)
+		return o, nil
+	}
+	labels := o.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[RunLabel] = namespace
+	o.SetLabels(labels)
+	return o, nil
+}
+
+// keyInRun is the key of obj in the run in namespace.
+func keyInRun(c client.Client, obj client.Object, namespace string) (client.ObjectKey, error) {
+	key := client.ObjectKey{Name: strings.ReplaceAll(obj.GetName(), Namespace, namespace)}
+	namespaced, err := c.IsObjectNamespaced(obj)
+	if namespaced {
+		key.Namespace = namespace
+	}
+	return key, err
+}
+
+// Update is the step that reads obj (by its kind, from the run's namespace, by name:
+// Namespace),
 // applies change to it and writes it back, again on a conflict: a person's edit of
 // the spec.
 func Update(name string, obj client.Object, change func(client.Object)) Step {
@@ -49,7 +107,11 @@ func Update(name string, obj client.Object, change func(client.Object)) Step {
 		Do: func(ctx context.Context, c client.Client, namespace string) error {
 			return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 				o := obj.DeepCopyObject().(client.Object)
-				if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: obj.GetName()}, o); err != nil {
+				key, err := keyInRun(c, o, namespace)
+				if err != nil {
+					return err
+				}
+				if err := c.Get(ctx, key, o); err != nil {
 					return err
 				}
 				change(o)
@@ -59,7 +121,7 @@ func Update(name string, obj client.Object, change func(client.Object)) Step {
 	}
 }
 
-// Delete is the step that deletes objs from the run's namespace, by name, at once; the
+// Delete is the step that deletes objs from the run's namespace, by name (Namespace), at once; the
 // operator's finalizer, if any, holds each until its cleanup is done.
 func Delete(objs ...client.Object) Step {
 	names := make([]string, len(objs))
@@ -71,8 +133,10 @@ func Delete(objs ...client.Object) Step {
 		deletes: names,
 		Do: func(ctx context.Context, c client.Client, namespace string) error {
 			for _, obj := range objs {
-				o := obj.DeepCopyObject().(client.Object)
-				o.SetNamespace(namespace)
+				o, err := inRun(c, obj, namespace)
+				if err != nil {
+					return err
+				}
 				if err := client.IgnoreNotFound(c.Delete(ctx, o)); err != nil {
 					return err
 				}
