@@ -54,12 +54,13 @@ func build(t *testing.T, pkg string, replace map[string]string) string {
 		}
 		args = append(args, "-overlay="+file)
 	}
-	cmd := exec.CommandContext(t.Context(), "go", append(args, pkg)...)
+	dir, target := "", pkg
 	// An example's command builds in the examples' module, with its requirements.
 	if rest, ok := strings.CutPrefix(pkg, "../../examples/"); ok {
-		cmd = exec.CommandContext(t.Context(), "go", append(args, "./"+rest)...)
-		cmd.Dir = "../../examples"
+		dir, target = "../../examples", "./"+rest
 	}
+	cmd := exec.CommandContext(t.Context(), "go", append(args, target)...)
+	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, out)

@@ -1059,13 +1059,7 @@ func (ex *explorer) owed(ctx context.Context, c client.Client, namespace string)
 
 // pausedNow reports whether o has the condition Paused True.
 func pausedNow(o *unstructured.Unstructured) bool {
-	conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
-	for _, c := range conds {
-		if m, _ := c.(map[string]any); m["type"] == reconcile.Paused && m["status"] == "True" {
-			return true
-		}
-	}
-	return false
+	return conditionOf(o, reconcile.Paused)["status"] == "True"
 }
 
 // childDelay is how long after a write of the operator it may still reconcile because of
