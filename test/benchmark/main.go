@@ -54,7 +54,7 @@ func main() {
 	redraw := flag.Bool("redraw", false, "only redraw docs/performance.svg from test/benchmark/results.json")
 	faults := flag.Float64("faults", 0, "the fraction of the in-process operators' writes (create, update, patch, delete) failed with 500 before they reach the API server, from 0 to 1; not recorded")
 	heapProfiles := flag.String("heapprofiles", "", "write the heap profile of each implementation run as a process (flux, capi, reconcilekit-process), taken when it holds the converged objects, to this directory as <kind>-<flux|capi|reconcilekit>.pb.gz (the last round's; sampled finely, which slows those runs a little)")
-	apiProfiles := flag.String("apiserverprofiles", "", "write a CPU profile of the API server in each run, 20 s into it for 60 s, to this directory as <kind>-<implementation>.apiserver.pprof (the last round's)")
+	apiProfiles := flag.String("apiserverprofiles", "", "write a CPU profile of the API server in each run, 10 s into it for 45 s, to this directory as <kind>-<implementation>.apiserver.pprof (the last round's)")
 	flag.Parse()
 	// The operators under test log nothing, so that neither implementation pays for its
 	// log; the control plane's helpers log through the same logger.

@@ -304,7 +304,7 @@ func (r run) measureProcess(ctx context.Context, cp *reconciletest.ControlPlane,
 	if err != nil {
 		return m, errors.Join(err, op.stop())
 	}
-	m.Writes, m.Events, m.Reads, m.Conflicts, m.AlreadyExists = objectWrites(&requests), events(&requests), float64(requests.Reads()), conflicts.count(), conflicts.existing()
+	r.count(&m, &requests, &conflicts)
 	m.Reconciles = op.metrics().reconciles() - reconciled
 	if err := op.stop(); err != nil {
 		return m, err

@@ -199,7 +199,7 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 		if cause := context.Cause(ctx); err != nil && cause != nil {
 			err = cause
 		}
-		m.Writes, m.Events, m.Reads, m.Conflicts, m.AlreadyExists = objectWrites(&requests), events(&requests), float64(requests.Reads()), conflicts.count(), conflicts.existing()
+		r.count(&m, &requests, &conflicts)
 		return m, errors.Join(err, stop())
 	}
 	op := r.kind.library
@@ -233,7 +233,7 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 	if err != nil {
 		return m, errors.Join(err, mgr.stop())
 	}
-	m.Writes, m.Events, m.Reads, m.Conflicts, m.AlreadyExists = objectWrites(&requests), events(&requests), float64(requests.Reads()), conflicts.count(), conflicts.existing()
+	r.count(&m, &requests, &conflicts)
 	m.Reconciles = metricsNow().reconciles() - reconciled
 	own, child := deferred()
 	m.DeferredOwn, m.DeferredChild = own-deferredOwn, child-deferredChild
@@ -280,6 +280,15 @@ func events(c *reconciletest.Counter) float64 {
 		n += c.Count(verb, "events")
 	}
 	return float64(n)
+}
+
+// count records in m the requests and 409 answers counted to converge, and prints the
+// requests on stderr by verb and resource: where an implementation's writes go, which the
+// medians do not tell.
+func (r run) count(m *measurement, requests *reconciletest.Counter, conflicts *conflictCounter) {
+	m.Writes, m.Events, m.Reads = objectWrites(requests), events(requests), float64(requests.Reads())
+	m.Conflicts, m.AlreadyExists = conflicts.count(), conflicts.existing()
+	fmt.Fprintf(os.Stderr, "bench: %s, %s: the requests to converge %d objects, by verb and resource:\n%s", r.kind.name, r.impl, r.n, requests)
 }
 
 // objectWrites is how many writes c counted, events left out.
@@ -608,8 +617,8 @@ func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) {
 // apiProfileDelay and apiProfileLength place the API server's CPU profile in a run: past
 // the creates, over the rollouts.
 const (
-	apiProfileDelay  = 20 * time.Second
-	apiProfileLength = 60 * time.Second
+	apiProfileDelay  = 10 * time.Second
+	apiProfileLength = 45 * time.Second
 )
 
 // profileAPIServer writes a CPU profile of the API server, taken apiProfileDelay into the
@@ -622,6 +631,8 @@ func (r run) profileAPIServer(ctx context.Context, cfg *rest.Config) {
 	case <-time.After(apiProfileDelay):
 	}
 	err := func() error {
+		cfg := rest.CopyConfig(cfg)
+		cfg.Timeout = apiProfileLength + time.Minute // the API server answers when the profile ends
 		c, err := discovery.NewDiscoveryClientForConfig(cfg)
 		if err != nil {
 			return err
