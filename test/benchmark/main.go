@@ -37,6 +37,8 @@ import (
 
 	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
 func main() {
@@ -52,6 +54,7 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (the operators under test among it) to this file")
 	progress := flag.Duration("progress", 0, "print on stderr, this often, how far each run's convergence is: children done, statuses saying so, the operator's queue, the API server's CPU (0: never)")
 	redraw := flag.Bool("redraw", false, "only redraw docs/performance.svg from test/benchmark/results.json")
+	progressInterval := flag.Duration("progressinterval", 0, "an experiment: the in-process library-built operators write progress alone at most this often (reconcile.WithProgressInterval; 0 keeps the examples' 30s, a long one writes none); not recorded")
 	faults := flag.Float64("faults", 0, "the fraction of the in-process operators' writes (create, update, patch, delete) failed with 500 before they reach the API server, from 0 to 1; not recorded")
 	heapProfiles := flag.String("heapprofiles", "", "write the heap profile of each implementation run as a process (flux, capi, reconcilekit-process), taken when it holds the converged objects, to this directory as <kind>-<flux|capi|reconcilekit>.pb.gz (the last round's; sampled finely, which slows those runs a little)")
 	apiProfiles := flag.String("apiserverprofiles", "", "write a CPU profile of the API server in each run, 10 s into it for 45 s, to this directory as <kind>-<implementation>.apiserver.pprof (the last round's)")
@@ -80,14 +83,14 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := bench(ctx, *n, *rounds, *workers, *only, *impls, *record, *progress, *heapProfiles, *apiProfiles, *faults); err != nil {
+	if err := bench(ctx, *n, *rounds, *workers, *only, *impls, *record, *progress, *heapProfiles, *apiProfiles, *faults, *progressInterval); err != nil {
 		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func bench(ctx context.Context, n, rounds, workers int, only, impls string, record bool, progress time.Duration, heapProfiles, apiProfiles string, faults float64) error {
+func bench(ctx context.Context, n, rounds, workers int, only, impls string, record bool, progress time.Duration, heapProfiles, apiProfiles string, faults float64, progressInterval time.Duration) error {
 	if n < 1 {
 		return fmt.Errorf("-n is %d; want at least 1", n)
 	}
@@ -106,8 +109,8 @@ func bench(ctx context.Context, n, rounds, workers int, only, impls string, reco
 	if faults < 0 || faults > 1 {
 		return fmt.Errorf("-faults is %v; want a fraction from 0 to 1", faults)
 	}
-	if faults > 0 {
-		record = false // the figures of record are without faults
+	if faults > 0 || progressInterval > 0 {
+		record = false // the figures of record are without faults, of the operators as they ship
 	}
 	var selected []*kind
 	for name := range strings.SplitSeq(only, ",") {
@@ -117,6 +120,9 @@ func bench(ctx context.Context, n, rounds, workers int, only, impls string, reco
 		}
 		if workers > 0 { // an experiment: the library-built operator runs otherwise than it ships
 			k.library.concurrency = workers
+		}
+		if progressInterval > 0 {
+			k.library = k.library.with(reconcile.WithProgressInterval(progressInterval))
 		}
 		selected = append(selected, k)
 	}
