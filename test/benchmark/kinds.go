@@ -74,6 +74,9 @@ type operator struct {
 	concurrency int
 	// setup registers the seed-style controller with its manager.
 	setup func(ctrl.Manager) error
+	// fifo serves the controller's queue first in, first out, not by controller-runtime's
+	// priority queue (the default): an experiment.
+	fifo bool
 }
 
 // spans is where the traced operators' spans go: the OpenTelemetry SDK, batching them to

@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -49,15 +50,16 @@ func main() {
 		"the implementations to measure, separated by commas: ideal, full-ideal, seed, flux (Flux-style), capi (Cluster-API-style), reconcilekit, "+
 			"reconcilekit-process (the same operator run as its own process, as the peers run), bare, traced (reconcilekit tracing each reconcile and write), "+
 			"reconcilekit-unguarded (reconcilekit with read-your-own-writes off)")
-	record := flag.Bool("record", true, "record the medians in test/benchmark/results.json and redraw docs/performance.svg (not with -workers)")
+	record := flag.Bool("record", true, "record the medians in test/benchmark/results.json and redraw docs/performance.svg (never with -workers, -faults or -progressinterval)")
 	workers := flag.Int("workers", 0, "reconciles at a time for the library-built operators; 0 keeps what the examples ship with")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (the operators under test among it) to this file")
 	progress := flag.Duration("progress", 0, "print on stderr, this often, how far each run's convergence is: children done, statuses saying so, the operator's queue, the API server's CPU (0: never)")
 	redraw := flag.Bool("redraw", false, "only redraw docs/performance.svg from test/benchmark/results.json")
 	progressInterval := flag.Duration("progressinterval", 0, "an experiment: the in-process library-built operators write progress alone at most this often (reconcile.WithProgressInterval; 0 keeps the examples' 30s, a long one writes none); not recorded")
+	fifo := flag.Bool("fifo", false, "an experiment: the in-process library-built operators serve their queue first in, first out, not by controller-runtime's priority queue; not recorded")
 	faults := flag.Float64("faults", 0, "the fraction of the in-process operators' writes (create, update, patch, delete) failed with 500 before they reach the API server, from 0 to 1; not recorded")
 	heapProfiles := flag.String("heapprofiles", "", "write the heap profile of each implementation run as a process (flux, capi, reconcilekit-process), taken when it holds the converged objects, to this directory as <kind>-<flux|capi|reconcilekit>.pb.gz (the last round's; sampled finely, which slows those runs a little)")
-	apiProfiles := flag.String("apiserverprofiles", "", "write a CPU profile of the API server in each run, 10 s into it for 45 s, to this directory as <kind>-<implementation>.apiserver.pprof (the last round's)")
+	apiProfiles := flag.String("apiserverprofiles", "", "write a CPU profile of the API server in each run, 5 s into it for 70 s (most of a Keyval run at N=1000), to this directory as <kind>-<implementation>.apiserver.pprof (the last round's)")
 	flag.Parse()
 	// The operators under test log nothing, so that neither implementation pays for its
 	// log; the control plane's helpers log through the same logger.
@@ -83,14 +85,63 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := bench(ctx, *n, *rounds, *workers, *only, *impls, *record, *progress, *heapProfiles, *apiProfiles, *faults, *progressInterval); err != nil {
+	o := options{
+		n: *n, rounds: *rounds, kinds: *only, implementations: *impls,
+		record: *record, progress: *progress, heapProfiles: *heapProfiles, apiProfiles: *apiProfiles,
+		experiment: experiment{workers: *workers, faults: *faults, progressInterval: *progressInterval, fifo: *fifo},
+	}
+	if err := bench(ctx, o); err != nil {
 		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func bench(ctx context.Context, n, rounds, workers int, only, impls string, record bool, progress time.Duration, heapProfiles, apiProfiles string, faults float64, progressInterval time.Duration) error {
+// options are the benchmark's flags.
+type options struct {
+	n, rounds                 int
+	kinds, implementations    string // as the flags list them
+	record                    bool
+	progress                  time.Duration
+	heapProfiles, apiProfiles string // directories, or none
+	experiment
+}
+
+// An experiment runs the library-built operators otherwise than the examples ship them;
+// its figures are never recorded.
+type experiment struct {
+	workers          int           // reconciles at a time, or 0
+	faults           float64       // the fraction of writes failed
+	progressInterval time.Duration // reconcile.WithProgressInterval, or 0
+	fifo             bool          // a first-in, first-out queue, not the priority queue
+}
+
+func (x experiment) check() error {
+	if x.workers < 0 {
+		return fmt.Errorf("-workers is %d; want 0 or more", x.workers)
+	}
+	if x.faults < 0 || x.faults > 1 {
+		return fmt.Errorf("-faults is %v; want a fraction from 0 to 1", x.faults)
+	}
+	return nil
+}
+
+// any tells whether the operators run otherwise than they ship.
+func (x experiment) any() bool { return x != experiment{} }
+
+// apply runs k's library-built operator as the experiment says.
+func (x experiment) apply(k *kind) {
+	if x.workers > 0 {
+		k.library.concurrency = x.workers
+	}
+	if x.progressInterval > 0 {
+		k.library = k.library.with(reconcile.WithProgressInterval(x.progressInterval))
+	}
+	k.library.fifo = x.fifo
+}
+
+func bench(ctx context.Context, o options) error {
+	n, rounds := o.n, o.rounds
 	if n < 1 {
 		return fmt.Errorf("-n is %d; want at least 1", n)
 	}
@@ -103,31 +154,20 @@ func bench(ctx context.Context, n, rounds, workers int, only, impls string, reco
 	if rounds < 1 {
 		return fmt.Errorf("-rounds is %d; want 1 or more, or 0 for the default", rounds)
 	}
-	if workers < 0 {
-		return fmt.Errorf("-workers is %d; want 0 or more", workers)
-	}
-	if faults < 0 || faults > 1 {
-		return fmt.Errorf("-faults is %v; want a fraction from 0 to 1", faults)
-	}
-	if faults > 0 || progressInterval > 0 {
-		record = false // the figures of record are without faults, of the operators as they ship
+	if err := o.check(); err != nil {
+		return err
 	}
 	var selected []*kind
-	for name := range strings.SplitSeq(only, ",") {
+	for name := range strings.SplitSeq(o.kinds, ",") {
 		k := kindNamed(strings.TrimSpace(name))
 		if k == nil {
 			return fmt.Errorf("unknown kind %q in -kinds", name)
 		}
-		if workers > 0 { // an experiment: the library-built operator runs otherwise than it ships
-			k.library.concurrency = workers
-		}
-		if progressInterval > 0 {
-			k.library = k.library.with(reconcile.WithProgressInterval(progressInterval))
-		}
+		o.apply(k)
 		selected = append(selected, k)
 	}
 	var measuredImpls []string
-	for name := range strings.SplitSeq(impls, ",") {
+	for name := range strings.SplitSeq(o.implementations, ",") {
 		impl, ok := implementationFlags[strings.TrimSpace(name)]
 		if !ok {
 			return fmt.Errorf("unknown implementation %q in -implementations; want ideal, full-ideal, seed, flux, capi, reconcilekit, reconcilekit-process, bare, traced or reconcilekit-unguarded", name)
@@ -165,21 +205,24 @@ func bench(ctx context.Context, n, rounds, workers int, only, impls string, reco
 				if !k.has(impl) {
 					continue
 				}
+				// What earlier runs left in this process, which would slow a later in-process run.
+				goroutines, heap := runtime.NumGoroutine(), liveHeap()
 				started := time.Now()
-				m, err := run{kind: k, impl: impl, n: n, nodes: nodes, progress: progress, peer: peer, dir: dir, heapProfiles: heapProfiles, apiProfiles: apiProfiles, faults: faults}.measure(ctx, root)
+				m, err := run{kind: k, impl: impl, n: n, nodes: nodes, progress: o.progress, peer: peer, dir: dir, heapProfiles: o.heapProfiles, apiProfiles: o.apiProfiles, faults: o.faults}.measure(ctx, root)
 				if err != nil {
 					return fmt.Errorf("round %d, %s, %s: %w", round+1, k.name, impl, err)
 				}
 				measured[k][impl] = append(measured[k][impl], m)
-				fmt.Fprintf(os.Stderr, "round %d/%d  %-9s %-13s converged in %6.2fs, an object in %.2fs (median) %.2fs (p90)  (run took %s)\n",
-					round+1, rounds, k.name, impl, m.Converge, m.LatencyP50, m.LatencyP90, time.Since(started).Round(time.Second))
+				fmt.Fprintf(os.Stderr, "round %d/%d  %-9s %-13s converged in %6.2fs, an object in %.2fs (median) %.2fs (p90)  (run took %s; before it this process had %d goroutines, %.0f MiB of heap)\n",
+					round+1, rounds, k.name, impl, m.Converge, m.LatencyP50, m.LatencyP90, time.Since(started).Round(time.Second), goroutines, float64(heap)/(1<<20))
 			}
 		}
 	}
 
-	report := newReport(n, rounds, nodes, workers, selected, measured)
-	report.faults = faults
-	if record && workers == 0 {
+	report := newReport(n, rounds, nodes, o.workers, selected, measured)
+	report.faults = o.faults
+	// The figures of record are of the operators as they ship, without faults.
+	if o.record && !o.any() {
 		results := filepath.Join(root, "test", "benchmark", "results.json")
 		chart := filepath.Join(root, "docs", "performance.svg")
 		if err := report.record(results, chart); err != nil {

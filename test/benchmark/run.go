@@ -454,6 +454,9 @@ func startManager(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.Sche
 		// Every run starts the same controllers anew in this process.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	}
+	if op.fifo {
+		opts.Controller.UsePriorityQueue = ptr.To(false)
+	}
 	var mgr ctrl.Manager
 	var err error
 	if op.declare != nil {
@@ -614,11 +617,12 @@ type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
-// apiProfileDelay and apiProfileLength place the API server's CPU profile in a run: past
-// the creates, over the rollouts.
+// apiProfileDelay and apiProfileLength place the API server's CPU profile in a run: from
+// the first creates, over most of a Keyval's convergence at N=1000 on the 2-core machine,
+// so that two runs' profiles hold nearly all of their work, not a window of it.
 const (
-	apiProfileDelay  = 10 * time.Second
-	apiProfileLength = 45 * time.Second
+	apiProfileDelay  = 5 * time.Second
+	apiProfileLength = 70 * time.Second
 )
 
 // profileAPIServer writes a CPU profile of the API server, taken apiProfileDelay into the

@@ -115,25 +115,39 @@ func TestAConfigChangeRollsEachServerExactlyOnce(t *testing.T) {
 		t.Errorf("%d revisions of the StatefulSet, current %s, update %s; want 2, the update's current",
 			len(revisions.Items), sts.Status.CurrentRevision, sts.Status.UpdateRevision)
 	}
-	// Each server was replaced by one of the new revision, once. The StatefulSet controller
-	// may make a pod of the old revision again in between, when its own status is behind
-	// (kube-controller-manager's business, not the operator's): those are counted apart.
-	replaced, again := map[string]int{}, map[string]int{}
+	// Each server was replaced by one of the new revision that served, once. The
+	// StatefulSet controller may make a pod of the old revision again in between, when its
+	// own status is behind, and make a Pending pod again (kube-controller-manager's
+	// business, not the operator's): those are counted apart.
+	// The watch may lag the operator's cache: wait until it has seen every server run.
+	servers := e.pods(t, kv)
+	reconciletest.Eventually(t, func(context.Context) error {
+		seen := made()
+		for _, p := range servers {
+			if !seen[p.UID].served() {
+				return fmt.Errorf("the pods' watch has not seen %s run yet", p.Name)
+			}
+		}
+		return nil
+	})
+	replaced, again := map[string]int{}, map[string][]podMade{}
+	var all []podMade
 	for uid, p := range made() {
+		all = append(all, p)
 		switch {
 		case old[uid]:
-		case p.revision == sts.Status.UpdateRevision:
+		case p.revision == sts.Status.UpdateRevision && p.served():
 			replaced[p.name]++
 		default:
-			again[p.name]++
+			again[p.name] = append(again[p.name], p)
 		}
 	}
 	want := map[string]int{"sessions-0": 1, "sessions-1": 1, "sessions-2": 1}
 	if fmt.Sprint(replaced) != fmt.Sprint(want) {
-		t.Errorf("pods of the new revision made per server during the rollout: %v; want each once, %v", replaced, want)
+		t.Errorf("pods of the new revision made per server during the rollout: %v; want each once, %v; every pod seen: %v", replaced, want, all)
 	}
 	if len(again) > 0 {
-		t.Logf("pods of the old revision the StatefulSet controller made again during the rollout: %v", again)
+		t.Logf("pods the StatefulSet controller made during the rollout that did not serve, or of the old revision: %v", again)
 	}
 	for _, p := range e.pods(t, kv) {
 		if p.Labels[appsv1.ControllerRevisionHashLabelKey] != sts.Status.UpdateRevision {

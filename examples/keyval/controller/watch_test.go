@@ -1,6 +1,7 @@
 package controller_test
 
 import (
+	"fmt"
 	"maps"
 	"sync"
 	"testing"
@@ -63,7 +64,8 @@ func (e *env) follow(t *testing.T, kv *storev1alpha1.Keyval, act func(), done fu
 }
 
 // watchPods watches the Keyval's pods until the test ends; the function it returns lists
-// every pod seen so far, by UID: its name and the StatefulSet revision it was made from.
+// every pod seen so far, by UID: its name, the StatefulSet revision it was made from, the
+// phase it was last seen in, and whether it was deleted.
 func (e *env) watchPods(t *testing.T, kv *storev1alpha1.Keyval) func() map[types.UID]podMade {
 	t.Helper()
 	w := e.watchFrom(t, &corev1.PodList{}, client.MatchingLabels{"app.kubernetes.io/instance": kv.Name})
@@ -73,7 +75,12 @@ func (e *env) watchPods(t *testing.T, kv *storev1alpha1.Keyval) func() map[types
 		for ev := range w.ResultChan() {
 			if p, ok := ev.Object.(*corev1.Pod); ok {
 				mu.Lock()
-				seen[p.UID] = podMade{name: p.Name, revision: p.Labels[appsv1.ControllerRevisionHashLabelKey]}
+				seen[p.UID] = podMade{
+					name:     p.Name,
+					revision: p.Labels[appsv1.ControllerRevisionHashLabelKey],
+					phase:    p.Status.Phase,
+					deleted:  ev.Type == watch.Deleted,
+				}
 				mu.Unlock()
 			}
 		}
@@ -85,5 +92,22 @@ func (e *env) watchPods(t *testing.T, kv *storev1alpha1.Keyval) func() map[types
 	}
 }
 
-// podMade is a pod as watchPods saw it: its name and the revision it was made from.
-type podMade struct{ name, revision string }
+// podMade is a pod as watchPods last saw it.
+type podMade struct {
+	name, revision string
+	phase          corev1.PodPhase
+	deleted        bool
+}
+
+// served tells whether the pod ran and did not end on its own: a server that served. The
+// StatefulSet controller at times deletes a pod it has just made, still Pending, and makes
+// it again, and replaces one that ended; neither restarts a server that served.
+func (p podMade) served() bool { return p.phase == corev1.PodRunning }
+
+func (p podMade) String() string {
+	s := fmt.Sprintf("%s(%s, %s", p.name, p.revision, p.phase)
+	if p.deleted {
+		s += ", deleted"
+	}
+	return s + ")"
+}
