@@ -59,7 +59,7 @@ func main() {
 	fifo := flag.Bool("fifo", false, "an experiment: the in-process library-built operators serve their queue first in, first out, not by controller-runtime's priority queue; not recorded")
 	faults := flag.Float64("faults", 0, "the fraction of the in-process operators' writes (create, update, patch, delete) failed with 500 before they reach the API server, from 0 to 1; not recorded")
 	heapProfiles := flag.String("heapprofiles", "", "write the heap profile of each implementation run as a process (flux, capi, reconcilekit-process), taken when it holds the converged objects, to this directory as <kind>-<flux|capi|reconcilekit>.pb.gz (the last round's; sampled finely, which slows those runs a little)")
-	apiProfiles := flag.String("apiserverprofiles", "", "write a CPU profile of the API server in each run, 5 s into it for 70 s (most of a Keyval run at N=1000), to this directory as <kind>-<implementation>.apiserver.pprof (the last round's)")
+	apiProfiles := flag.String("apiserverprofiles", "", "write a CPU profile of the API server in each run, 5 s into it for 55 s (most of a Keyval run at N=1000; a shorter run waits for it), to this directory as <kind>-<implementation>.apiserver.pprof (the last round's)")
 	flag.Parse()
 	// The operators under test log nothing, so that neither implementation pays for its
 	// log; the control plane's helpers log through the same logger.

@@ -169,9 +169,14 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 	}
 
 	if r.apiProfiles != "" {
-		ctx, stop := context.WithCancel(ctx) // ends with the run
-		defer stop()
-		go r.profileAPIServer(ctx, cp.Config)
+		// A run shorter than the profile waits for it before the control plane stops, so
+		// that no profile is lost (its last seconds then hold what follows convergence).
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			r.profileAPIServer(ctx, cp.Config)
+		}()
+		defer func() { <-done }()
 	}
 	if r.impl == bare {
 		err = r.converge(ctx, cp, scheme, admin, r.kind.bare, &m)
@@ -618,11 +623,11 @@ type roundTripperFunc func(*http.Request) (*http.Response, error)
 func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // apiProfileDelay and apiProfileLength place the API server's CPU profile in a run: from
-// the first creates, over most of a Keyval's convergence at N=1000 on the 2-core machine,
-// so that two runs' profiles hold nearly all of their work, not a window of it.
+// the first creates, over most of a Keyval's convergence at N=1000 on the 2-core machine
+// (63 to 95 s), so that two runs' profiles hold most of their work, not a window of it.
 const (
 	apiProfileDelay  = 5 * time.Second
-	apiProfileLength = 70 * time.Second
+	apiProfileLength = 55 * time.Second
 )
 
 // profileAPIServer writes a CPU profile of the API server, taken apiProfileDelay into the
