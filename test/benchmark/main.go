@@ -50,7 +50,7 @@ func main() {
 		"the implementations to measure, separated by commas: ideal, full-ideal, seed, flux (Flux-style), capi (Cluster-API-style), reconcilekit, "+
 			"reconcilekit-process (the same operator run as its own process, as the peers run), bare, traced (reconcilekit tracing each reconcile and write), "+
 			"reconcilekit-unguarded (reconcilekit with read-your-own-writes off)")
-	record := flag.Bool("record", true, "record the medians in test/benchmark/results.json and redraw docs/performance.svg (never with -workers, -faults or -progressinterval)")
+	record := flag.Bool("record", true, "record the medians in test/benchmark/results.json and redraw docs/performance.svg (never with -workers, -faults, -progressinterval or -fifo)")
 	workers := flag.Int("workers", 0, "reconciles at a time for the library-built operators; 0 keeps what the examples ship with")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (the operators under test among it) to this file")
 	progress := flag.Duration("progress", 0, "print on stderr, this often, how far each run's convergence is: children done, statuses saying so, the operator's queue, the API server's CPU (0: never)")
@@ -128,6 +128,24 @@ func (x experiment) check() error {
 
 // any tells whether the operators run otherwise than they ship.
 func (x experiment) any() bool { return x != experiment{} }
+
+// String lists the experiment's flags, as given.
+func (x experiment) String() string {
+	var flags []string
+	if x.workers > 0 {
+		flags = append(flags, fmt.Sprintf("-workers=%d", x.workers))
+	}
+	if x.faults > 0 {
+		flags = append(flags, fmt.Sprintf("-faults=%v", x.faults))
+	}
+	if x.progressInterval > 0 {
+		flags = append(flags, "-progressinterval="+x.progressInterval.String())
+	}
+	if x.fifo {
+		flags = append(flags, "-fifo")
+	}
+	return strings.Join(flags, " ")
+}
 
 // apply runs k's library-built operator as the experiment says.
 func (x experiment) apply(k *kind) {
@@ -219,8 +237,7 @@ func bench(ctx context.Context, o options) error {
 		}
 	}
 
-	report := newReport(n, rounds, nodes, o.workers, selected, measured)
-	report.faults = o.faults
+	report := newReport(n, rounds, nodes, o.experiment, selected, measured)
 	// The figures of record are of the operators as they ship, without faults.
 	if o.record && !o.any() {
 		results := filepath.Join(root, "test", "benchmark", "results.json")

@@ -16,14 +16,14 @@ import (
 
 // A report holds the medians of every kind and implementation measured at one N.
 type report struct {
-	n, rounds, nodes, workers int
-	kinds                     []*kind
-	medians                   map[*kind]map[string]measurement
-	faults                    float64 // -faults
+	n, rounds, nodes int
+	kinds            []*kind
+	medians          map[*kind]map[string]measurement
+	experiment       // how the library-built operators ran otherwise than they ship, if at all
 }
 
-func newReport(n, rounds, nodes, workers int, kinds []*kind, measured map[*kind]map[string][]measurement) *report {
-	r := &report{n: n, rounds: rounds, nodes: nodes, workers: workers, kinds: kinds, medians: map[*kind]map[string]measurement{}}
+func newReport(n, rounds, nodes int, x experiment, kinds []*kind, measured map[*kind]map[string][]measurement) *report {
+	r := &report{n: n, rounds: rounds, nodes: nodes, experiment: x, kinds: kinds, medians: map[*kind]map[string]measurement{}}
 	for _, k := range kinds {
 		r.medians[k] = map[string]measurement{}
 		for impl, ms := range measured[k] {
@@ -58,11 +58,11 @@ func (r *report) print(w io.Writer) {
 		"--kube-api-burst=10000 --concurrent-deployment-syncs=50 --concurrent-replicaset-syncs=50; kube-scheduler qps 5000,\n"+
 		"burst 10000; kwok with %d node(s) of 1000 pods; operator clients unthrottled; GOMAXPROCS=%d on %d CPUs.\n",
 		r.nodes, runtime.GOMAXPROCS(0), runtime.NumCPU())
-	workers := "as the examples ship them"
-	if r.workers > 0 {
-		workers = fmt.Sprintf("-workers=%d, not as the examples ship them", r.workers)
+	ran := "as the examples ship them"
+	if r.any() {
+		ran = r.experiment.String() + ", not as the examples ship them"
 	}
-	fmt.Fprintf(w, "Reconciles at a time: seed-style as the seeds (Memcached 1, PodSet 2, At 1); reconcilekit %s:", workers)
+	fmt.Fprintf(w, "Reconciles at a time: seed-style as the seeds (Memcached 1, PodSet 2, At 1); reconcilekit %s:", ran)
 	for _, k := range r.kinds {
 		fmt.Fprintf(w, " %s %d", k.name, k.library.concurrency)
 	}

@@ -115,10 +115,6 @@ func TestAConfigChangeRollsEachServerExactlyOnce(t *testing.T) {
 		t.Errorf("%d revisions of the StatefulSet, current %s, update %s; want 2, the update's current",
 			len(revisions.Items), sts.Status.CurrentRevision, sts.Status.UpdateRevision)
 	}
-	// Each server was replaced by one of the new revision that served, once. The
-	// StatefulSet controller may make a pod of the old revision again in between, when its
-	// own status is behind, and make a Pending pod again (kube-controller-manager's
-	// business, not the operator's): those are counted apart.
 	// The watch may lag the operator's cache: wait until it has seen every server run.
 	servers := e.pods(t, kv)
 	reconciletest.Eventually(t, func(context.Context) error {
@@ -130,6 +126,10 @@ func TestAConfigChangeRollsEachServerExactlyOnce(t *testing.T) {
 		}
 		return nil
 	})
+	// Each server was replaced by one of the new revision that served, once. The
+	// StatefulSet controller may make a pod of the old revision again in between, when its
+	// own status is behind, and make a Pending pod again (kube-controller-manager's
+	// business, not the operator's): those are counted apart.
 	replaced, again := map[string]int{}, map[string][]podMade{}
 	var all []podMade
 	for uid, p := range made() {
@@ -149,7 +149,7 @@ func TestAConfigChangeRollsEachServerExactlyOnce(t *testing.T) {
 	if len(again) > 0 {
 		t.Logf("pods the StatefulSet controller made during the rollout that did not serve, or of the old revision: %v", again)
 	}
-	for _, p := range e.pods(t, kv) {
+	for _, p := range servers {
 		if p.Labels[appsv1.ControllerRevisionHashLabelKey] != sts.Status.UpdateRevision {
 			t.Errorf("pod %s is of revision %s; want %s", p.Name, p.Labels[appsv1.ControllerRevisionHashLabelKey], sts.Status.UpdateRevision)
 		}
