@@ -502,10 +502,10 @@ func awaitDrained(ctx context.Context, reconciled, stale float64, metrics func()
 	const idle = time.Second
 	deadline := time.Now().Add(10 * time.Minute)
 	var since time.Time
-	last := -1.0
+	last, done, busy := -1.0, 0.0, 0.0
 	for time.Now().Before(deadline) {
 		now := metrics()
-		done, busy := now.reconciles(), now.activity()-stale
+		done, busy = now.reconciles(), now.activity()-stale
 		switch {
 		case done < reconciled || busy > 0 || done != last:
 			since, last = time.Time{}, done
@@ -520,7 +520,9 @@ func awaitDrained(ctx context.Context, reconciled, stale float64, metrics func()
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	return time.Time{}, fmt.Errorf("the controller did not finish %v reconciles and go idle", reconciled)
+	// Which of the two it missed tells a slow controller from one kept busy by events.
+	return time.Time{}, fmt.Errorf("the controller did not finish %v reconciles and go idle for %v within 10 minutes: %v done, %v in progress or queued at the end",
+		reconciled, idle, done, busy)
 }
 
 // A snapshot is the process's metrics at one moment, each name's series summed: one
