@@ -499,8 +499,8 @@ func (m *manager) stop() error {
 // reconciled reconciles and its controllers have been idle for a while, and returns when
 // they went idle. Stopped managers leave their queue gauges where they were, at stale.
 func awaitDrained(ctx context.Context, reconciled, stale float64, metrics func() snapshot) (time.Time, error) {
-	const idle = time.Second
-	deadline := time.Now().Add(10 * time.Minute)
+	const idle, timeout = time.Second, 10 * time.Minute
+	deadline := time.Now().Add(timeout)
 	var since time.Time
 	last, done, busy := -1.0, 0.0, 0.0
 	for time.Now().Before(deadline) {
@@ -521,8 +521,8 @@ func awaitDrained(ctx context.Context, reconciled, stale float64, metrics func()
 		}
 	}
 	// Which of the two it missed tells a slow controller from one kept busy by events.
-	return time.Time{}, fmt.Errorf("the controller did not finish %v reconciles and go idle for %v within 10 minutes: %v done, %v in progress or queued at the end",
-		reconciled, idle, done, busy)
+	return time.Time{}, fmt.Errorf("the controller did not finish %v reconciles and go idle for %v within %v: %v done, %v in progress or queued at the end",
+		reconciled, idle, timeout, done, busy)
 }
 
 // A snapshot is the process's metrics at one moment, each name's series summed: one
