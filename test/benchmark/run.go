@@ -245,6 +245,9 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 	if err := mgr.stop(); err != nil {
 		return m, err
 	}
+	if err := awaitQuiet(ctx, cp.Config, scheme, r.kind, quiet, quietLimit); err != nil {
+		return m, err
+	}
 
 	// The second manager over the converged objects: the resync, then the heap it adds
 	// over the first, per object. Each heap is the difference of two readings taken
@@ -503,9 +506,15 @@ func awaitDrained(ctx context.Context, reconciled, stale float64, metrics func()
 	deadline := time.Now().Add(timeout)
 	var since time.Time
 	last, done, busy := -1.0, 0.0, 0.0
+	said := time.Now()
 	for time.Now().Before(deadline) {
 		now := metrics()
 		done, busy = now.reconciles(), now.activity()-stale
+		if time.Since(said) >= 30*time.Second {
+			// A long resync says where it is, as a long convergence does.
+			fmt.Fprintf(os.Stderr, "  resync: %v of %v reconciles done, %v in progress or queued\n", done, reconciled, busy)
+			said = time.Now()
+		}
 		switch {
 		case done < reconciled || busy > 0 || done != last:
 			since, last = time.Time{}, done
