@@ -69,7 +69,15 @@ func awaitQuiet(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, k
 			return err
 		}
 	}
-	go func() { _ = c.Start(ctx) }()
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		_ = c.Start(ctx)
+	}()
+	defer func() {
+		stop()
+		<-stopped // its informers gone, so that they take nothing from the resync
+	}()
 	if !c.WaitForCacheSync(ctx) {
 		return fmt.Errorf("the cache of what changes before the resync did not sync")
 	}
