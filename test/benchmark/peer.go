@@ -309,7 +309,7 @@ func (r run) measureProcess(ctx context.Context, cp *reconciletest.ControlPlane,
 	if err := op.stop(); err != nil {
 		return m, err
 	}
-	if err := awaitQuiet(ctx, cp.Config, scheme, r.kind, quiet, quietLimit); err != nil {
+	if err := awaitQuiet(ctx, cp.Config, scheme, r.kind); err != nil {
 		return m, err
 	}
 

@@ -24,14 +24,14 @@ import (
 // The resync starts once nothing has changed for quiet, or after quietLimit in any case.
 const quiet, quietLimit = 3 * time.Second, 30 * time.Minute
 
-// awaitQuiet waits until nothing an operator of k watches has changed in namespace for
-// quiet, at most limit, and prints how long that took and what changed meanwhile. At
+// awaitQuiet waits until nothing of k's kind or of the kinds the benchmark's operators own
+// or watch has changed in namespace for quiet, at most quietLimit, and prints how long that took and what changed meanwhile. At
 // N=10,000 the control plane goes on updating children for minutes after the last object
 // converged (the disruption controller, one worker, writes the PodDisruptionBudgets'
 // statuses), and each update wakes an operator that watches that kind: a resync started then
 // would measure the control plane catching up, not the operator, and would never go idle.
-// A control plane still busy at limit is said, and the resync goes on.
-func awaitQuiet(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, k *kind, quiet, limit time.Duration) error {
+// A control plane still busy at quietLimit is said, and the resync goes on.
+func awaitQuiet(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, k *kind) error {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	c, err := cache.New(cfg, cache.Options{Scheme: scheme, DefaultNamespaces: map[string]cache.Config{namespace: {}}})
@@ -87,21 +87,23 @@ func awaitQuiet(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, k
 	mu.Unlock()
 	for {
 		mu.Lock()
-		still, since := time.Since(last) < quiet, time.Since(start)
-		counts := make([]string, 0, len(changed))
-		for kind, n := range changed {
-			counts = append(counts, fmt.Sprintf("%d %s", n, kind))
-		}
+		still, since, changes := time.Since(last) < quiet, time.Since(start), len(changed)
 		mu.Unlock()
-		sort.Strings(counts)
 		switch {
-		case !still && len(counts) == 0:
+		case !still && changes == 0:
 			return nil
-		case !still || since >= limit:
+		case !still || since >= quietLimit:
 			how := "quiet"
 			if still {
 				how = "still busy, the resync starts anyway,"
 			}
+			mu.Lock()
+			counts := make([]string, 0, len(changed))
+			for kind, n := range changed {
+				counts = append(counts, fmt.Sprintf("%d %s", n, kind))
+			}
+			mu.Unlock()
+			sort.Strings(counts)
 			fmt.Fprintf(os.Stderr, "  %s: the control plane was %s after %s: changes meanwhile %s\n", k.name, how, since.Round(time.Second), strings.Join(counts, ", "))
 			return nil
 		}

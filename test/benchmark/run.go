@@ -245,7 +245,7 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 	if err := mgr.stop(); err != nil {
 		return m, err
 	}
-	if err := awaitQuiet(ctx, cp.Config, scheme, r.kind, quiet, quietLimit); err != nil {
+	if err := awaitQuiet(ctx, cp.Config, scheme, r.kind); err != nil {
 		return m, err
 	}
 
