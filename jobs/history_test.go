@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/reconcilekit/reconcilekit/internal/clustertest"
 	"github.com/reconcilekit/reconcilekit/jobs"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/readiness"
@@ -38,8 +39,8 @@ func TestStartJobFollowsTheConcurrencyPolicy(t *testing.T) {
 			wantErr: `unknown concurrency policy "Sometimes"`, exists: []string{"earlier"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, _, owner := setup(t)
-			w := testWriter(c)
+			c, _, owner := clustertest.Setup(t, cp)
+			w := clustertest.Writer(c)
 			var active []batchv1.Job
 			if tc.running {
 				active = append(active, ownedJob(t, c, owner, "earlier", jobs.Active, scheduled.Add(-time.Hour)))
@@ -80,8 +81,8 @@ func TestStartJobFollowsTheConcurrencyPolicy(t *testing.T) {
 }
 
 func TestStartJobStartsEachRunOnce(t *testing.T) {
-	c, counter, owner := setup(t)
-	w := testWriter(c)
+	c, counter, owner := clustertest.Setup(t, cp)
+	w := clustertest.Writer(c)
 	job := func() *batchv1.Job { return jobs.New(owner.Namespace, "run", scheduled, jobTemplate(), nil) }
 	first, err := jobs.Start(t.Context(), w, owner, job(), nil, jobs.ForbidConcurrent)
 	if err != nil || !first.Created {
@@ -104,12 +105,12 @@ func TestStartJobStartsEachRunOnce(t *testing.T) {
 }
 
 func TestStartJobRefusesAJobOfTheRunsNameItDoesNotControl(t *testing.T) {
-	c, _, owner := setup(t)
+	c, _, owner := clustertest.Setup(t, cp)
 	theirs := jobs.New(owner.Namespace, "run", scheduled, jobTemplate(), nil)
 	if err := c.Create(t.Context(), theirs); err != nil {
 		t.Fatal(err)
 	}
-	_, err := jobs.Start(t.Context(), testWriter(c), owner, jobs.New(owner.Namespace, "run", scheduled, jobTemplate(), nil), nil, jobs.AllowConcurrent)
+	_, err := jobs.Start(t.Context(), clustertest.Writer(c), owner, jobs.New(owner.Namespace, "run", scheduled, jobTemplate(), nil), nil, jobs.AllowConcurrent)
 	if !ownership.IsNotControlled(err) {
 		t.Errorf("error %v, want a *NotControlledError", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/reconcilekit/reconcilekit/internal/clustertest"
 	"github.com/reconcilekit/reconcilekit/jobs"
 	"github.com/reconcilekit/reconcilekit/ownership"
 )
@@ -84,7 +85,7 @@ func TestJobCarriesTheTemplateTheRunAndTheOwnersLabels(t *testing.T) {
 }
 
 func TestJobsPodsAreAdmittedWhereRestrictedIsEnforced(t *testing.T) {
-	c, _, _ := setup(t)
+	c, _, _ := clustertest.Setup(t, cp)
 	ns := cp.RestrictedNamespace(t)
 	job := jobs.New(ns, "backup", scheduled, jobTemplate(), nil)
 	// The API server checks a pod template against the namespace's level and warns;
@@ -181,7 +182,7 @@ func finish(t *testing.T, c client.Client, j *batchv1.Job, state jobs.State, sta
 }
 
 func TestTheAPIServerRefusesCompleteWithoutSuccessCriteriaMet(t *testing.T) {
-	c, _, owner := setup(t)
+	c, _, owner := clustertest.Setup(t, cp)
 	j := jobs.New(owner.Namespace, "run", scheduled, jobTemplate(), nil)
 	if err := c.Create(t.Context(), j); err != nil {
 		t.Fatal(err)
@@ -228,7 +229,7 @@ func names(jobs []batchv1.Job) []string {
 }
 
 func TestHistorySortsTheOwnersJobsOldestFirst(t *testing.T) {
-	c, _, owner := setup(t)
+	c, _, owner := clustertest.Setup(t, cp)
 	ownedJob(t, c, owner, "ok-new", jobs.Succeeded, scheduled)
 	ownedJob(t, c, owner, "ok-old", jobs.Succeeded, scheduled.Add(-time.Hour))
 	ownedJob(t, c, owner, "failed", jobs.Failed, scheduled.Add(-2*time.Hour))
@@ -281,12 +282,12 @@ func TestPruneJobsKeepsTheNewestOfEachVerdict(t *testing.T) {
 		keepSucceeded: jobs.KeepAll, keepFailed: jobs.KeepAll,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, _, owner := setup(t)
+			c, _, owner := clustertest.Setup(t, cp)
 			var owned []batchv1.Job
 			for _, j := range tc.jobs {
 				owned = append(owned, ownedJob(t, c, owner, j.name, j.state, scheduled.Add(-j.started)))
 			}
-			pruned, err := jobs.Prune(t.Context(), testWriter(c), owner, jobs.HistoryOf(owned), tc.keepSucceeded, tc.keepFailed)
+			pruned, err := jobs.Prune(t.Context(), clustertest.Writer(c), owner, jobs.HistoryOf(owned), tc.keepSucceeded, tc.keepFailed)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -334,7 +335,7 @@ func TestPruneJobsKubernetesCleanupCases(t *testing.T) {
 		keep: 2,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, _, owner := setup(t)
+			c, _, owner := clustertest.Setup(t, cp)
 			// The quota of the first case: no more Jobs in the namespace.
 			quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: owner.Namespace, Name: "jobs"},
 				Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"count/jobs.batch": resourceOf(len(tc.jobs))}}}
@@ -345,7 +346,7 @@ func TestPruneJobsKubernetesCleanupCases(t *testing.T) {
 			if err := c.Create(t.Context(), quota); err != nil {
 				t.Fatal(err)
 			}
-			pruned, err := jobs.Prune(t.Context(), testWriter(c), owner, jobs.HistoryOf(owned), tc.keep, jobs.KeepAll)
+			pruned, err := jobs.Prune(t.Context(), clustertest.Writer(c), owner, jobs.HistoryOf(owned), tc.keep, jobs.KeepAll)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -357,7 +358,7 @@ func TestPruneJobsKubernetesCleanupCases(t *testing.T) {
 }
 
 func TestPruneJobsLeavesWhatTheOwnerDoesNotControl(t *testing.T) {
-	c, _, owner := setup(t)
+	c, _, owner := clustertest.Setup(t, cp)
 	mine := ownedJob(t, c, owner, "mine", jobs.Succeeded, scheduled.Add(-time.Hour))
 	theirs := jobs.New(owner.Namespace, "x", scheduled, jobTemplate(), nil)
 	theirs.Name = "theirs"
@@ -366,7 +367,7 @@ func TestPruneJobsLeavesWhatTheOwnerDoesNotControl(t *testing.T) {
 	}
 	finish(t, c, theirs, jobs.Succeeded, scheduled.Add(-2*time.Hour))
 	// A history given a Job the owner does not control: ownership.Delete's rule refuses it.
-	pruned, err := jobs.Prune(t.Context(), testWriter(c), owner, jobs.HistoryOf([]batchv1.Job{*theirs, mine}), 0, 0)
+	pruned, err := jobs.Prune(t.Context(), clustertest.Writer(c), owner, jobs.HistoryOf([]batchv1.Job{*theirs, mine}), 0, 0)
 	if !ownership.IsNotControlled(err) {
 		t.Errorf("error %v, want one that says theirs is not controlled", err)
 	}

@@ -6,12 +6,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/reconcilekit/reconcilekit/internal/clustertest"
 	"github.com/reconcilekit/reconcilekit/ownership"
 )
 
 func TestEnsureGivesAChildTheLabelsOfItsContextWithoutChangingItsIntent(t *testing.T) {
-	c, counter, owner := setup(t)
-	plain, _ := ensure(t, c, owner, desired(owner))
+	c, counter, owner := clustertest.Setup(t, cp)
+	plain, _ := ensure(t, c, owner, clustertest.Deployment(owner))
 	intent := plain.Annotations[ownership.IntentAnnotation]
 	if err := c.Delete(t.Context(), plain); err != nil {
 		t.Fatal(err)
@@ -21,7 +22,7 @@ func TestEnsureGivesAChildTheLabelsOfItsContextWithoutChangingItsIntent(t *testi
 	counter.Reset()
 	w := ownership.NewTestWriter(c)
 	w.Labels = map[string]string{"shard": "a"}
-	created, result, err := ownership.Ensure(t.Context(), w, owner, desired(owner))
+	created, result, err := ownership.Ensure(t.Context(), w, owner, clustertest.Deployment(owner))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func TestEnsureGivesAChildTheLabelsOfItsContextWithoutChangingItsIntent(t *testi
 		t.Fatal(err)
 	}
 	w.Labels = map[string]string{"shard": "b"}
-	updated, result, err := ownership.Ensure(t.Context(), w, owner, desired(owner))
+	updated, result, err := ownership.Ensure(t.Context(), w, owner, clustertest.Deployment(owner))
 	if err != nil {
 		t.Fatal(err)
 	}

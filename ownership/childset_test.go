@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/reconcilekit/reconcilekit/internal/clustertest"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
@@ -163,7 +164,7 @@ func TestEnsureSetRefusesASetItCouldNotKeep(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			c, counter, owner := setup(t)
+			c, counter, owner := clustertest.Setup(t, cp)
 			list := tt.list
 			if list == nil {
 				list = &corev1.ConfigMapList{}

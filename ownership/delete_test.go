@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/reconcilekit/reconcilekit/internal/clustertest"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
@@ -22,7 +23,7 @@ import (
 // arrange what the test needs and to see the truth.
 func cached(t *testing.T) (cachedClient client.Client, direct client.Client, counter *reconciletest.Counter, owner *corev1.ConfigMap) {
 	t.Helper()
-	direct, counter, owner = setup(t)
+	direct, counter, owner = clustertest.Setup(t, cp)
 	cfg := counter.Wrap(cp.Config)
 	informers, err := cache.New(cfg, cache.Options{Scheme: scheme.Scheme, DefaultNamespaces: map[string]cache.Config{owner.Namespace: {}}})
 	if err != nil {
@@ -164,7 +165,7 @@ func TestDeleteLeavesAnObjectItDoesNotControlAlone(t *testing.T) {
 // A cache that lags behind a deletion still holds the child: the delete it sends finds
 // nothing, which is what was wanted.
 func TestDeleteTakesAStaleCacheHitForSuccess(t *testing.T) {
-	c, counter, owner := setup(t)
+	c, counter, owner := clustertest.Setup(t, cp)
 	cm := child(t, c, owner, "gone", owner, nil)
 	stale := staleReads(c, cm)
 	if err := c.Delete(t.Context(), cm); err != nil {
@@ -183,7 +184,7 @@ func TestDeleteTakesAStaleCacheHitForSuccess(t *testing.T) {
 // The cache still holds the child the owner controlled, but someone has since deleted it
 // and created an object of their own under its name: that one must survive.
 func TestDeleteNeverDeletesAnObjectRecreatedUnderTheSameName(t *testing.T) {
-	c, _, owner := setup(t)
+	c, _, owner := clustertest.Setup(t, cp)
 	cm := child(t, c, owner, "recreated", owner, nil)
 	stale := staleReads(c, cm)
 	if err := c.Delete(t.Context(), cm); err != nil {
@@ -201,7 +202,7 @@ func TestDeleteNeverDeletesAnObjectRecreatedUnderTheSameName(t *testing.T) {
 }
 
 func TestDeleteSendsNothingForAChildAlreadyBeingDeleted(t *testing.T) {
-	c, counter, owner := setup(t)
+	c, counter, owner := clustertest.Setup(t, cp)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: owner.Namespace, Name: "held", Finalizers: []string{"example.com/hold"}}}
 	if err := ownership.SetController(owner, cm, scheme.Scheme); err != nil {
 		t.Fatal(err)

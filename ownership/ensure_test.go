@@ -14,11 +14,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/reconcilekit/reconcilekit/internal/clustertest"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 	"github.com/reconcilekit/reconcilekit/workload"
@@ -26,49 +26,7 @@ import (
 
 var cp *reconciletest.ControlPlane
 
-func TestMain(m *testing.M) {
-	var err error
-	cp, err = reconciletest.Start(context.Background(), reconciletest.Options{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := cp.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
-}
-
-// setup returns a client counted by the returned Counter, a namespace and an owner in it.
-func setup(t *testing.T) (client.WithWatch, *reconciletest.Counter, *corev1.ConfigMap) {
-	t.Helper()
-	counter := &reconciletest.Counter{}
-	c, err := client.NewWithWatch(counter.Wrap(cp.Config), client.Options{Scheme: scheme.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: cp.Namespace(t), Name: "owner"}}
-	if err := c.Create(t.Context(), owner); err != nil {
-		t.Fatal(err)
-	}
-	counter.Reset()
-	return c, counter, owner
-}
-
-func desired(owner client.Object) *appsv1.Deployment {
-	return workload.Deployment(owner.GetNamespace(), "web", 2, template())
-}
-
-func template() corev1.PodTemplateSpec {
-	return corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{
-			Name: "web", Image: "busybox", Command: []string{"sleep", "3600"},
-			Ports: []corev1.ContainerPort{{ContainerPort: 1234}},
-		}}},
-	}
-}
+func TestMain(m *testing.M) { os.Exit(clustertest.Main(m, reconciletest.Options{}, &cp)) }
 
 func ensure(t *testing.T, c client.Client, owner client.Object, d *appsv1.Deployment, opts ...ownership.Option) (*appsv1.Deployment, ownership.Result) {
 	t.Helper()
@@ -80,8 +38,8 @@ func ensure(t *testing.T, c client.Client, owner client.Object, d *appsv1.Deploy
 }
 
 func TestEnsureCreatesAMissingObjectControlledByTheOwner(t *testing.T) {
-	c, _, owner := setup(t)
-	live, result := ensure(t, c, owner, desired(owner))
+	c, _, owner := clustertest.Setup(t, cp)
+	live, result := ensure(t, c, owner, clustertest.Deployment(owner))
 	if result.Action != ownership.Created {
 		t.Errorf("Action = %s, want Created", result.Action)
 	}
@@ -91,12 +49,12 @@ func TestEnsureCreatesAMissingObjectControlledByTheOwner(t *testing.T) {
 }
 
 func TestEnsureWritesNothingWhenTheLiveObjectMatches(t *testing.T) {
-	c, counter, owner := setup(t)
-	ensure(t, c, owner, desired(owner))
+	c, counter, owner := clustertest.Setup(t, cp)
+	ensure(t, c, owner, clustertest.Deployment(owner))
 	// The desired Deployment leaves every server default out; none may cause an update.
 	reconciletest.ExpectNoWrites(t, counter, func() {
 		for range 3 {
-			if _, result := ensure(t, c, owner, desired(owner)); result.Action != ownership.Unchanged {
+			if _, result := ensure(t, c, owner, clustertest.Deployment(owner)); result.Action != ownership.Unchanged {
 				t.Errorf("Action = %s (%s), want Unchanged", result.Action, result.Diff)
 			}
 		}
@@ -104,14 +62,14 @@ func TestEnsureWritesNothingWhenTheLiveObjectMatches(t *testing.T) {
 }
 
 func TestEnsureRevertsDriftOnTheFieldsItSets(t *testing.T) {
-	c, _, owner := setup(t)
-	live, _ := ensure(t, c, owner, desired(owner))
+	c, _, owner := clustertest.Setup(t, cp)
+	live, _ := ensure(t, c, owner, clustertest.Deployment(owner))
 	live.Spec.Replicas = ptr.To[int32](5)
 	live.Spec.Template.Spec.Containers[0].Image = "nginx"
 	if err := c.Update(t.Context(), live, client.FieldOwner("someone-else")); err != nil {
 		t.Fatal(err)
 	}
-	got, result := ensure(t, c, owner, desired(owner))
+	got, result := ensure(t, c, owner, clustertest.Deployment(owner))
 	if result.Action != ownership.Updated || !strings.Contains(result.Diff, "spec.replicas: 5 → 2") || !strings.Contains(result.Diff, `image: "nginx" → "busybox"`) {
 		t.Errorf("Ensure = %s with diff %q, want Updated naming replicas and image", result.Action, result.Diff)
 	}
@@ -124,8 +82,8 @@ func TestEnsureRevertsAChangedListKey(t *testing.T) {
 	tests := map[string]string{"a named port": "http", "an unnamed port": ""}
 	for name, portName := range tests {
 		t.Run(name, func(t *testing.T) {
-			c, _, owner := setup(t)
-			d := desired(owner)
+			c, _, owner := clustertest.Setup(t, cp)
+			d := clustertest.Deployment(owner)
 			d.Spec.Template.Spec.Containers[0].Ports[0].Name = portName
 			live, _ := ensure(t, c, owner, d)
 			// The port number is the key of its list element: changing it makes the element
@@ -144,15 +102,15 @@ func TestEnsureRevertsAChangedListKey(t *testing.T) {
 }
 
 func TestEnsureLeavesFieldsOthersSetAlone(t *testing.T) {
-	c, counter, owner := setup(t)
-	live, _ := ensure(t, c, owner, desired(owner))
+	c, counter, owner := clustertest.Setup(t, cp)
+	live, _ := ensure(t, c, owner, clustertest.Deployment(owner))
 	live.Annotations["team"] = "cache"
 	live.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "DEBUG", Value: "1"}}
 	if err := c.Update(t.Context(), live, client.FieldOwner("someone-else")); err != nil {
 		t.Fatal(err)
 	}
 	counter.Reset()
-	got, result := ensure(t, c, owner, desired(owner))
+	got, result := ensure(t, c, owner, clustertest.Deployment(owner))
 	if result.Action != ownership.Unchanged || counter.Writes() != 0 {
 		t.Errorf("Ensure = %s after %d writes, want Unchanged with none", result.Action, counter.Writes())
 	}
@@ -185,14 +143,14 @@ func TestEnsureRemovesAFieldTheDesiredObjectNoLongerSets(t *testing.T) {
 	}
 	for name, before := range tests {
 		t.Run(name, func(t *testing.T) {
-			c, _, owner := setup(t)
-			withEnv := desired(owner)
+			c, _, owner := clustertest.Setup(t, cp)
+			withEnv := clustertest.Deployment(owner)
 			withEnv.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "MODE", Value: "fast"}}
 			withEnv.Annotations = map[string]string{"tier": "gold"}
 			ensure(t, c, owner, withEnv)
 			before(t, c, owner, withEnv)
 
-			got, result := ensure(t, c, owner, desired(owner))
+			got, result := ensure(t, c, owner, clustertest.Deployment(owner))
 			if result.Action != ownership.Updated {
 				t.Errorf("Action = %s, want Updated", result.Action)
 			}
@@ -204,9 +162,9 @@ func TestEnsureRemovesAFieldTheDesiredObjectNoLongerSets(t *testing.T) {
 }
 
 func TestEnsureRewritesNoChildWhoseIntentAnEarlierReleaseRecorded(t *testing.T) {
-	c, counter, owner := setup(t)
-	created, _ := ensure(t, c, owner, desired(owner))
-	earlier, err := ownership.EarlierIntent(owner, desired(owner))
+	c, counter, owner := clustertest.Setup(t, cp)
+	created, _ := ensure(t, c, owner, clustertest.Deployment(owner))
+	earlier, err := ownership.EarlierIntent(owner, clustertest.Deployment(owner))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,10 +177,10 @@ func TestEnsureRewritesNoChildWhoseIntentAnEarlierReleaseRecorded(t *testing.T) 
 	}
 
 	counter.Reset()
-	if _, result := ensure(t, c, owner, desired(owner)); result.Action != ownership.Unchanged || counter.Writes() != 0 {
+	if _, result := ensure(t, c, owner, clustertest.Deployment(owner)); result.Action != ownership.Unchanged || counter.Writes() != 0 {
 		t.Errorf("Ensure %s in %d writes after an upgrade; want Unchanged in 0", result.Action, counter.Writes())
 	}
-	changed := desired(owner)
+	changed := clustertest.Deployment(owner)
 	changed.Spec.Replicas = ptr.To[int32](3)
 	got, result := ensure(t, c, owner, changed)
 	if intent := got.Annotations[ownership.IntentAnnotation]; result.Action != ownership.Updated || intent == earlier {
@@ -231,8 +189,8 @@ func TestEnsureRewritesNoChildWhoseIntentAnEarlierReleaseRecorded(t *testing.T) 
 }
 
 func TestEnsureCreatesWithOneRequest(t *testing.T) {
-	c, counter, owner := setup(t)
-	ensure(t, c, owner, desired(owner))
+	c, counter, owner := clustertest.Setup(t, cp)
+	ensure(t, c, owner, clustertest.Deployment(owner))
 	if counter.Writes() != 1 || counter.Count("create", "deployments") != 1 {
 		t.Errorf("creating made these requests, want one create:\n%s", counter)
 	}
@@ -247,15 +205,15 @@ func TestEnsureNeverTakesOverAnObjectItDoesNotControl(t *testing.T) {
 	}
 	for name, foreign := range tests {
 		t.Run(name, func(t *testing.T) {
-			c, counter, owner := setup(t)
-			existing := desired(owner)
+			c, counter, owner := clustertest.Setup(t, cp)
+			existing := clustertest.Deployment(owner)
 			existing.Spec.Replicas = ptr.To[int32](1)
 			foreign(owner, existing)
 			if err := c.Create(t.Context(), existing); err != nil {
 				t.Fatal(err)
 			}
 			counter.Reset()
-			_, _, err := ownership.Ensure(t.Context(), ownership.NewTestWriter(c), owner, desired(owner))
+			_, _, err := ownership.Ensure(t.Context(), ownership.NewTestWriter(c), owner, clustertest.Deployment(owner))
 			if !ownership.IsNotControlled(err) {
 				t.Fatalf("Ensure error = %v, want a NotControlledError", err)
 			}
@@ -267,8 +225,8 @@ func TestEnsureNeverTakesOverAnObjectItDoesNotControl(t *testing.T) {
 }
 
 func TestEnsureRefusesAnObjectItsCacheHasNotSeen(t *testing.T) {
-	c, counter, owner := setup(t)
-	if err := c.Create(t.Context(), desired(owner)); err != nil { // an orphan
+	c, counter, owner := clustertest.Setup(t, cp)
+	if err := c.Create(t.Context(), clustertest.Deployment(owner)); err != nil { // an orphan
 		t.Fatal(err)
 	}
 	// A cache that lags, or is restricted by labels: typed reads miss the Deployment.
@@ -281,10 +239,10 @@ func TestEnsureRefusesAnObjectItsCacheHasNotSeen(t *testing.T) {
 		},
 	})
 	orphan := &appsv1.Deployment{}
-	if err := c.Get(t.Context(), client.ObjectKeyFromObject(desired(owner)), orphan); err != nil {
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(clustertest.Deployment(owner)), orphan); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := ownership.Ensure(t.Context(), ownership.NewTestWriter(stale), owner, desired(owner))
+	_, _, err := ownership.Ensure(t.Context(), ownership.NewTestWriter(stale), owner, clustertest.Deployment(owner))
 	if !ownership.IsNotControlled(err) {
 		t.Errorf("Ensure error = %v, want a NotControlledError", err)
 	}
@@ -298,8 +256,8 @@ func TestEnsureRefusesAnObjectItsCacheHasNotSeen(t *testing.T) {
 }
 
 func TestEnsureRefusesAnOwnerTheGarbageCollectorWouldBreak(t *testing.T) {
-	c, counter, owner := setup(t)
-	d := desired(owner)
+	c, counter, owner := clustertest.Setup(t, cp)
+	d := clustertest.Deployment(owner)
 	d.Namespace = "default"
 	_, _, err := ownership.Ensure(t.Context(), ownership.NewTestWriter(c), owner, d)
 	if !ownership.IsInvalidOwner(err) || counter.Writes() != 0 {
@@ -308,9 +266,9 @@ func TestEnsureRefusesAnOwnerTheGarbageCollectorWouldBreak(t *testing.T) {
 }
 
 func TestEnsureCreateOnlyLeavesAnExistingObjectAsItIs(t *testing.T) {
-	c, counter, owner := setup(t)
-	live, _ := ensure(t, c, owner, desired(owner), ownership.CreateOnly())
-	changed := desired(owner)
+	c, counter, owner := clustertest.Setup(t, cp)
+	live, _ := ensure(t, c, owner, clustertest.Deployment(owner), ownership.CreateOnly())
+	changed := clustertest.Deployment(owner)
 	changed.Spec.Replicas = ptr.To[int32](3)
 	counter.Reset()
 	got, result := ensure(t, c, owner, changed, ownership.CreateOnly())
@@ -366,9 +324,9 @@ func TestEnsureLeavesAnAutoscalersReplicasAlone(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, counter, owner := setup(t)
+			c, counter, owner := clustertest.Setup(t, cp)
 			autoscaled := func() *appsv1.Deployment {
-				return workload.AutoscaledDeployment(owner.GetNamespace(), "web", template())
+				return workload.AutoscaledDeployment(owner.GetNamespace(), "web", clustertest.PodTemplate())
 			}
 			first := autoscaled()
 			if tt.changed {

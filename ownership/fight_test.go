@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/reconcilekit/reconcilekit/internal/clustertest"
 	"github.com/reconcilekit/reconcilekit/internal/fight"
 	"github.com/reconcilekit/reconcilekit/internal/telemetry"
 	"github.com/reconcilekit/reconcilekit/ownership"
@@ -29,11 +30,11 @@ func fighter(t *testing.T, c client.Client, live *appsv1.Deployment, n int32) {
 }
 
 func TestEnsureDetectsAFightOverAFieldItSetsAndBacksOff(t *testing.T) {
-	c, counter, owner := setup(t)
+	c, counter, owner := clustertest.Setup(t, cp)
 	recorder := events.NewFakeRecorder(10)
 	w := ownership.NewTestWriter(c)
 	w.Recorder = recorder
-	live, _ := ensure(t, c, owner, desired(owner))
+	live, _ := ensure(t, c, owner, clustertest.Deployment(owner))
 	fightsBefore := testutil.ToFloat64(telemetry.Fights.WithLabelValues("Deployment", telemetry.Update))
 
 	// The fighter resets the replicas before every Ensure, as fast as it can, for 20 rounds.
@@ -43,7 +44,7 @@ func TestEnsureDetectsAFightOverAFieldItSetsAndBacksOff(t *testing.T) {
 	for round := 1; round <= rounds; round++ {
 		fighter(t, c, live, 5)
 		counter.Reset()
-		_, _, err := ownership.Ensure(t.Context(), w, owner, desired(owner))
+		_, _, err := ownership.Ensure(t.Context(), w, owner, clustertest.Deployment(owner))
 		writes += counter.Count("patch", "deployments")
 		switch {
 		case ownership.IsFighting(err):
@@ -93,9 +94,9 @@ func TestEnsureRaisesNoAlarmWhenTheDesiredObjectChanges(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, _, owner := setup(t)
+			c, _, owner := clustertest.Setup(t, cp)
 			for round := range 10 {
-				d := desired(owner)
+				d := clustertest.Deployment(owner)
 				tt.change(d, round)
 				if _, _, err := ownership.Ensure(t.Context(), ownership.NewTestWriter(c), owner, d); err != nil {
 					t.Fatalf("round %d: Ensure: %v", round, err)
@@ -106,11 +107,11 @@ func TestEnsureRaisesNoAlarmWhenTheDesiredObjectChanges(t *testing.T) {
 }
 
 func TestEnsureRaisesNoAlarmWhenSomeoneChangesAFieldTwice(t *testing.T) {
-	c, _, owner := setup(t)
-	live, _ := ensure(t, c, owner, desired(owner))
+	c, _, owner := clustertest.Setup(t, cp)
+	live, _ := ensure(t, c, owner, clustertest.Deployment(owner))
 	for range fight.Reverts - 1 {
 		fighter(t, c, live, 5)
-		if _, _, err := ownership.Ensure(t.Context(), ownership.NewTestWriter(c), owner, desired(owner)); err != nil {
+		if _, _, err := ownership.Ensure(t.Context(), ownership.NewTestWriter(c), owner, clustertest.Deployment(owner)); err != nil {
 			t.Fatalf("Ensure: %v, want two reverts of a person's change without an alarm", err)
 		}
 	}
@@ -133,8 +134,8 @@ func (c laggingDeployments) Get(ctx context.Context, key client.ObjectKey, obj c
 }
 
 func TestEnsureRaisesNoAlarmWhenItsCacheLagsBehindItsOwnWrite(t *testing.T) {
-	c, counter, owner := setup(t)
-	live, _ := ensure(t, c, owner, desired(owner))
+	c, counter, owner := clustertest.Setup(t, cp)
+	live, _ := ensure(t, c, owner, clustertest.Deployment(owner))
 	// Someone scales the child once; the cache sees that, then lags while Ensure puts the
 	// replicas back and is called again and again, as under a busy informer.
 	fighter(t, c, live, 5)
@@ -145,7 +146,7 @@ func TestEnsureRaisesNoAlarmWhenItsCacheLagsBehindItsOwnWrite(t *testing.T) {
 	lagging := laggingDeployments{Client: c, frozen: stale}
 	counter.Reset()
 	for round := 1; round <= 10; round++ {
-		if _, _, err := ownership.Ensure(t.Context(), ownership.NewTestWriter(lagging), owner, desired(owner)); err != nil {
+		if _, _, err := ownership.Ensure(t.Context(), ownership.NewTestWriter(lagging), owner, clustertest.Deployment(owner)); err != nil {
 			t.Fatalf("round %d: Ensure: %v; want no fight: nobody has undone Ensure's write since", round, err)
 		}
 	}
@@ -159,7 +160,7 @@ func TestEnsureRaisesNoAlarmWhenItsCacheLagsBehindItsOwnWrite(t *testing.T) {
 }
 
 func TestEnsureDetectsAWebhookThatRewritesWhatItApplies(t *testing.T) {
-	c, _, owner := setup(t)
+	c, _, owner := clustertest.Setup(t, cp)
 	// A mutating admission webhook of a registry policy: every image sent is rewritten on
 	// the way in, so the stored object never has the desired image and every apply
 	// changes nothing.
@@ -172,7 +173,7 @@ func TestEnsureDetectsAWebhookThatRewritesWhatItApplies(t *testing.T) {
 	var err error
 	var round int
 	for round = 1; round <= 5 && !ownership.IsFighting(err); round++ {
-		_, _, err = ownership.Ensure(t.Context(), ownership.NewTestWriter(c), owner, desired(owner))
+		_, _, err = ownership.Ensure(t.Context(), ownership.NewTestWriter(c), owner, clustertest.Deployment(owner))
 	}
 	var f *ownership.FightingError
 	if !errors.As(err, &f) || !f.NoOp || len(f.Managers) != 0 || !f.Admission {

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/reconcilekit/reconcilekit/internal/clustertest"
 	"github.com/reconcilekit/reconcilekit/internal/telemetry"
 	"github.com/reconcilekit/reconcilekit/ownership"
 )
@@ -29,24 +30,24 @@ func TestEnsureCountsEveryWriteItSends(t *testing.T) {
 		change func(t *testing.T, c client.Client, owner client.Object) (desired client.Object)
 	}{
 		{name: "a list element someone re-keyed, removed before the apply", change: func(t *testing.T, c client.Client, owner client.Object) client.Object {
-			live, _ := ensure(t, c, owner, desired(owner))
+			live, _ := ensure(t, c, owner, clustertest.Deployment(owner))
 			live.Spec.Template.Spec.Containers[0].Ports[0].ContainerPort = 1235
 			if err := c.Update(t.Context(), live, client.FieldOwner("someone-else")); err != nil {
 				t.Fatal(err)
 			}
-			return desired(owner)
+			return clustertest.Deployment(owner)
 		}},
 		{name: "the created fields handed over before a field is removed", change: func(t *testing.T, c client.Client, owner client.Object) client.Object {
-			withEnv := desired(owner)
+			withEnv := clustertest.Deployment(owner)
 			withEnv.Spec.Template.Spec.Containers[0].Env = nil
 			withEnv.Annotations = map[string]string{"tier": "gold"}
 			ensure(t, c, owner, withEnv)
-			return desired(owner)
+			return clustertest.Deployment(owner)
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, counter, owner := setup(t)
+			c, counter, owner := clustertest.Setup(t, cp)
 			want := tt.change(t, c, owner)
 			counter.Reset()
 			before := deploymentWrites()

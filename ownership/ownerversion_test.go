@@ -12,6 +12,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/reconcilekit/reconcilekit/internal/clustertest"
 	"github.com/reconcilekit/reconcilekit/internal/gadget"
 	"github.com/reconcilekit/reconcilekit/internal/gadget/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/internal/gadget/v1beta1"
@@ -62,13 +63,13 @@ func TestEnsureKeepsTheOwnersVersionWhileItIsServed(t *testing.T) {
 	if err := c.Get(t.Context(), client.ObjectKeyFromObject(owner), old); err != nil {
 		t.Fatal(err)
 	}
-	if live, result := ensure(t, c, old, desired(old)); result.Action != ownership.Created || live.OwnerReferences[0].APIVersion != "webhooks.reconcilekit.io/v1alpha1" {
+	if live, result := ensure(t, c, old, clustertest.Deployment(old)); result.Action != ownership.Created || live.OwnerReferences[0].APIVersion != "webhooks.reconcilekit.io/v1alpha1" {
 		t.Fatalf("Action %s, owner references %+v: want created, controlled by v1alpha1", result.Action, live.OwnerReferences)
 	}
 
 	// The controller of v1beta1 finds nothing to do.
 	reconciletest.ExpectNoWrites(t, counter, func() {
-		if live, result := ensure(t, c, owner, desired(owner)); result.Action != ownership.Unchanged || live.OwnerReferences[0].APIVersion != "webhooks.reconcilekit.io/v1alpha1" {
+		if live, result := ensure(t, c, owner, clustertest.Deployment(owner)); result.Action != ownership.Unchanged || live.OwnerReferences[0].APIVersion != "webhooks.reconcilekit.io/v1alpha1" {
 			t.Errorf("Action %s (%s), owner references %+v: want unchanged, still v1alpha1", result.Action, result.Diff, live.OwnerReferences)
 		}
 	})
@@ -87,7 +88,7 @@ func TestEnsureKeepsTheOwnersVersionWhileItIsServed(t *testing.T) {
 		}
 		return nil
 	})
-	live, result := ensure(t, newClient(), owner, desired(owner))
+	live, result := ensure(t, newClient(), owner, clustertest.Deployment(owner))
 	if result.Action != ownership.Updated || len(live.OwnerReferences) != 1 || live.OwnerReferences[0].APIVersion != "webhooks.reconcilekit.io/v1beta1" {
 		t.Errorf("Action %s, owner references %+v: want updated, controlled by v1beta1 alone", result.Action, live.OwnerReferences)
 	}

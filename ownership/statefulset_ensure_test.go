@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/reconcilekit/reconcilekit/internal/clustertest"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 	"github.com/reconcilekit/reconcilekit/workload"
@@ -46,9 +47,9 @@ func TestEnsureLeavesClaimTemplatesItCannotChange(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, counter, owner := setup(t)
+			c, counter, owner := clustertest.Setup(t, cp)
 			w := ownership.NewTestWriter(c)
-			tpl := template()
+			tpl := clustertest.PodTemplate()
 			tpl.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
 			if _, _, err := ownership.Ensure(t.Context(), w, owner, workload.StatefulSet(owner.Namespace, "db", 2, tpl, data)); err != nil {
 				t.Fatal(err)
@@ -112,10 +113,10 @@ func TestEnsureLeavesClaimTemplatesItCannotChange(t *testing.T) {
 // object (a StatefulSet's policies, its claims' volumeMode, a Service's IP families), sends
 // nothing.
 func TestEnsureOfAStatefulOperatorsChildrenConverges(t *testing.T) {
-	c, counter, owner := setup(t)
+	c, counter, owner := clustertest.Setup(t, cp)
 	w := ownership.NewTestWriter(c)
 	ns := owner.Namespace
-	tpl := template()
+	tpl := clustertest.PodTemplate()
 	tpl.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
 	children := []client.Object{
 		workload.HeadlessService(ns, "db", tpl.Labels, corev1.ServicePort{Name: "peer", Port: 1234}),

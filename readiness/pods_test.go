@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/reconcilekit/reconcilekit/internal/clustertest"
 	"github.com/reconcilekit/reconcilekit/readiness"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 	"github.com/reconcilekit/reconcilekit/workload"
@@ -24,9 +25,9 @@ import (
 // matches, and without an owner: from a cache with IndexPods' index, its own pods only;
 // from a cache without it, or from the API server, every pod its selector matches.
 func TestPodsListsTheDeploymentsPods(t *testing.T) {
-	direct, _, owner := setup(t)
+	direct, _, owner := clustertest.Setup(t, cp)
 	ns := owner.Namespace
-	web := desired(owner)
+	web := clustertest.Deployment(owner)
 	replicaSet := func(name string) *metav1.OwnerReference {
 		return metav1.NewControllerRef(&metav1.ObjectMeta{Name: name, UID: types.UID(name)}, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))
 	}
@@ -41,7 +42,7 @@ func TestPodsListsTheDeploymentsPods(t *testing.T) {
 		{"web-5d8f-unhashed", "", replicaSet("web-5d8f")},
 	} {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: p.name, Labels: map[string]string{"app": "web"}},
-			Spec: template().Spec}
+			Spec: clustertest.PodTemplate().Spec}
 		if p.hash != "" {
 			pod.Labels[appsv1.DefaultDeploymentUniqueLabelKey] = p.hash
 		}
@@ -90,7 +91,7 @@ func TestPodsListsTheDeploymentsPods(t *testing.T) {
 // selectors it also matches, and one without an owner: from a cache with IndexPods' index,
 // its own only; from the API server, every pod its selector matches.
 func TestStatefulSetPodsListsItsOwnPods(t *testing.T) {
-	direct, _, owner := setup(t)
+	direct, _, owner := clustertest.Setup(t, cp)
 	ns := owner.Namespace
 	db := workload.StatefulSet(ns, "db", 2, corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "db"}}})
 	controller := func(kind, name string) *metav1.OwnerReference {
@@ -107,7 +108,7 @@ func TestStatefulSetPodsListsItsOwnPods(t *testing.T) {
 		{"db-5d8f-a", controller("ReplicaSet", "db-5d8f"), "5d8f"}, // the Deployment db's
 		{"db-adopted-later", nil, ""},
 	} {
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: p.name, Labels: map[string]string{"app": "db"}}, Spec: template().Spec}
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: p.name, Labels: map[string]string{"app": "db"}}, Spec: clustertest.PodTemplate().Spec}
 		if p.hash != "" {
 			pod.Labels[appsv1.DefaultDeploymentUniqueLabelKey] = p.hash
 		}

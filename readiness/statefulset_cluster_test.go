@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/reconcilekit/reconcilekit/internal/clustertest"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/readiness"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
@@ -47,7 +48,7 @@ func TestStatefulSetServesThroughARollingUpdate(t *testing.T) {
 			ns := cluster.RestrictedNamespace(t)
 			owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "owner"}}
 			create(t, c, owner)
-			w := testWriter(c)
+			w := clustertest.Writer(c)
 			labels := map[string]string{"app": "db"}
 			var pdb *policyv1.PodDisruptionBudget
 			if tt.minAvailable != nil {
