@@ -60,6 +60,7 @@ func main() {
 	faults := flag.Float64("faults", 0, "the fraction of the in-process operators' writes (create, update, patch, delete) failed with 500 before they reach the API server, from 0 to 1; not recorded")
 	heapProfiles := flag.String("heapprofiles", "", "write the heap profile of each implementation run as a process (flux, capi, reconcilekit-process), taken when it holds the converged objects, to this directory as <kind>-<flux|capi|reconcilekit>.pb.gz (the last round's; sampled finely, which slows those runs a little)")
 	apiProfiles := flag.String("apiserverprofiles", "", "write a CPU profile of the API server in each run, 5 s into it for 55 s (most of a Keyval run at N=1000; a shorter run waits for it), to this directory as <kind>-<implementation>.apiserver.pprof (the last round's)")
+	operatorProfiles := flag.String("operatorprofiles", "", "write a CPU profile of each implementation run as a process (flux, capi, reconcilekit-process) over its convergence, from its start until it is stopped, to this directory as <kind>-<flux|capi|reconcilekit>.cpu.pprof (the last round's)")
 	flag.Parse()
 	// The operators under test log nothing, so that neither implementation pays for its
 	// log; the control plane's helpers log through the same logger.
@@ -87,7 +88,7 @@ func main() {
 	defer stop()
 	o := options{
 		n: *n, rounds: *rounds, kinds: *only, implementations: *impls,
-		record: *record, progress: *progress, heapProfiles: *heapProfiles, apiProfiles: *apiProfiles,
+		record: *record, progress: *progress, heapProfiles: *heapProfiles, apiProfiles: *apiProfiles, operatorProfiles: *operatorProfiles,
 		experiment: experiment{workers: *workers, faults: *faults, progressInterval: *progressInterval, fifo: *fifo},
 	}
 	if err := bench(ctx, o); err != nil {
@@ -99,11 +100,11 @@ func main() {
 
 // options are the benchmark's flags.
 type options struct {
-	n, rounds                 int
-	kinds, implementations    string // as the flags list them
-	record                    bool
-	progress                  time.Duration
-	heapProfiles, apiProfiles string // directories, or none
+	n, rounds                                   int
+	kinds, implementations                      string // as the flags list them
+	record                                      bool
+	progress                                    time.Duration
+	heapProfiles, apiProfiles, operatorProfiles string // directories, or none
 	experiment
 }
 
@@ -226,7 +227,7 @@ func bench(ctx context.Context, o options) error {
 				// What earlier runs left in this process, which would slow a later in-process run.
 				goroutines, heap := runtime.NumGoroutine(), liveHeap()
 				started := time.Now()
-				m, err := run{kind: k, impl: impl, n: n, nodes: nodes, progress: o.progress, peer: peer, dir: dir, heapProfiles: o.heapProfiles, apiProfiles: o.apiProfiles, faults: o.faults}.measure(ctx, root)
+				m, err := run{kind: k, impl: impl, n: n, nodes: nodes, progress: o.progress, peer: peer, dir: dir, heapProfiles: o.heapProfiles, apiProfiles: o.apiProfiles, operatorProfiles: o.operatorProfiles, faults: o.faults}.measure(ctx, root)
 				if err != nil {
 					return fmt.Errorf("round %d, %s, %s: %w", round+1, k.name, impl, err)
 				}

@@ -140,16 +140,16 @@ type peerProcess struct {
 }
 
 // startPeer starts binary running style's operator of kind with concurrency workers,
-// unthrottled as the in-process operators are, against kubeconfig, and returns once its
-// cache has synced.
-func startPeer(ctx context.Context, binary, style, kind, kubeconfig string, concurrency int, env ...string) (*peerProcess, error) {
+// unthrottled as the in-process operators are, against kubeconfig, with env added to
+// its environment and args to its flags, and returns once its cache has synced.
+func startPeer(ctx context.Context, binary, style, kind, kubeconfig string, concurrency int, env, args []string) (*peerProcess, error) {
 	address, err := freeAddress()
 	if err != nil {
 		return nil, err
 	}
 	p := &peerProcess{address: address, exited: make(chan struct{})}
-	p.cmd = exec.Command(binary, "-style", style, "-kind", kind, "-kubeconfig", kubeconfig,
-		"-concurrency", strconv.Itoa(concurrency), "-qps", "-1", "-burst", "0", "-metrics-bind-address", address)
+	p.cmd = exec.Command(binary, append([]string{"-style", style, "-kind", kind, "-kubeconfig", kubeconfig,
+		"-concurrency", strconv.Itoa(concurrency), "-qps", "-1", "-burst", "0", "-metrics-bind-address", address}, args...)...)
 	p.cmd.Stdout, p.cmd.Stderr = &p.stderr, &p.stderr
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.SysProcAttr = peerAttr()
@@ -286,7 +286,11 @@ func (r run) measureProcess(ctx context.Context, cp *reconciletest.ControlPlane,
 		// a few hundred bytes per object are, at some cost to the run's speed.
 		env = append(env, "GODEBUG=memprofilerate=4096")
 	}
-	op, err := startPeer(ctx, r.peer, style, kind, proxy.kubeconfig, r.kind.library.concurrency, env...)
+	var args []string
+	if r.operatorProfiles != "" {
+		args = append(args, "-cpuprofile", filepath.Join(r.operatorProfiles, strings.ToLower(r.kind.name)+"-"+style+".cpu.pprof"))
+	}
+	op, err := startPeer(ctx, r.peer, style, kind, proxy.kubeconfig, r.kind.library.concurrency, env, args)
 	if err != nil {
 		return m, err
 	}
@@ -316,7 +320,7 @@ func (r run) measureProcess(ctx context.Context, cp *reconciletest.ControlPlane,
 	requests.Reset()
 	conflicts.reset()
 	start := time.Now()
-	if op, err = startPeer(ctx, r.peer, style, kind, proxy.kubeconfig, r.kind.library.concurrency, env...); err != nil {
+	if op, err = startPeer(ctx, r.peer, style, kind, proxy.kubeconfig, r.kind.library.concurrency, env, nil); err != nil {
 		return m, err
 	}
 	drained, err := awaitDrained(ctx, float64(r.n), 0, op.metrics) // a new process: its counters start at 0

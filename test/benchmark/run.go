@@ -142,6 +142,9 @@ type run struct {
 	heapProfiles string
 	// apiProfiles, when set, is the directory the API server's CPU profile is written to.
 	apiProfiles string
+	// operatorProfiles, when set, is the directory a process's CPU profile over its
+	// convergence is written to.
+	operatorProfiles string
 	// faults is the fraction of an in-process operator's writes failed before they reach
 	// the API server.
 	faults float64

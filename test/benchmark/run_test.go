@@ -1,6 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,7 +17,7 @@ import (
 // reconcilekit operators, in this process or in their own, make no request while they
 // resync, the seed-style Memcached one status update per object; the operators run as
 // processes are measured as the others are (their reconciles read from their metrics,
-// their heap from their endpoint).
+// their heap from their endpoint, a CPU profile written when asked for).
 func TestEveryImplementationConvergesAndOnlyTheSeedWritesWhileItResyncs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts thirty-nine clusters")
@@ -23,7 +27,7 @@ func TestEveryImplementationConvergesAndOnlyTheSeedWritesWhileItResyncs(t *testi
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	dir, profiles := t.TempDir(), t.TempDir()
 	peer, err := buildPeer(t.Context(), root, dir)
 	if err != nil {
 		t.Fatal(err)
@@ -41,9 +45,16 @@ func TestEveryImplementationConvergesAndOnlyTheSeedWritesWhileItResyncs(t *testi
 			}
 			n := float64(objects)
 			t.Run(k.name+"/"+impl, func(t *testing.T) {
-				m, err := run{kind: k, impl: impl, n: objects, nodes: 1, peer: peer, dir: dir}.measure(t.Context(), root)
+				m, err := run{kind: k, impl: impl, n: objects, nodes: 1, peer: peer, dir: dir, operatorProfiles: profiles}.measure(t.Context(), root)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if isProcess(impl) {
+					// A CPU profile is gzipped protocol buffers, written as the process stops.
+					name := filepath.Join(profiles, strings.ToLower(k.name)+"-"+peerStyles[impl]+".cpu.pprof")
+					if b, err := os.ReadFile(name); err != nil || !bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
+						t.Errorf("the process's CPU profile %s was not written (%v, %d bytes)", name, err, len(b))
+					}
 				}
 				switch {
 				case (impl == ideal || impl == fullIdeal) && m.Writes != float64(n)*k.idealWrites(impl == fullIdeal):
