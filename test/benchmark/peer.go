@@ -288,7 +288,7 @@ func (r run) measureProcess(ctx context.Context, cp *reconciletest.ControlPlane,
 	}
 	var args []string
 	if r.operatorProfiles != "" {
-		args = append(args, "-cpuprofile", filepath.Join(r.operatorProfiles, strings.ToLower(r.kind.name)+"-"+style+".cpu.pprof"))
+		args = append(args, "-cpuprofile", r.processProfile(r.operatorProfiles, ".cpu.pprof"))
 	}
 	op, err := startPeer(ctx, r.peer, style, kind, proxy.kubeconfig, r.kind.library.concurrency, env, args)
 	if err != nil {
@@ -336,11 +336,17 @@ func (r run) measureProcess(ctx context.Context, cp *reconciletest.ControlPlane,
 	}
 	m.HeapPerObject = (full - fixed) / float64(r.n)
 	if r.heapProfiles != "" {
-		if err := op.saveHeapProfile(filepath.Join(r.heapProfiles, strings.ToLower(r.kind.name)+"-"+style+".pb.gz")); err != nil {
+		if err := op.saveHeapProfile(r.processProfile(r.heapProfiles, ".pb.gz")); err != nil {
 			return m, errors.Join(err, op.stop())
 		}
 	}
 	return m, op.stop()
+}
+
+// processProfile is the file in dir that a profile of r's process is written to:
+// <kind>-<flux|capi|reconcilekit><ext>.
+func (r run) processProfile(dir, ext string) string {
+	return filepath.Join(dir, strings.ToLower(r.kind.name)+"-"+peerStyles[r.impl]+ext)
 }
 
 // saveHeapProfile writes the process's heap profile, after a collection, to file.

@@ -25,12 +25,13 @@ import (
 const quiet, quietLimit = 3 * time.Second, 30 * time.Minute
 
 // awaitQuiet waits until nothing of k's kind or of the kinds the benchmark's operators own
-// or watch has changed in namespace for quiet, at most quietLimit, and prints how long that took and what changed meanwhile. At
-// N=10,000 the control plane goes on updating children for minutes after the last object
-// converged (the disruption controller, one worker, writes the PodDisruptionBudgets'
-// statuses), and each update wakes an operator that watches that kind: a resync started then
-// would measure the control plane catching up, not the operator, and would never go idle.
-// A control plane still busy at quietLimit is said, and the resync goes on.
+// or watch has changed in namespace for quiet, at most quietLimit, and prints how long
+// that took and what changed meanwhile. At N=10,000 the control plane goes on updating
+// children for minutes after the last object converged (the disruption controller, one
+// worker, writes the PodDisruptionBudgets' statuses), and each update wakes an operator
+// that watches that kind: a resync started then would measure the control plane catching
+// up, not the operator, and would never go idle. A control plane still busy at quietLimit
+// is said, and the resync goes on.
 func awaitQuiet(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, k *kind) error {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()

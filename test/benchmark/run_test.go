@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -45,13 +43,14 @@ func TestEveryImplementationConvergesAndOnlyTheSeedWritesWhileItResyncs(t *testi
 			}
 			n := float64(objects)
 			t.Run(k.name+"/"+impl, func(t *testing.T) {
-				m, err := run{kind: k, impl: impl, n: objects, nodes: 1, peer: peer, dir: dir, operatorProfiles: profiles}.measure(t.Context(), root)
+				r := run{kind: k, impl: impl, n: objects, nodes: 1, peer: peer, dir: dir, operatorProfiles: profiles}
+				m, err := r.measure(t.Context(), root)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if isProcess(impl) {
 					// A CPU profile is gzipped protocol buffers, written as the process stops.
-					name := filepath.Join(profiles, strings.ToLower(k.name)+"-"+peerStyles[impl]+".cpu.pprof")
+					name := r.processProfile(profiles, ".cpu.pprof")
 					if b, err := os.ReadFile(name); err != nil || !bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
 						t.Errorf("the process's CPU profile %s was not written (%v, %d bytes)", name, err, len(b))
 					}
