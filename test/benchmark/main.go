@@ -53,7 +53,7 @@ func main() {
 	record := flag.Bool("record", true, "record the medians in test/benchmark/results.json and redraw docs/performance.svg (never with -workers, -faults, -progressinterval or -fifo)")
 	workers := flag.Int("workers", 0, "reconciles at a time for the library-built operators; 0 keeps what the examples ship with")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (the operators under test among it) to this file")
-	progress := flag.Duration("progress", 0, "print on stderr, this often, how far each run's convergence is: children done, statuses saying so, the operator's queue, the API server's CPU (0: never)")
+	progress := flag.Duration("progress", 0, "print on stderr, this often, how far each run's convergence is: children done, statuses saying so, the operator's queue, the API server's CPU, and for an implementation run as a process its live heap an object, after two full collections (0: never)")
 	redraw := flag.Bool("redraw", false, "only redraw docs/performance.svg from test/benchmark/results.json")
 	progressInterval := flag.Duration("progressinterval", 0, "an experiment: the in-process library-built operators write progress alone at most this often (reconcile.WithProgressInterval; 0 keeps the examples' 30s, a long one writes none); not recorded")
 	fifo := flag.Bool("fifo", false, "an experiment: the in-process library-built operators serve their queue first in, first out, not by controller-runtime's priority queue; not recorded")

@@ -302,6 +302,10 @@ func (r run) measureProcess(ctx context.Context, cp *reconciletest.ControlPlane,
 	conflicts.reset()
 	reconciled := op.metrics().reconciles()
 	r.operatorCPU = op.cpu
+	r.operatorHeap = func() (float64, error) {
+		held, err := op.heap()
+		return held - fixed, err
+	}
 	if err = r.converge(ctx, cp, scheme, admin, r.kind.object, &m); err == nil {
 		err = assertCurrent(ctx, admin, r.kind)
 	}

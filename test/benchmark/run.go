@@ -150,6 +150,9 @@ type run struct {
 	faults float64
 	// operatorCPU, when set, reads the CPU time of the operator's own process.
 	operatorCPU func() (time.Duration, error)
+	// operatorHeap, when set, reads the live heap of the operator's own process over what
+	// it held before the run, in bytes.
+	operatorHeap func() (float64, error)
 }
 
 func (r run) measure(ctx context.Context, root string) (m measurement, err error) {
@@ -408,6 +411,14 @@ func (r run) report(ctx context.Context, cp *reconciletest.ControlPlane, obs *ob
 			if r.impl == library || r.impl == traced || r.impl == seeded {
 				line += fmt.Sprintf("  queue %5.0f  reconciles %5.0f of %5.3fs  queue wait %6.2fs", now["workqueue_depth"].value-stale,
 					now.reconciles()-last.reconciles(), mean("controller_runtime_reconcile_time_seconds"), mean("workqueue_queue_duration_seconds"))
+			}
+			// What a process holds while it converges, for a run too long to wait for the
+			// heap of record (measured after the resync): its caches are full once every
+			// child is made.
+			if r.operatorHeap != nil {
+				if held, err := r.operatorHeap(); err == nil {
+					line += fmt.Sprintf("  heap %5.1f KiB/obj", held/float64(r.n)/1024)
+				}
 			}
 			fmt.Fprintln(os.Stderr, line)
 			last = now
