@@ -25,11 +25,11 @@ const (
 
 // The colour of each implementation's line; the ideal pipelines', the floors, are dashed,
 // as is the bare pipeline's, the control plane's limit.
-var colours = map[string]string{bare: "#aaaaaa", ideal: "#555555", fullIdeal: "#7570b3", seeded: "#d95f02", fluxStyle: "#e7298a", capiStyle: "#e6ab02",
+var colours = map[string]string{bare: "#aaaaaa", ideal: "#555555", fullIdeal: "#7570b3", watching: "#b2abd2", seeded: "#d95f02", fluxStyle: "#e7298a", capiStyle: "#e6ab02",
 	library: "#1b7f9e", libraryProcess: "#0b4f6e", traced: "#66a61e", unguarded: "#a6761d"}
 
 func lineStyle(impl string) string {
-	if impl == bare || impl == ideal || impl == fullIdeal {
+	if impl == bare || isIdeal(impl) {
 		return fmt.Sprintf(`stroke=%q stroke-dasharray="5 4"`, colours[impl])
 	}
 	return fmt.Sprintf(`stroke=%q`, colours[impl])

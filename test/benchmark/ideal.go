@@ -93,9 +93,13 @@ type idealTask struct {
 }
 
 // startIdeal starts the ideal pipeline of k on cfg, writing the least status or with full
-// the library-built operator's, and returns once its watches have synced; stop ends it and returns the errors it met. The pipeline never retries, so it
-// calls failed with its first error: the run cannot converge.
-func startIdeal(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.Scheme, k *kind, full bool, failed func(error)) (stop func() error, err error) {
+// the library-built operator's, and returns once its watches have synced; stop ends it and
+// returns the errors it met. The pipeline never retries, so it calls failed with its first
+// error: the run cannot converge. With watching it also watches and caches every kind of
+// child, as the library-built operator does to keep them as declared, and does nothing with
+// their events: what those watches cost the control plane and the process, weighed apart
+// from the reconciles they would wake.
+func startIdeal(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.Scheme, k *kind, full, watching bool, failed func(error)) (stop func() error, err error) {
 	// The floor's clients ask for no compression, as the library's manager does.
 	cfg = rest.CopyConfig(cfg)
 	cfg.DisableCompression = true
@@ -161,6 +165,12 @@ func startIdeal(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.Scheme
 	}
 	for _, w := range k.ideal.watches {
 		errs = append(errs, handle(w, check))
+	}
+	if watching {
+		for _, child := range k.ideal.children(k.object(namespace, "prototype")) {
+			_, err := c.GetInformer(ctx, child)
+			errs = append(errs, err)
+		}
 	}
 	stop = func() error {
 		cancel()

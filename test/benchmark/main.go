@@ -47,7 +47,7 @@ func main() {
 	rounds := flag.Int("rounds", 0, "rounds; the table shows the median of each figure (0: 3 up to N=1000, 1 above, where a run takes many minutes)")
 	only := flag.String("kinds", "memcached,podset,at,keyval", "the kinds to measure, separated by commas")
 	impls := flag.String("implementations", "ideal,full-ideal,seed,flux,capi,reconcilekit,reconcilekit-process",
-		"the implementations to measure, separated by commas: ideal, full-ideal, seed, flux (Flux-style), capi (Cluster-API-style), reconcilekit, "+
+		"the implementations to measure, separated by commas: ideal, full-ideal, full-ideal-watching (the full-status ideal also watching every kind of child, as reconcilekit does to keep them, and doing nothing with their events), seed, flux (Flux-style), capi (Cluster-API-style), reconcilekit, "+
 			"reconcilekit-process (the same operator run as its own process, as the peers run), bare, traced (reconcilekit tracing each reconcile and write), "+
 			"reconcilekit-unguarded (reconcilekit with read-your-own-writes off)")
 	record := flag.Bool("record", true, "record the medians in test/benchmark/results.json and redraw docs/performance.svg (never with -workers, -faults, -progressinterval or -fifo)")
@@ -189,7 +189,7 @@ func bench(ctx context.Context, o options) error {
 	for name := range strings.SplitSeq(o.implementations, ",") {
 		impl, ok := implementationFlags[strings.TrimSpace(name)]
 		if !ok {
-			return fmt.Errorf("unknown implementation %q in -implementations; want ideal, full-ideal, seed, flux, capi, reconcilekit, reconcilekit-process, bare, traced or reconcilekit-unguarded", name)
+			return fmt.Errorf("unknown implementation %q in -implementations; want ideal, full-ideal, full-ideal-watching, seed, flux, capi, reconcilekit, reconcilekit-process, bare, traced or reconcilekit-unguarded", name)
 		}
 		measuredImpls = append(measuredImpls, impl)
 	}

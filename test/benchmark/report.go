@@ -92,7 +92,7 @@ func (r *report) print(w io.Writer) {
 			switch impl {
 			case bare:
 				fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t\t\t\t\t\t")
-			case ideal, fullIdeal:
+			case ideal, fullIdeal, watching:
 				fmt.Fprintf(tw, "%.2f\t%.2f\t%.2f\t\t%.0f\t%.0f\t\t\t\t\t\t\t\t\n", m.Writes/n, m.Events/n, m.Reads/n, m.Conflicts, m.AlreadyExists)
 			default:
 				operator, deferred := "", ""

@@ -47,16 +47,20 @@ const (
 	bare      = "bare pipeline"
 	ideal     = "ideal pipeline"
 	fullIdeal = "ideal, full status"
+	watching  = "ideal, full status, watching"
 	seeded    = "seed-style"
 	library   = "reconcilekit"
 	traced    = "reconcilekit, traced"
 	unguarded = "reconcilekit, no read-your-own-writes"
 )
 
-var implementations = []string{bare, ideal, fullIdeal, seeded, fluxStyle, capiStyle, library, libraryProcess, traced, unguarded}
+var implementations = []string{bare, ideal, fullIdeal, watching, seeded, fluxStyle, capiStyle, library, libraryProcess, traced, unguarded}
+
+// isIdeal tells whether impl is one of the ideal pipelines.
+func isIdeal(impl string) bool { return impl == ideal || impl == fullIdeal || impl == watching }
 
 // implementationFlags names the implementations on the command line.
-var implementationFlags = map[string]string{"bare": bare, "ideal": ideal, "full-ideal": fullIdeal, "seed": seeded,
+var implementationFlags = map[string]string{"bare": bare, "ideal": ideal, "full-ideal": fullIdeal, "full-ideal-watching": watching, "seed": seeded,
 	"flux": fluxStyle, "capi": capiStyle, "reconcilekit": library, "reconcilekit-process": libraryProcess, "traced": traced,
 	"reconcilekit-unguarded": unguarded}
 
@@ -195,10 +199,10 @@ func (r run) measure(ctx context.Context, root string) (m measurement, err error
 	var requests reconciletest.Counter
 	var conflicts conflictCounter
 	cfg := conflicts.wrap(requests.Wrap(cp.Config))
-	if r.impl == ideal || r.impl == fullIdeal {
+	if isIdeal(r.impl) {
 		ctx, fail := context.WithCancelCause(ctx)
 		defer fail(nil)
-		stop, err := startIdeal(ctx, cfg, scheme, r.kind, r.impl == fullIdeal, fail)
+		stop, err := startIdeal(ctx, cfg, scheme, r.kind, r.impl != ideal, r.impl == watching, fail)
 		if err != nil {
 			return m, err
 		}

@@ -56,13 +56,13 @@ func TestEveryImplementationConvergesAndOnlyTheSeedWritesWhileItResyncs(t *testi
 					}
 				}
 				switch {
-				case (impl == ideal || impl == fullIdeal) && m.Writes != float64(n)*k.idealWrites(impl == fullIdeal):
-					t.Errorf("the ideal pipeline made %v writes, want %v per object", m.Writes, k.idealWrites(impl == fullIdeal))
+				case isIdeal(impl) && m.Writes != float64(n)*k.idealWrites(impl != ideal):
+					t.Errorf("the ideal pipeline made %v writes, want %v per object", m.Writes, k.idealWrites(impl != ideal))
 				case (impl == library || impl == traced || impl == libraryProcess) && m.ResyncWrites+m.ResyncReads > 0:
 					t.Errorf("the resync made %v writes and %v reads, want none", m.ResyncWrites, m.ResyncReads)
 				case impl == seeded && k.name == "Memcached" && m.ResyncWrites != n:
 					t.Errorf("the seed-style Memcached resync made %v writes, want one status update per object", m.ResyncWrites)
-				case impl != bare && impl != ideal && impl != fullIdeal && m.ResyncReconciles < n:
+				case impl != bare && !isIdeal(impl) && m.ResyncReconciles < n:
 					t.Errorf("the resync reconciled %v times, want every object at least once", m.ResyncReconciles)
 				case isProcess(impl) && (m.Reconciles < n || m.Writes < n || m.HeapPerObject == 0 || m.OperatorCPU == 0):
 					t.Errorf("the process was not measured: %v reconciles, %v writes, %v bytes of heap per object, %v s of CPU", m.Reconciles, m.Writes, m.HeapPerObject, m.OperatorCPU)
