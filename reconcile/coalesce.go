@@ -53,11 +53,16 @@ func coalesce(h handler.EventHandler, delay time.Duration) handler.EventHandler 
 // deletes the children of a deleted owner, the owner may still be in the cache, and its
 // child must not be created again. Each event first clears the owner's wait for the cache
 // to show its own write of the child (children.go), since the cache holds the event's
-// object by then.
-func (r *shell[T]) enqueueOwner(c cluster.Cluster, owner, child client.Object) handler.EventHandler {
-	h := handler.EnqueueRequestForOwner(c.GetScheme(), c.GetRESTMapper(), owner, handler.OnlyControllerOwner())
+// object by then; with ignoreStatus, an update that changes only the child's status goes
+// no further (WithStatusIgnored).
+func (r *shell[T]) enqueueOwner(c cluster.Cluster, owner, child client.Object, ignoreStatus bool) handler.EventHandler {
+	var h handler.EventHandler = handler.EnqueueRequestForOwner(c.GetScheme(), c.GetRESTMapper(), owner, handler.OnlyControllerOwner())
 	gvk, _ := apiutil.GVKForObject(child, c.GetScheme()) // checked when the shell was made
-	return clearing{coalesce(bereaving{h, r.bereaved}, coalesceDelay), gvk, r.children}
+	h = coalesce(bereaving{h, r.bereaved}, coalesceDelay)
+	if ignoreStatus {
+		h = ignoringStatus{h}
+	}
+	return clearing{h, gvk, r.children}
 }
 
 type coalesced struct {

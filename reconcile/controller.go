@@ -209,6 +209,7 @@ func (c *Controller[T]) shell(cl client.Client, apiReader client.Reader) (*shell
 		scheme = cl.Scheme()
 	}
 	errs = append(errs, checkOptional(&s.options, c.object, scheme)...)
+	errs = append(errs, checkStatusIgnored(&s.options)...)
 	s.metrics = newObserver(cl, c.object, &s.options)
 	s.client = observedClient{Client: cl, m: s.metrics} // counts the shell's writes
 	if s.options.tracer != nil {
@@ -270,7 +271,7 @@ func (c *Controller[T]) setup(mgr manager.Manager, gate Gate, crds *crdGate, met
 	// the kind is optional.
 	var gated error
 	watch := func(kind client.Object, h handler.EventHandler) {
-		if !slices.ContainsFunc(s.options.optional, func(o client.Object) bool { return reflect.TypeOf(o) == reflect.TypeOf(kind) }) {
+		if !slices.ContainsFunc(s.options.optional, sameKind(kind)) {
 			b = b.Watches(kind, h)
 			return
 		}
@@ -282,7 +283,7 @@ func (c *Controller[T]) setup(mgr manager.Manager, gate Gate, crds *crdGate, met
 		b = b.WatchesRawSource(src)
 	}
 	for _, child := range s.options.children {
-		watch(child, s.enqueueOwner(mgr, c.object, child))
+		watch(child, s.enqueueOwner(mgr, c.object, child, s.options.ignoresStatus(child)))
 	}
 	referrers := newList(mgr.GetScheme(), c.object)
 	for _, ref := range c.typed.references {

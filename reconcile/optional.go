@@ -98,7 +98,7 @@ func checkOptional(o *options, obj client.Object, scheme *runtime.Scheme) []erro
 		case reflect.TypeOf(kind) == reflect.TypeOf(obj):
 			errs = append(errs, fmt.Errorf("WithOptional(&%s{}) names the reconciled kind: a controller cannot run without its own kind; make the operator's start depend on its CRD instead", name))
 			continue
-		case !slices.ContainsFunc(declared, func(d client.Object) bool { return reflect.TypeOf(d) == reflect.TypeOf(kind) }):
+		case !slices.ContainsFunc(declared, sameKind(kind)):
 			errs = append(errs, fmt.Errorf("WithOptional(&%s{}) names a kind the controller does not declare: declare it with WithChildren, WithReferences or WithWatch too", name))
 			continue
 		}

@@ -123,6 +123,8 @@ type options struct {
 	caches     []cacheRule
 	watches    []watch
 	optional   []client.Object // WithOptional
+	// ignoredStatus are the child kinds of WithStatusIgnored.
+	ignoredStatus []client.Object
 
 	expectationTimeout time.Duration
 	progressInterval   time.Duration

@@ -79,6 +79,9 @@ func New(opts ...reconcile.Option) *reconcile.Controller[*storev1alpha1.Keyval] 
 		reconcile.WithReconcileRequests(""),
 		reconcile.WithConcurrency(Concurrency),
 		reconcile.WithChildren(&appsv1.StatefulSet{}, &corev1.Service{}, &policyv1.PodDisruptionBudget{}, &corev1.ConfigMap{}),
+		// Their specs are what the Keyval reads of them: the disruption controller's
+		// rewrites of the budget's status, for minutes behind a burst, wake nothing.
+		reconcile.WithStatusIgnored(&corev1.Service{}, &policyv1.PodDisruptionBudget{}),
 		reconcile.WithCache(&corev1.ConfigMap{}, cache.ByObject{Label: labels.NewSelector().Add(*ours)}),
 		// Deleting claims waits for their pods to go; longer than that, something holds them.
 		reconcile.WithCleanupDeadline(5 * time.Minute),
