@@ -53,13 +53,13 @@ func coalesce(h handler.EventHandler, delay time.Duration) handler.EventHandler 
 // deletes the children of a deleted owner, the owner may still be in the cache, and its
 // child must not be created again. Each event first clears the owner's wait for the cache
 // to show its own write of the child (children.go), since the cache holds the event's
-// object by then; with ignoreStatus, an update that changes only the child's status goes
-// no further (WithStatusIgnored).
-func (r *shell[T]) enqueueOwner(c cluster.Cluster, owner, child client.Object, ignoreStatus bool) handler.EventHandler {
+// object by then; of a kind declared by WithStatusIgnored, an update that changes only the
+// child's status goes no further.
+func (r *shell[T]) enqueueOwner(c cluster.Cluster, owner, child client.Object) handler.EventHandler {
 	var h handler.EventHandler = handler.EnqueueRequestForOwner(c.GetScheme(), c.GetRESTMapper(), owner, handler.OnlyControllerOwner())
 	gvk, _ := apiutil.GVKForObject(child, c.GetScheme()) // checked when the shell was made
 	h = coalesce(bereaving{h, r.bereaved}, coalesceDelay)
-	if ignoreStatus {
+	if r.options.ignoresStatus(child) {
 		h = ignoringStatus{h}
 	}
 	return clearing{h, gvk, r.children}

@@ -283,7 +283,7 @@ func (c *Controller[T]) setup(mgr manager.Manager, gate Gate, crds *crdGate, met
 		b = b.WatchesRawSource(src)
 	}
 	for _, child := range s.options.children {
-		watch(child, s.enqueueOwner(mgr, c.object, child, s.options.ignoresStatus(child)))
+		watch(child, s.enqueueOwner(mgr, c.object, child))
 	}
 	referrers := newList(mgr.GetScheme(), c.object)
 	for _, ref := range c.typed.references {

@@ -52,7 +52,7 @@ func (s Shell[T]) IgnoreOwnWrites() predicate.Predicate { return s.ignoreOwnWrit
 
 // EnqueueOwner is the handler of child's kind, a child kind of owner's kind.
 func (s Shell[T]) EnqueueOwner(c cluster.Cluster, owner, child client.Object) handler.EventHandler {
-	return s.enqueueOwner(c, owner, child, false)
+	return s.enqueueOwner(c, owner, child)
 }
 
 // Behind puts the shell behind g.

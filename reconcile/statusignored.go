@@ -79,33 +79,27 @@ func (i ignoringStatus) Update(ctx context.Context, e event.UpdateEvent, q queue
 }
 
 // statusOnly says whether old and updated differ in their status alone (and in what every
-// write changes: the resourceVersion and managedFields).
+// write changes: the resourceVersion and managedFields). Both are of a kind
+// checkStatusIgnored let through: unstructured, or with a Status field.
 func statusOnly(old, updated client.Object) bool {
-	a, b := withoutStatus(old), withoutStatus(updated)
-	return a != nil && b != nil && equality.Semantic.DeepEqual(a, b)
+	return equality.Semantic.DeepEqual(withoutStatus(old), withoutStatus(updated))
 }
 
-// withoutStatus returns a copy of obj with no status, resourceVersion or managedFields,
-// or nil when obj's status cannot be told apart.
+// withoutStatus returns a copy of obj with no status, resourceVersion or managedFields. A
+// typed object's copy is shallow: it shares what it does not change, and is only compared.
 func withoutStatus(obj client.Object) client.Object {
-	c, ok := obj.DeepCopyObject().(client.Object)
-	if !ok {
-		return nil
+	var c client.Object
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		copied := u.DeepCopy()
+		unstructured.RemoveNestedField(copied.Object, "status")
+		c = copied
+	} else {
+		v := reflect.New(reflect.TypeOf(obj).Elem())
+		v.Elem().Set(reflect.ValueOf(obj).Elem())
+		v.Elem().FieldByName("Status").SetZero()
+		c = v.Interface().(client.Object)
 	}
 	c.SetResourceVersion("")
 	c.SetManagedFields(nil)
-	if u, ok := c.(*unstructured.Unstructured); ok {
-		unstructured.RemoveNestedField(u.Object, "status")
-		return u
-	}
-	v := reflect.ValueOf(c)
-	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
-		return nil
-	}
-	status := v.Elem().FieldByName("Status")
-	if !status.IsValid() || !status.CanSet() {
-		return nil
-	}
-	status.Set(reflect.Zero(status.Type()))
 	return c
 }
