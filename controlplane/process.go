@@ -47,14 +47,6 @@ func startProcess(w *watchdog, dir, name string, out io.Writer, args ...string) 
 	return p, nil
 }
 
-// restart stops the process and starts it again with the same arguments.
-func (p *process) restart(w *watchdog) (*process, error) {
-	if err := stopProcesses([]*process{p}); err != nil {
-		return nil, err
-	}
-	return startProcess(w, filepath.Dir(p.cmd.Path), p.name, p.out, p.cmd.Args[1:]...)
-}
-
 // exited returns an error explaining the exit if the process is no longer running.
 func (p *process) exited() error {
 	select {
