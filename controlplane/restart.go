@@ -141,10 +141,10 @@ func (cp *ControlPlane) restartKwok(ctx context.Context, i int) (*process, error
 	return restarted, nil
 }
 
-// releaseNodeLeases clears the holder of every node's lease, which kwok takes over at its
-// next try where it would otherwise wait for the lease of the process it replaces to expire, and
-// the node controller to mark the node unreachable meanwhile. It retries while the API
-// server is still recovering, as it may be when etcd has just restarted.
+// releaseNodeLeases clears the holder of every node's lease, so that kwok takes them at its
+// next try rather than wait for those of the process it replaces to expire, while the node
+// controller marks the nodes unreachable. It retries while the API server is still
+// recovering, as it may be when etcd has just restarted.
 func (cp *ControlPlane) releaseNodeLeases(ctx context.Context) error {
 	var last error
 	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {

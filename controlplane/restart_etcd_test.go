@@ -14,7 +14,30 @@ import (
 )
 
 func TestRestartEtcdKeepsTheDataAndTheAddress(t *testing.T) {
-	cp, err := controlplane.Start(t.Context(), controlplane.Options{})
+	cp, c := start(t, controlplane.Options{})
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "kept"}}
+	if err := c.Create(t.Context(), cm); err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.RestartEtcd(); err != nil {
+		t.Fatal(err)
+	}
+	// The API server reconnects to etcd on its own; what it stored before is still there.
+	var last error
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		last = c.Get(ctx, client.ObjectKeyFromObject(cm), &corev1.ConfigMap{})
+		return last == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("the ConfigMap created before etcd restarted: %v", last)
+	}
+}
+
+// start starts a control plane as opts say, stopped when the test ends, and returns it
+// with an administrator's client.
+func start(t *testing.T, opts controlplane.Options) (*controlplane.ControlPlane, client.Client) {
+	t.Helper()
+	cp, err := controlplane.Start(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,20 +50,5 @@ func TestRestartEtcdKeepsTheDataAndTheAddress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "kept"}}
-	if err := c.Create(t.Context(), cm); err != nil {
-		t.Fatal(err)
-	}
-	if err := cp.RestartEtcd(); err != nil {
-		t.Fatal(err)
-	}
-	// The API server reconnects to etcd on its own; what it stored before is still there.
-	var last error
-	err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		last = c.Get(ctx, client.ObjectKeyFromObject(cm), &corev1.ConfigMap{})
-		return last == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("the ConfigMap created before etcd restarted: %v", last)
-	}
+	return cp, c
 }

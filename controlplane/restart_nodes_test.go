@@ -16,19 +16,7 @@ import (
 )
 
 func TestRestartNodesAfterEtcdRunsEveryPodBoundBeforeDuringAndAfter(t *testing.T) {
-	cp, err := controlplane.Start(t.Context(), controlplane.Options{Nodes: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := cp.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	c, err := client.New(cp.Config, client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cp, c := start(t, controlplane.Options{Nodes: 3})
 
 	// Pods keep coming, a few a second, from before etcd restarts until after the nodes have.
 	creating, stop := context.WithCancel(t.Context())
@@ -56,7 +44,7 @@ func TestRestartNodesAfterEtcdRunsEveryPodBoundBeforeDuringAndAfter(t *testing.T
 	wg.Wait()
 
 	var notRunning []string
-	err = wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		var list corev1.PodList
 		if err := c.List(ctx, &list, client.InNamespace("default")); err != nil {
 			return false, nil
