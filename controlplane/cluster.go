@@ -50,6 +50,9 @@ const BadImageTag = "nope"
 // kwokNode is the annotation that puts a node in kwok's hands.
 const kwokNode = "kwok.x-k8s.io/node"
 
+// kwokNodes selects the nodes this package creates for kwok (node).
+var kwokNodes = client.MatchingLabels{"type": "kwok"}
+
 // stages are kwok's lifecycle stages for simulated nodes and pods: kwok's own, which
 // initialize nodes, keep their leases, run pods, complete Jobs' pods and delete pods;
 // pod-run-once.yaml, which completes the pods that run once outside a Job; and
@@ -248,7 +251,7 @@ func (cp *ControlPlane) awaitCluster(ctx context.Context, nodes int, ports map[s
 			}
 		}
 		var list corev1.NodeList
-		if err := cp.client.List(ctx, &list, client.MatchingLabels{"type": "kwok"}); err != nil {
+		if err := cp.client.List(ctx, &list, kwokNodes); err != nil {
 			waitingFor = err
 			return false, nil
 		}

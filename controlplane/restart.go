@@ -177,7 +177,7 @@ func (cp *ControlPlane) awaitNodeLeases(ctx context.Context, kwok *process) erro
 			return false, err
 		}
 		var nodes corev1.NodeList
-		if err := cp.client.List(ctx, &nodes, client.MatchingLabels{"type": "kwok"}); err != nil {
+		if err := cp.client.List(ctx, &nodes, kwokNodes); err != nil {
 			waitingFor = err.Error()
 			return false, nil
 		}
