@@ -706,3 +706,73 @@ var pendingExamples = map[string]bool{}
 // pending are the undocumented identifiers of packages another change is rewriting; each
 // is taken off once that change lands (the test fails when one is documented and still here).
 var pending = map[string]bool{}
+
+// docs/reliability.md lists the scenarios make test-reliability runs, one table row each:
+// every top-level test of test/reliability and every fuzz target hack/fuzz-targets.sh
+// finds in the code, no more and no fewer.
+func TestReliabilityListsEveryScenarioAndFuzzTarget(t *testing.T) {
+	inCode := map[string]bool{}
+	files, err := filepath.Glob(filepath.Join(root, "test", "reliability", "*_test.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no tests in test/reliability (%v)", err)
+	}
+	for _, file := range files {
+		f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && isTest(fn) {
+				inCode["`"+fn.Name.Name+"`"] = true
+			}
+		}
+	}
+	cmd := exec.Command("hack/fuzz-targets.sh")
+	cmd.Dir = root
+	cmd.Stderr = os.Stderr
+	targets, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("hack/fuzz-targets.sh: %v", err)
+	}
+	for line := range strings.Lines(string(targets)) {
+		pkg, name, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if !ok {
+			t.Fatalf("hack/fuzz-targets.sh printed %q, want PACKAGE NAME", line)
+		}
+		inCode["`"+name+"` ("+strings.TrimPrefix(pkg, "./")+")"] = true
+	}
+
+	page := filepath.Join(root, "docs", "reliability.md")
+	text, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| [^|]+ \\| (`(?:Test|Fuzz)\\w+`(?: \\(\\w+\\))?) \\|")
+	inDocs := map[string]bool{}
+	for _, m := range row.FindAllStringSubmatch(string(text), -1) {
+		inDocs[m[1]] = true
+	}
+	for _, s := range slices.Sorted(maps.Keys(inCode)) {
+		if !inDocs[s] {
+			t.Errorf("%s: no row for %s, which make test-reliability runs", rel(page), s)
+		}
+	}
+	for _, s := range slices.Sorted(maps.Keys(inDocs)) {
+		if !inCode[s] {
+			t.Errorf("%s: a row for %s, which is not in the code (renamed, moved or removed?)", rel(page), s)
+		}
+	}
+}
+
+// isTest reports whether fn is a top-level test go test runs: TestXxx(t *testing.T).
+func isTest(fn *ast.FuncDecl) bool {
+	if !strings.HasPrefix(fn.Name.Name, "Test") || fn.Name.Name == "TestMain" || len(fn.Type.Params.List) != 1 {
+		return false
+	}
+	star, ok := fn.Type.Params.List[0].Type.(*ast.StarExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := star.X.(*ast.SelectorExpr)
+	return ok && sel.Sel.Name == "T"
+}

@@ -1,9 +1,11 @@
 package main
 
 import (
-	"fmt"
+	"bytes"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -19,10 +21,13 @@ func Example() {
 {"Action":"fail","Package":"p"}
 `
 	tally, _ := summarize(strings.NewReader(events), os.Stdout)
-	fmt.Println(tally)
+	tally.write(os.Stdout)
 	// Output:
 	// --- PASS: TestCrashes (1.00s)
 	// --- FAIL: TestRestart (2.00s)
+	// scenarios:
+	//   passed  p TestCrashes
+	//   failed  p TestRestart
 	// 2 scenarios, 1 passed, 1 failed
 }
 
@@ -62,6 +67,14 @@ func TestSummarizeCountsScenarios(t *testing.T) {
 			`{"Action":"pass","Package":"q","Test":"FuzzA"}`,
 			`{"Action":"pass","Package":"q"}`,
 		}, "2 scenarios, 2 passed, 0 failed"},
+		{"a fuzz run that fuzzed nothing has failed, though go test passed it", []string{
+			`{"Action":"start","Package":"p"}`,
+			`{"Action":"output","Package":"p","Output":"testing: warning: no fuzz tests to fuzz\n"}`,
+			`{"Action":"pass","Package":"p"}`,
+			`{"Action":"run","Package":"q","Test":"FuzzA"}`,
+			`{"Action":"pass","Package":"q","Test":"FuzzA"}`,
+			`{"Action":"pass","Package":"q"}`,
+		}, "2 scenarios, 1 passed, 1 failed"},
 		{"lines that are not events pass through", []string{
 			`# p`,
 			`{"Action":"run","Package":"p","Test":"TestA"}`,
@@ -77,5 +90,67 @@ func TestSummarizeCountsScenarios(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// The fuzz step of make test-reliability (hack/fuzz.sh -json) takes its targets from the
+// code, so the count the report prints follows the code: a target removed is one scenario
+// fewer, and none is left unfuzzed.
+func TestTheFuzzStepCountsTheTargetsInTheCode(t *testing.T) {
+	script, err := filepath.Abs("../../../hack/fuzz.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	module := t.TempDir()
+	write := func(name, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(module, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(module, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fuzzer := func(name string) string {
+		return "package p\n\nimport \"testing\"\n\nfunc " + name + "(f *testing.F) { f.Fuzz(func(t *testing.T, s string) {}) }\n"
+	}
+	write("go.mod", "module scratch\n\ngo 1.26\n")
+	write("p/a_test.go", fuzzer("FuzzA"))
+	write("q/b_test.go", fuzzer("FuzzB"))
+
+	report := func() (tally, string) {
+		t.Helper()
+		cmd := exec.Command(script, "-json", "20x")
+		cmd.Dir = module
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+		events, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", script, err, events)
+		}
+		var out bytes.Buffer
+		tally, err := summarize(bytes.NewReader(events), &out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tally.write(&out)
+		return tally, out.String()
+	}
+
+	tally, out := report()
+	if got, want := tally.String(), "2 scenarios, 2 passed, 0 failed"; got != want {
+		t.Fatalf("two fuzz targets: got %q, want %q\n%s", got, want, out)
+	}
+	for _, name := range []string{"passed  p FuzzA", "passed  q FuzzB", "execs:"} {
+		if !strings.Contains(out, name) {
+			t.Errorf("the report does not show %q:\n%s", name, out)
+		}
+	}
+
+	if err := os.Remove(filepath.Join(module, "q/b_test.go")); err != nil {
+		t.Fatal(err)
+	}
+	write("q/b_test.go", "package p\n")
+	if tally, out := report(); tally.String() != "1 scenarios, 1 passed, 0 failed" {
+		t.Errorf("FuzzB removed: got %q, want one scenario fewer\n%s", tally, out)
 	}
 }
