@@ -108,6 +108,10 @@ api-check: ## Fail on an incompatible API change since the release hack/release/
 .PHONY: test
 test: check-tracked lint api-check verify-generated unit fuzz ## Everything CI checks.
 
+.PHONY: test-under-load
+test-under-load: controlplane ## Run make test beside a CPU load of twice the cores (busy loops of its own, stopped at the end); print each package's result and time.
+	@hack/under-load.sh $(MAKE) --no-print-directory test
+
 .PHONY: demo
 demo: controlplane ## Run the five example operators on a local control plane until they converge (ARGS=--keep-running to stay).
 	cd examples && $(GO) run ./demo $(ARGS)
