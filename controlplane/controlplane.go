@@ -95,25 +95,56 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	return cp, nil
 }
 
-// startAPIServer starts etcd and kube-apiserver through envtest and installs the CRDs.
+// apiServerStarts is how many times startAPIServer tries: envtest picks free ports by
+// binding and releasing them, so on a busy machine another process can take one before
+// etcd or kube-apiserver binds it, and the component exits at start or soon after.
+const apiServerStarts = 3
+
+// startAPIServer starts etcd and kube-apiserver through envtest and installs the CRDs,
+// starting again on new ports if a component fails on the way; the error of the last try
+// quotes the last output of etcd and kube-apiserver.
 func (cp *ControlPlane) startAPIServer(bin string, opts Options) error {
-	etcdDir, certDir := filepath.Join(cp.dir, "etcd"), filepath.Join(cp.dir, "apiserver")
-	if err := os.Mkdir(certDir, 0o700); err != nil {
-		return fmt.Errorf("controlplane: %w", err)
+	for _, dir := range opts.CRDDirectories {
+		if _, err := os.Stat(dir); err != nil {
+			return fmt.Errorf("controlplane: CRD directory: %w", err)
+		}
 	}
+	var errs []error
+	for try := 1; try <= apiServerStarts; try++ {
+		err := cp.tryAPIServer(bin, opts, try)
+		if err == nil {
+			return nil
+		}
+		errs = append(errs, fmt.Errorf("try %d of %d: %w", try, apiServerStarts, err))
+		if cp.env != nil {
+			errs = append(errs, cp.env.Stop())
+			cp.env = nil
+		}
+	}
+	return fmt.Errorf("controlplane: starting the API server: %w", errors.Join(errs...))
+}
+
+// tryAPIServer makes one try of startAPIServer, in directories of its own.
+func (cp *ControlPlane) tryAPIServer(bin string, opts Options, try int) error {
+	dir := filepath.Join(cp.dir, fmt.Sprintf("start-%d", try))
+	etcdDir, certDir := filepath.Join(dir, "etcd"), filepath.Join(dir, "apiserver")
+	if err := os.MkdirAll(certDir, 0o700); err != nil {
+		return err
+	}
+	var etcdOut, apiServerOut tail
 	cp.env = &envtest.Environment{
 		ControlPlane: envtest.ControlPlane{
 			Etcd: &envtest.Etcd{
 				Path:    filepath.Join(bin, "etcd"),
 				DataDir: etcdDir,
-				Out:     opts.Output,
-				Err:     opts.Output,
+				Out:     teeTo(&etcdOut, opts.Output),
+				Err:     teeTo(&etcdOut, opts.Output),
 			},
 			APIServer: &envtest.APIServer{
 				Path:    filepath.Join(bin, "kube-apiserver"),
 				CertDir: certDir,
-				Out:     opts.Output,
-				Err:     opts.Output,
+				Out:     teeTo(&apiServerOut, opts.Output),
+				Err:     teeTo(&apiServerOut, opts.Output),
 			},
 		},
 		CRDDirectoryPaths:     opts.CRDDirectories,
@@ -128,13 +159,14 @@ func (cp *ControlPlane) startAPIServer(bin string, opts Options) error {
 	// envtest's range holds 254 Services; a benchmark of 10000 Memcacheds needs as many.
 	cp.env.ControlPlane.APIServer.Configure().Set("service-cluster-ip-range", "10.0.0.0/16")
 	var err error
-	cp.auditLog, err = auditFlags(cp.dir, func(name, value string) { cp.env.ControlPlane.APIServer.Configure().Set(name, value) })
+	cp.auditLog, err = auditFlags(dir, func(name, value string) { cp.env.ControlPlane.APIServer.Configure().Set(name, value) })
 	if err != nil {
-		return fmt.Errorf("controlplane: %w", err)
+		return err
 	}
 	for name, value := range opts.APIServerFlags {
 		cp.env.ControlPlane.APIServer.Configure().Set(name, value)
 	}
+	beforeTry(try, cp.env)
 
 	var cfg *rest.Config
 	err = cp.guardChildrenDuring(func() (err error) {
@@ -142,16 +174,24 @@ func (cp *ControlPlane) startAPIServer(bin string, opts Options) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("controlplane: starting the API server: %w", err)
+		return fmt.Errorf("%w\netcd's last output:\n%s\nkube-apiserver's last output:\n%s", err, etcdOut.String(), apiServerOut.String())
 	}
 
 	cp.Config = rest.CopyConfig(cfg)
 	cp.Config.QPS, cp.Config.Burst = -1, 0 // unthrottled: the server is the program's alone
 	cp.client, err = client.New(cp.Config, client.Options{})
-	if err != nil {
-		return fmt.Errorf("controlplane: %w", err)
+	return err
+}
+
+// beforeTry lets a test change a try's environment before it starts, to take a port.
+var beforeTry = func(try int, env *envtest.Environment) {}
+
+// teeTo writes to t and, when out is not nil, to out.
+func teeTo(t *tail, out io.Writer) io.Writer {
+	if out == nil {
+		return t
 	}
-	return nil
+	return io.MultiWriter(t, out)
 }
 
 // guardChildrenDuring runs start and meanwhile puts every child process that mentions
