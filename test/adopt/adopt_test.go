@@ -93,8 +93,10 @@ func TestKubebuilderProjectAdoptsOneController(t *testing.T) {
 }
 
 // TestKubebuilderCreateAPIWorksOnEveryTemplate makes a new operator from each template
-// cmd/newoperator offers, adds a second kind to its API package with kubebuilder create
-// api, and builds and vets the result, whose CRDs are the two kinds'.
+// cmd/newoperator offers, adds a second kind to its API group with kubebuilder create api,
+// then turns the project multigroup (kubebuilder edit --multigroup=true, which reads the
+// template's Dockerfile) and adds a kind of another group, and builds and vets the result,
+// whose CRDs are the three kinds'.
 func TestKubebuilderCreateAPIWorksOnEveryTemplate(t *testing.T) {
 	env := newEnv(t)
 	newoperator := filepath.Join(t.TempDir(), "newoperator")
@@ -113,15 +115,24 @@ func TestKubebuilderCreateAPIWorksOnEveryTemplate(t *testing.T) {
 				"-group", tt.group, "-kind", tt.kind, "-dir", dir)
 			group, _, _ := strings.Cut(tt.group, ".")
 			env.step(t, "kubebuilder create api", dir, env.kubebuilder, "create", "api", "--group", group, "--version", tt.version, "--kind", "Backup", "--resource", "--controller")
+			env.step(t, "kubebuilder edit --multigroup=true", dir, env.kubebuilder, "edit", "--multigroup=true")
+			env.step(t, "kubebuilder create api --group other", dir, env.kubebuilder, "create", "api", "--group", "other", "--version", "v1", "--kind", "Tape", "--resource", "--controller")
 			env.step(t, "go vet", dir, "go", "vet", "./...")
 			// create api regenerates the CRDs: the template's kind's, under its own plural,
-			// and the new one's, no other.
+			// and the two new ones', no other.
 			crds, err := filepath.Glob(filepath.Join(dir, "config/crd/bases/*.yaml"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(crds) != 2 {
-				t.Errorf("after create api, config/crd/bases holds %d CRDs, want 2 (%s's and Backup's): %v", len(crds), tt.kind, crds)
+			if len(crds) != 3 {
+				t.Errorf("after create api twice, config/crd/bases holds %d CRDs, want 3 (%s's, Backup's and Tape's): %v", len(crds), tt.kind, crds)
+			}
+			project, err := os.ReadFile(filepath.Join(dir, "PROJECT"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(project), "multigroup: true") {
+				t.Errorf("after kubebuilder edit --multigroup=true, PROJECT does not say multigroup: true:\n%s", project)
 			}
 		})
 	}
