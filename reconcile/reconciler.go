@@ -261,7 +261,7 @@ func (c scopeClient) Refused(err error) {
 func (r *shell[T]) run(ctx context.Context, obj T, s Scope, this *attempt) requeue.Outcome {
 	if r.options.finalizer != "" {
 		if !obj.GetDeletionTimestamp().IsZero() {
-			return r.cleanupDeleted(ctx, obj, s)
+			return r.cleanupDeleted(ctx, obj, s, this)
 		}
 		if !controllerutil.ContainsFinalizer(obj, r.options.finalizer) {
 			if err := r.patch(ctx, obj, func() { controllerutil.AddFinalizer(obj, r.options.finalizer) }); err != nil {
