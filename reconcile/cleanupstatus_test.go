@@ -10,6 +10,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -160,6 +161,78 @@ func TestReconcileWritesTheStatusBeforeItRemovesTheFinalizer(t *testing.T) {
 			}
 			if f.counter.Writes() != tt.wantWrites {
 				t.Errorf("%d writes; want %d", f.counter.Writes(), tt.wantWrites)
+			}
+		})
+	}
+}
+
+// TestReconcileToleratesAnObjectChangedOrGoneWhileItsCleanupRuns has someone else change, or
+// release and so delete, the object while its cleanup runs: the status write that follows
+// meets a conflict, a quiet requeue whose next reconcile writes the status, or NotFound, the
+// end of the deletion; neither is an error nor an error's retry.
+func TestReconcileToleratesAnObjectChangedOrGoneWhileItsCleanupRuns(t *testing.T) {
+	tests := []struct {
+		name       string
+		meanwhile  func(live *Widget) // done to the object by someone else during the cleanup
+		wantResult ctrl.Result
+		wantGone   bool
+	}{
+		{
+			name:       "changed: a quiet requeue",
+			meanwhile:  func(live *Widget) { live.Annotations = map[string]string{"touched": "yes"} },
+			wantResult: ctrl.Result{RequeueAfter: 200 * time.Millisecond},
+		},
+		{
+			name:       "released and gone: done",
+			meanwhile:  func(live *Widget) { live.Finalizers = nil },
+			wantResult: ctrl.Result{},
+			wantGone:   true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			meddle := false
+			r := f.declared(declare(func(context.Context, *Widget, reconcile.Scope) requeue.Outcome { return requeue.Done() }).
+				WithFinalizer(finalizer, func(ctx context.Context, w *Widget, _ reconcile.Scope) requeue.Outcome {
+					if meddle {
+						meddle = false
+						live := &Widget{}
+						if err := f.client.Get(ctx, client.ObjectKeyFromObject(w), live); err != nil {
+							t.Fatal(err)
+						}
+						tt.meanwhile(live)
+						if err := f.client.Update(ctx, live); err != nil {
+							t.Fatal(err)
+						}
+					}
+					return requeue.After(time.Minute)
+				}))
+			if _, err := f.reconcile(t, r); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.client.Delete(t.Context(), f.widget); err != nil {
+				t.Fatal(err)
+			}
+			meddle = true
+			result, err := f.reconcile(t, r)
+			if err != nil || result != tt.wantResult {
+				t.Fatalf("Reconcile = %+v, %v; want %+v and no error", result, err, tt.wantResult)
+			}
+			if logged := f.logs.errors; len(logged) > 0 {
+				t.Errorf("errors logged: %q; want none", logged)
+			}
+			if tt.wantGone {
+				if err := f.client.Get(t.Context(), client.ObjectKeyFromObject(f.widget), &Widget{}); !apierrors.IsNotFound(err) {
+					t.Errorf("Get = %v; want NotFound", err)
+				}
+				return
+			}
+			if _, err := f.reconcile(t, r); err != nil {
+				t.Fatal(err)
+			}
+			if c := conditions.Find(f.live(t), conditions.Reconciling); c == nil || c.Reason != reconcile.ReasonCleaningUp {
+				t.Errorf("Reconciling = %+v after the requeue; want %s", c, reconcile.ReasonCleaningUp)
 			}
 		})
 	}
