@@ -118,8 +118,9 @@ type Exploration struct {
 	// oracles catch it: its violations count as caught in Summary, not as violations.
 	Mutant string
 
-	// StopAtFirst ends the exploration at the first run an oracle faults: for a mutant,
-	// whose being caught at all is the point.
+	// StopAtFirst ends a mutant's exploration at the first run one of its CaughtBy
+	// oracles faults: its being caught at all is the point. A violation of another oracle
+	// does not stop it, so that an unrelated alarm cannot hide the bug under test.
 	StopAtFirst bool
 
 	// Quiet is how long the operator must send nothing, with no reconcile queued or
@@ -140,9 +141,9 @@ type Exploration struct {
 
 	// CaughtBy are the oracles that must catch the Mutant: it counts as caught only when
 	// one of them reports it, and a violation of any other oracle in its exploration is
-	// a false alarm (Summary). A Mutant with none is explored for what it shows (a
-	// control beside a mutant), and Summary counts it neither caught nor missed.
-	CaughtBy []string
+	// a false alarm (Summary). A Mutant needs one at least, each of Oracles: Explore
+	// refuses a Mutant without CaughtBy, and a name that is no oracle's.
+	CaughtBy []Oracle
 
 	// Parallel is the most perturbed runs made at once, each in its namespace with an
 	// operator of its own; zero means DefaultParallel. A run mostly waits for its
@@ -168,11 +169,8 @@ type Violation struct {
 	Run string
 	// Class is the run's class of perturbation; "" for the reference run.
 	Class Class
-	// Oracle names the oracle that found it: "end state", "created twice",
-	// "deleted wrongly", "not controlled", "left behind", "writes once converged",
-	// "current too early", "never settled", and for spec transitions "invalid spec not
-	// stalled", "retry storm", "spec not acted on", "not recovered".
-	Oracle string
+	// Oracle is the oracle that found it, one of Oracles.
+	Oracle Oracle
 	// Detail says what was found.
 	Detail string
 }
@@ -212,13 +210,18 @@ type Report struct {
 
 // Caught reports whether a violation was found in a run of class by oracle; "" matches
 // any.
-func (r *Report) Caught(class Class, oracle string) bool {
+func (r *Report) Caught(class Class, oracle Oracle) bool {
 	for _, v := range r.Violations {
 		if (class == "" || v.Class == class) && (oracle == "" || v.Oracle == oracle) {
 			return true
 		}
 	}
 	return false
+}
+
+// caught reports whether one of the oracles found a violation.
+func (r *Report) caught(oracles []Oracle) bool {
+	return slices.ContainsFunc(r.Violations, func(v Violation) bool { return slices.Contains(oracles, v.Oracle) })
 }
 
 // Run explores x and fails t with the report of each run that an oracle faults.
@@ -237,6 +240,9 @@ func Run(t *testing.T, x Exploration) *Report {
 func Explore(t *testing.T, x Exploration) *Report {
 	t.Helper()
 	start := time.Now()
+	if err := x.validate(); err != nil {
+		t.Fatal(err)
+	}
 	if x.Quiet == 0 {
 		x.Quiet = 300 * time.Millisecond
 	}
@@ -285,7 +291,7 @@ func Explore(t *testing.T, x Exploration) *Report {
 	}
 	for _, d := range ex.perturbed(t, points, ref) {
 		rep.Runs += d.runs
-		if x.StopAtFirst && len(rep.Violations) > 0 {
+		if x.StopAtFirst && rep.caught(x.CaughtBy) {
 			continue // made at once with the one that caught it; judged no further
 		}
 		ex.record(rep, d.got, ref, d.violations)
@@ -301,7 +307,7 @@ func Explore(t *testing.T, x Exploration) *Report {
 func (ex *explorer) finish(rep *Report, start time.Time) {
 	x := ex.x
 	rep.Duration = time.Since(start)
-	if x.Mutant != "" && x.CaughtBy != nil {
+	if x.Mutant != "" {
 		for _, v := range rep.Violations {
 			if !slices.Contains(x.CaughtBy, v.Oracle) {
 				rep.FalseAlarms = append(rep.FalseAlarms, v)
@@ -370,8 +376,9 @@ type done struct {
 
 // perturbed makes a run of each point, up to Parallel at once, and returns them in the
 // order of points, whatever order they ended in: the report is the same at any
-// Parallel. With StopAtFirst, no run is started once one has a violation; those started
-// before it end, and are counted, but are not judged.
+// Parallel. With StopAtFirst, no run is started once one has a violation of one of the
+// mutant's CaughtBy oracles; those started before it end, and are counted, but are not
+// judged.
 func (ex *explorer) perturbed(t *testing.T, points []perturbation, ref *result) []done {
 	n := ex.x.Parallel
 	if *parallel > 0 {
@@ -425,7 +432,7 @@ func (ex *explorer) perturbed(t *testing.T, points []perturbation, ref *result) 
 			}
 			d := done{got: got, violations: ex.violations(got, ref), runs: runs, shrunk: shrunk}
 			out[i] = d
-			if len(d.violations) > 0 {
+			if ex.x.StopAtFirst && slices.ContainsFunc(d.violations, func(v Violation) bool { return slices.Contains(ex.x.CaughtBy, v.Oracle) }) {
 				faulted.Do(func() { close(stop) })
 			}
 		}()
@@ -666,7 +673,7 @@ type result struct {
 
 // unsettled reports whether the operator did not settle in the run.
 func (r *result) unsettled() bool {
-	return slices.ContainsFunc(r.findings, func(v Violation) bool { return v.Oracle == "never settled" })
+	return slices.ContainsFunc(r.findings, func(v Violation) bool { return v.Oracle == NeverSettled })
 }
 
 // run makes one run of the workload under p, as a subtest named name.
@@ -806,7 +813,7 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 				return
 			}
 			if time.Now().After(deadline) || led.count()-before > 200 {
-				res.findings = append(res.findings, Violation{Oracle: "never settled", Detail: fmt.Sprintf(
+				res.findings = append(res.findings, Violation{Oracle: NeverSettled, Detail: fmt.Sprintf(
 					"after step %d the operator made %d writes and did not settle", step+1, led.count()-before)})
 				return
 			}
@@ -951,7 +958,7 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 			settle(i)
 			if n := led.count() - before; n > 0 {
 				ws := led.snapshot()[before:]
-				res.findings = append(res.findings, Violation{Oracle: "writes once converged", Detail: fmt.Sprintf(
+				res.findings = append(res.findings, Violation{Oracle: WritesOnceConverged, Detail: fmt.Sprintf(
 					"after step %d (%s), a restarted operator wrote %d times: %s", i+1, s.Name, n, joinWrites(ws))})
 			}
 			if res.unsettled() {
@@ -1277,7 +1284,7 @@ func (inc *incarnation) checkCurrent(ctx context.Context, res *result, step int)
 			continue
 		}
 		if d := cmp.Diff(c.children, now); d != "" {
-			res.findings = append(res.findings, Violation{Oracle: "current too early", Detail: fmt.Sprintf(
+			res.findings = append(res.findings, Violation{Oracle: CurrentTooEarly, Detail: fmt.Sprintf(
 				"write %d made %s %s Current (kstatus) before the objects it controls had settled (-then +settled):\n%s", c.write, c.kind, c.name, d)})
 		}
 	}
@@ -1313,7 +1320,7 @@ func (ex *explorer) violations(got, ref *result) []Violation {
 	}
 	if ref != nil && got.end != nil && ref.end != nil {
 		if d := cmp.Diff(ref.end, got.end); d != "" {
-			vs = append(vs, Violation{Oracle: "end state", Detail: "the end state differs from the reference run's (-reference +this run):\n" + d})
+			vs = append(vs, Violation{Oracle: EndState, Detail: "the end state differs from the reference run's (-reference +this run):\n" + d})
 		}
 	}
 	for i := range vs {
@@ -1416,7 +1423,7 @@ func (ex *explorer) createdTwice(got *result) []Violation {
 		case w.Subresource != "" || !w.accepted():
 		case w.Verb == "create" && !strings.HasSuffix(w.Name, "<generated>"):
 			if prev, ok := live[key]; ok {
-				vs = append(vs, Violation{Oracle: "created twice", Detail: fmt.Sprintf(
+				vs = append(vs, Violation{Oracle: CreatedTwice, Detail: fmt.Sprintf(
 					"write %d created %s %s again, which write %d had created", i+1, w.Resource, w.Name, prev)})
 			}
 			live[key] = i + 1
@@ -1446,7 +1453,7 @@ func (ex *explorer) createdTwice(got *result) []Violation {
 	for _, k := range mapsKeys(byOwner) {
 		if names := byOwner[k]; len(names) > 1 {
 			what, _, _ := strings.Cut(k, "\x00")
-			vs = append(vs, Violation{Oracle: "created twice", Detail: fmt.Sprintf(
+			vs = append(vs, Violation{Oracle: CreatedTwice, Detail: fmt.Sprintf(
 				"%s: %d objects named by generateName for one purpose (alike but for their names), %s", what, len(names), strings.Join(names, ", "))})
 		}
 	}
@@ -1489,9 +1496,9 @@ func churn(ref, got *result) []Violation {
 	for _, k := range mapsKeys(have) {
 		if have[k] > want[k] {
 			verb, what, _ := strings.Cut(k, " ")
-			oracle := "created twice"
+			oracle := CreatedTwice
 			if verb == "delete" {
-				oracle = "deleted wrongly"
+				oracle = DeletedWrongly
 			}
 			vs = append(vs, Violation{Oracle: oracle, Detail: fmt.Sprintf(
 				"the operator sent %d accepted %s of %s, the reference run %d", have[k], verb, what, want[k])})
@@ -1510,7 +1517,7 @@ func (ex *explorer) notControlled(got *result) []Violation {
 			continue
 		}
 		if ex.foreign[w.Group+"/"+w.Resource+"/"+w.Name] {
-			vs = append(vs, Violation{Oracle: "not controlled", Detail: fmt.Sprintf(
+			vs = append(vs, Violation{Oracle: NotControlled, Detail: fmt.Sprintf(
 				"write %d (%s) wrote %s %s, which the workload created as someone else's", i+1, w, w.Resource, w.Name)})
 			continue
 		}
@@ -1520,7 +1527,7 @@ func (ex *explorer) notControlled(got *result) []Violation {
 		// Controlled by one of its objects, or by one of its children (a StatefulSet's
 		// claims): the operator's to write.
 		if kind, name, ok := controllerOf(w.Object); ok && !ex.ours[kind] && !ex.owned[kind] {
-			vs = append(vs, Violation{Oracle: "not controlled", Detail: fmt.Sprintf(
+			vs = append(vs, Violation{Oracle: NotControlled, Detail: fmt.Sprintf(
 				"write %d (%s) wrote %s %s, which %s %s controls", i+1, w, w.Resource, w.Name, kind, name)})
 		}
 	}
@@ -1535,7 +1542,7 @@ func (ex *explorer) leftBehind(got *result) []Violation {
 	for _, key := range mapsKeys(got.objects) {
 		o := got.objects[key]
 		if ex.ours[o.GetKind()] && got.deleted[key] {
-			vs = append(vs, Violation{Oracle: "left behind", Detail: fmt.Sprintf(
+			vs = append(vs, Violation{Oracle: LeftBehind, Detail: fmt.Sprintf(
 				"%s was deleted by the workload and is still there, with finalizers %v", key, o.GetFinalizers())})
 		}
 	}
@@ -1555,7 +1562,7 @@ func (ex *explorer) leftBehind(got *result) []Violation {
 	for _, key := range mapsKeys(got.objects) {
 		o := got.objects[key]
 		if created[key] && !ex.ours[o.GetKind()] && len(o.GetOwnerReferences()) == 0 {
-			vs = append(vs, Violation{Oracle: "left behind", Detail: fmt.Sprintf(
+			vs = append(vs, Violation{Oracle: LeftBehind, Detail: fmt.Sprintf(
 				"%s, which the operator created, is still there with no owner for the garbage collector, though the workload deleted every %s", key, strings.Join(mapsKeys(ex.ours), ", "))})
 		}
 	}
@@ -1613,7 +1620,7 @@ type totals struct {
 	mutants, caught, falseAlarms     int
 }
 
-func (t *totals) add(r *Report, mutant bool, caughtBy []string) {
+func (t *totals) add(r *Report, mutant bool, caughtBy []Oracle) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.runs += r.Runs
@@ -1628,11 +1635,8 @@ func (t *totals) add(r *Report, mutant bool, caughtBy []string) {
 		t.last = end
 	}
 	if mutant {
-		if caughtBy == nil {
-			return // explored for what it shows, neither caught nor missed
-		}
 		t.mutants++
-		if slices.ContainsFunc(r.Violations, func(v Violation) bool { return slices.Contains(caughtBy, v.Oracle) }) {
+		if r.caught(caughtBy) {
 			t.caught++
 		}
 		t.falseAlarms += len(r.FalseAlarms)

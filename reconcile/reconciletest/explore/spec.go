@@ -518,7 +518,7 @@ func reached(tr transition, got, fresh *result) []Violation {
 		return out
 	}
 	if d := cmp.Diff(children(fresh.family), children(got.transitioned)); d != "" {
-		return []Violation{{Oracle: "spec not reached", Detail: fmt.Sprintf(
+		return []Violation{{Oracle: SpecNotReached, Detail: fmt.Sprintf(
 			"after %s, the operator settled with children of %s other than a fresh operator makes from scratch for spec.%s as the transition left it (-from scratch +after the transition):\n%s",
 			tr.describe(), tr.object, strings.Join(tr.path, "."), d)}}
 	}
@@ -766,7 +766,7 @@ func (ex *explorer) judgeTransition(ctx context.Context, c client.Client, namesp
 	var vs []Violation
 	obj, err := ex.objectOf(ctx, c, namespace, tr.object)
 	if err != nil {
-		return []Violation{{Oracle: "spec not acted on", Detail: fmt.Sprintf("after %s: %v", tr.describe(), err)}}
+		return []Violation{{Oracle: SpecNotActedOn, Detail: fmt.Sprintf("after %s: %v", tr.describe(), err)}}
 	}
 	verdict := "unknown"
 	if r, err := kstatus.Compute(obj); err == nil {
@@ -776,14 +776,14 @@ func (ex *explorer) judgeTransition(ctx context.Context, c client.Client, namesp
 		stalled := conditionOf(obj, conditions.Stalled)
 		switch {
 		case stalled == nil || stalled["status"] != "True" || stalled["reason"] == "":
-			vs = append(vs, Violation{Oracle: "invalid spec not stalled", Detail: fmt.Sprintf(
+			vs = append(vs, Violation{Oracle: InvalidSpecNotStalled, Detail: fmt.Sprintf(
 				"after %s, the operator settled with %s not Stalled (kstatus %s; its conditions: %s)", tr.describe(), tr.object, verdict, conditionsOf(obj))})
 		case verdict != kstatus.FailedStatus.String():
-			vs = append(vs, Violation{Oracle: "invalid spec not stalled", Detail: fmt.Sprintf(
+			vs = append(vs, Violation{Oracle: InvalidSpecNotStalled, Detail: fmt.Sprintf(
 				"after %s, %s is Stalled (%v) but kstatus reads %s: its status is not of the generation that holds the invalid spec", tr.describe(), tr.object, stalled["reason"], verdict)})
 		}
 		if reconciled > maxInvalidReconciles {
-			vs = append(vs, Violation{Oracle: "retry storm", Detail: fmt.Sprintf(
+			vs = append(vs, Violation{Oracle: RetryStorm, Detail: fmt.Sprintf(
 				"after %s, the operator reconciled %d times before it settled, more than %d", tr.describe(), reconciled, maxInvalidReconciles)})
 		}
 		return vs
@@ -798,7 +798,7 @@ func (ex *explorer) judgeTransition(ctx context.Context, c client.Client, namesp
 	}
 	fam, err := ex.family(ctx, c, namespace, tr.object)
 	if err != nil {
-		return []Violation{{Oracle: "spec not acted on", Detail: err.Error()}}
+		return []Violation{{Oracle: SpecNotActedOn, Detail: err.Error()}}
 	}
 	children := map[string]any{}
 	for k, o := range fam {
@@ -816,7 +816,7 @@ func (ex *explorer) judgeTransition(ctx context.Context, c client.Client, namesp
 		}
 		held = append(held, fmt.Sprintf("%s = %v", w, got))
 	}
-	return []Violation{{Oracle: "spec not acted on", Detail: fmt.Sprintf(
+	return []Violation{{Oracle: SpecNotActedOn, Detail: fmt.Sprintf(
 		"after %s, the operator settled with %s, none of them %v, where the reference run always had the value of spec.%s; kstatus reads %s %s",
 		tr.describe(), strings.Join(held, ", "), value, strings.Join(tr.path, "."), tr.object, verdict)}}
 }
@@ -825,7 +825,7 @@ func (ex *explorer) judgeTransition(ctx context.Context, c client.Client, namesp
 // the state before the transition: the operator must converge to it again.
 func recovered(tr transition, before, after state) []Violation {
 	if d := cmp.Diff(before, after); d != "" {
-		return []Violation{{Oracle: "not recovered", Detail: fmt.Sprintf(
+		return []Violation{{Oracle: NotRecovered, Detail: fmt.Sprintf(
 			"after %s and the return to the spec before it, %s and its children differ from what they were before (-before +after):\n%s", tr.describe(), tr.object, d)}}
 	}
 	return nil
@@ -869,7 +869,7 @@ func (ex *explorer) generation(ctx context.Context, c client.Client, namespace, 
 // out each whose absence keeps a violation of one of those oracles, and returns the
 // sequence left, for the run's report, with the runs it made.
 func (ex *explorer) shrink(t *testing.T, p perturbation, got *result) (string, int) {
-	oracles := map[string]bool{}
+	oracles := map[Oracle]bool{}
 	for _, v := range got.findings {
 		oracles[v.Oracle] = true
 	}
