@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -206,6 +207,26 @@ type Report struct {
 	// FalseAlarms are the violations of a mutant's exploration by an oracle other than
 	// its CaughtBy.
 	FalseAlarms []Violation
+	// Unjudged are the transitions and points an oracle could not judge, each with why
+	// (a run that never settled, an object its operator reports Stalled): what the
+	// exploration did not prove, said rather than skipped. Summary counts them.
+	Unjudged []Unjudged
+}
+
+// Unjudged is a transition or point of a run that an oracle could not judge.
+type Unjudged struct {
+	// Run names the run, as Violation.Run does.
+	Run string
+	// Oracle is the oracle that could not judge it.
+	Oracle Oracle
+	// Why says why it could not.
+	Why string
+}
+
+// String is the unjudged point as a report lists it: "spec@shop@-tier [spec not
+// reached] unjudged: after ..., the operator never settled".
+func (u Unjudged) String() string {
+	return fmt.Sprintf("%s [%s] unjudged: %s", u.Run, u.Oracle, u.Why)
 }
 
 // Caught reports whether a violation was found in a run of class by oracle; "" matches
@@ -295,6 +316,7 @@ func Explore(t *testing.T, x Exploration) *Report {
 			continue // made at once with the one that caught it; judged no further
 		}
 		ex.record(rep, d.got, ref, d.violations)
+		ex.unjudged(rep, d.got)
 		if d.shrunk != "" && len(rep.Details) > 0 {
 			rep.Details[len(rep.Details)-1] += d.shrunk
 		}
@@ -315,7 +337,7 @@ func (ex *explorer) finish(rep *Report, start time.Time) {
 		}
 	}
 	tally.add(rep, x.Mutant != "", x.CaughtBy)
-	ex.t.Logf("explore %s: runs=%d points=%d violations=%d in %s", x.Operator.User, rep.Runs, rep.Points, len(rep.Violations), rep.Duration.Round(time.Millisecond))
+	ex.t.Logf("explore %s: runs=%d points=%d violations=%d unjudged=%d in %s", x.Operator.User, rep.Runs, rep.Points, len(rep.Violations), len(rep.Unjudged), rep.Duration.Round(time.Millisecond))
 	for _, m := range rep.Masks {
 		if m.Why != whyServer { // the API server's are the same for every exploration
 			ex.t.Logf("explore %s: masked: %s", x.Operator.User, m)
@@ -344,7 +366,17 @@ func (ex *explorer) reference(t *testing.T, rep *Report) *result {
 	// Their end states were normalised before the masks were learnt.
 	ref.end = ex.normalise(ref.objects, ref.namespace)
 	ex.judge(rep, ref, nil)
+	ex.unjudged(rep, ref)
 	return ref
+}
+
+// unjudged adds what the oracles could not judge in the run got to rep, and logs it.
+func (ex *explorer) unjudged(rep *Report, got *result) {
+	for _, u := range got.unjudged {
+		u.Run = got.name
+		rep.Unjudged = append(rep.Unjudged, u)
+		ex.t.Logf("explore %s: %s", ex.x.Operator.User, u)
+	}
 }
 
 // states are the states the reference run res settled in, after each step and at its
@@ -428,7 +460,11 @@ func (ex *explorer) perturbed(t *testing.T, points []perturbation, ref *result) 
 				runs += n
 			}
 			if p.class == Spec {
-				got.findings = append(got.findings, reached(*p.tr, got, fresh)...)
+				vs, u := reached(*p.tr, got, fresh)
+				got.findings = append(got.findings, vs...)
+				if u != nil {
+					got.unjudged = append(got.unjudged, *u)
+				}
 			}
 			d := done{got: got, violations: ex.violations(got, ref), runs: runs, shrunk: shrunk}
 			out[i] = d
@@ -653,6 +689,7 @@ type result struct {
 	end       state
 	objects   map[string]*unstructured.Unstructured
 	findings  []Violation
+	unjudged  []Unjudged      // what an oracle could not judge in the run, and why
 	deleted   map[string]bool // "Kind name" of the workload's objects it deleted
 	// views are, in the reference run, the objects of each resource the operator watched
 	// (group/resource → namespace/name) before the first step and after each step: what
@@ -1281,6 +1318,8 @@ func (inc *incarnation) checkCurrent(ctx context.Context, res *result, step int)
 	for _, c := range claims {
 		now, err := inc.childrenOf(ctx, c.uid)
 		if err != nil {
+			res.unjudged = append(res.unjudged, Unjudged{Oracle: CurrentTooEarly, Why: fmt.Sprintf(
+				"after step %d, the children of %s %s, made Current by write %d, could not be read: %v", step+1, c.kind, c.name, c.write, err)})
 			continue
 		}
 		if d := cmp.Diff(c.children, now); d != "" {
@@ -1618,6 +1657,8 @@ type totals struct {
 	operators, runs, points, violate int
 	first, last                      time.Time // when the first exploration began, the last ended
 	mutants, caught, falseAlarms     int
+	// unjudged counts what no oracle could judge, by oracle and why in short.
+	unjudged map[string]int
 }
 
 func (t *totals) add(r *Report, mutant bool, caughtBy []Oracle) {
@@ -1625,6 +1666,12 @@ func (t *totals) add(r *Report, mutant bool, caughtBy []Oracle) {
 	defer t.mu.Unlock()
 	t.runs += r.Runs
 	t.points += r.Points
+	for _, u := range r.Unjudged {
+		if t.unjudged == nil {
+			t.unjudged = map[string]int{}
+		}
+		t.unjudged[string(u.Oracle)+": "+shortWhy(u.Why)]++
+	}
 	// Explorations made side by side overlap: the time is from the first one's start to
 	// the last one's end, not the sum of theirs.
 	end := time.Now()
@@ -1656,6 +1703,29 @@ func (t *totals) add(r *Report, mutant bool, caughtBy []Oracle) {
 func Summary() string {
 	tally.mu.Lock()
 	defer tally.mu.Unlock()
-	return fmt.Sprintf("explore: operators=%d runs=%d points=%d mutants_caught=%d/%d false_alarms=%d seconds=%.0f",
-		tally.operators, tally.runs, tally.points, tally.caught, tally.mutants, tally.falseAlarms, tally.last.Sub(tally.first).Seconds())
+	n := 0
+	var why []string
+	for _, k := range mapsKeys(tally.unjudged) {
+		n += tally.unjudged[k]
+		why = append(why, fmt.Sprintf("%d %s", tally.unjudged[k], k))
+	}
+	unjudged := strconv.Itoa(n)
+	if n > 0 {
+		unjudged += " (" + strings.Join(why, "; ") + ")"
+	}
+	return fmt.Sprintf("explore: operators=%d runs=%d points=%d mutants_caught=%d/%d false_alarms=%d unjudged=%s seconds=%.0f",
+		tally.operators, tally.runs, tally.points, tally.caught, tally.mutants, tally.falseAlarms, unjudged, tally.last.Sub(tally.first).Seconds())
+}
+
+// shortWhy is why a point was unjudged, without what names the point: the object and
+// the transition ("after X: spec.tier removed, updated; valid, "), for the summary to
+// count alike reasons together.
+func shortWhy(why string) string {
+	if _, rest, ok := strings.Cut(why, "; valid, "); ok {
+		why = rest
+	}
+	if i := strings.Index(why, " ("); i > 0 {
+		why = why[:i] // a reason's details
+	}
+	return why
 }

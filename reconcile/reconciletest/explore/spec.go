@@ -486,22 +486,48 @@ func createChanged(ctx context.Context, c client.Client, namespace string, obj c
 }
 
 // reached is the differential oracle (Acto's): the children of the object once the
-// operator has settled after the transition, in got, must be those a fresh operator makes
+// operator has quiesced after the transition, in got, must be those a fresh operator makes
 // from scratch for an object created with the spec the transition left, in fresh, masked
-// alike. A difference is a spec the operator did not reach from where it was: a field
-// whose removal never reaches a child, a child of the old value never deleted.
+// alike: which children there are (a child of the old value never deleted, one of the new
+// never made) and every field of each that a client writes (a field whose removal never
+// reaches a child, a changed value never passed on; the status of a child is its own
+// controller's, and left out). A difference is a spec the operator did not reach from
+// where it was.
 //
-// It judges what the operator claims: only when kstatus reads the object Current after
-// the transition (an operator that reports a spec it cannot reach yet, a reference to a
-// ConfigMap that does not exist, Stalled or InProgress, says so itself), and neither it
-// nor the object from scratch is paused (a paused object's children stay as they were,
-// by contract: reconcile.Paused). A Pod's and a Job's spec are compared by their
-// presence alone: the API server refuses to change them in place, and whether to make
-// them again for a new spec is the operator's (an At's pod, run once).
-func reached(tr transition, got, fresh *result) []Violation {
-	if got.transitioned == nil || fresh == nil || fresh.family == nil || fresh.unsettled() ||
-		got.verdict != kstatus.CurrentStatus || paused(got.transitioned[tr.object]) || paused(fresh.family[tr.object]) {
-		return nil
+// It judges every valid transition, whatever kstatus reads the object: an operator whose
+// readiness follows a Job, a Deployment or a StatefulSet is InProgress for good on an API
+// server alone, and what it made is judged all the same. What it cannot judge it says, as
+// an unjudged transition with why: a run (the spec run or the one from scratch) that never
+// settled; an object paused on either side (a paused object's children stay as they were,
+// by contract: reconcile.Paused); and an object Stalled on either side, whose operator
+// reports, for that generation, a spec it cannot reach (a ConfigMap it names that does not
+// exist, a volume claim's class the API server will not change): a fresh operator's
+// children for that spec are not what the operator converges to, and the status says so.
+// A Pod's and a Job's spec are compared by their presence alone: the API server refuses to
+// change them in place, and whether to make them again for a new spec is the operator's
+// (an At's pod, run once).
+func reached(tr transition, got, fresh *result) ([]Violation, *Unjudged) {
+	if tr.past {
+		return nil, nil // no run from scratch: the API server would refuse the object
+	}
+	unjudged := func(why string, args ...any) ([]Violation, *Unjudged) {
+		return nil, &Unjudged{Oracle: SpecNotReached, Why: fmt.Sprintf("after %s, ", tr.describe()) + fmt.Sprintf(why, args...)}
+	}
+	switch {
+	case got.unsettled():
+		return unjudged("the operator never settled")
+	case fresh == nil || fresh.unsettled():
+		return unjudged("the fresh operator never settled on the object from scratch")
+	case got.transitioned == nil || fresh.family == nil:
+		return unjudged("no state of the object was read once it settled")
+	case paused(got.transitioned[tr.object]) || paused(fresh.family[tr.object]):
+		return unjudged("%s is paused: its children stay as they were, by contract", tr.object)
+	}
+	if r := stalledReason(got.transitioned[tr.object]); r != "" {
+		return unjudged("the operator reports %s Stalled (%s): a spec it says it cannot reach", tr.object, r)
+	}
+	if r := stalledReason(fresh.family[tr.object]); r != "" {
+		return unjudged("a fresh operator reports %s from scratch Stalled (%s): no state it converges to", tr.object, r)
 	}
 	children := func(s state) state {
 		out := state{}
@@ -519,10 +545,23 @@ func reached(tr transition, got, fresh *result) []Violation {
 	}
 	if d := cmp.Diff(children(fresh.family), children(got.transitioned)); d != "" {
 		return []Violation{{Oracle: SpecNotReached, Detail: fmt.Sprintf(
-			"after %s, the operator settled with children of %s other than a fresh operator makes from scratch for spec.%s as the transition left it (-from scratch +after the transition):\n%s",
-			tr.describe(), tr.object, strings.Join(tr.path, "."), d)}}
+			"after %s, the operator settled (kstatus %s) with children of %s other than a fresh operator makes from scratch for spec.%s as the transition left it (-from scratch +after the transition):\n%s",
+			tr.describe(), got.verdict, tr.object, strings.Join(tr.path, "."), d)}}, nil
 	}
-	return nil
+	return nil, nil
+}
+
+// stalledReason is the reason of the normalised obj's condition Stalled if it is True
+// for the object's generation, "" otherwise.
+func stalledReason(obj map[string]any) string {
+	status, _ := obj["status"].(map[string]any)
+	conds, _ := status["conditions"].([]any)
+	for _, c := range conds {
+		if m, _ := c.(map[string]any); m["type"] == conditions.Stalled && m["status"] == "True" {
+			return fmt.Sprint(m["reason"])
+		}
+	}
+	return ""
 }
 
 // paused reports whether the normalised obj has the condition Paused True.
