@@ -204,6 +204,7 @@ var corpus = []corpusEntry{
 			workload: tenantWorkload,
 		}},
 	},
+	storefrontEntry,
 }
 
 // TestExploringTheCorpusFindsNothingAndCatchesEachVariant explores each operator of the
