@@ -247,8 +247,8 @@ func TestExploringTheCorpusFindsNothingAndCatchesEachVariant(t *testing.T) {
 				}
 				exploredMu.Lock()
 				defer exploredMu.Unlock()
-				explored = append(explored, fmt.Sprintf("explore corpus %q: runs=%d points=%d violations=%d seconds=%.0f masked=%d sampled=%v",
-					r.name, rep.Runs, rep.Points, len(rep.Violations), rep.Duration.Seconds(), learned(rep), rep.Sampled))
+				explored = append(explored, fmt.Sprintf("explore corpus %q: runs=%d points=%d violations=%d unjudged=%d seconds=%.0f masked=%d sampled=%v",
+					r.name, rep.Runs, rep.Points, len(rep.Violations), len(rep.Unjudged), rep.Duration.Seconds(), learned(rep), rep.Sampled))
 				return
 			}
 			m := r.m

@@ -221,6 +221,9 @@ type Unjudged struct {
 	Oracle Oracle
 	// Why says why it could not.
 	Why string
+	// reason is Why in short, without the names of the object and the transition: what
+	// Summary counts alike.
+	reason string
 }
 
 // String is the unjudged point as a report lists it: "spec@shop@-tier [spec not
@@ -882,7 +885,7 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 				t.Fatalf("explore: %s from scratch: %v", res.p.tr.describe(), err)
 			}
 			settle(i)
-			fam, err := ex.steadyFamily(ctx, admin, e.Namespace, res.p.tr.object)
+			fam, err := ex.steadyFamily(ctx, admin, e.Namespace, res.p.tr.object, true)
 			if err != nil {
 				t.Fatalf("explore: %v", err)
 			}
@@ -922,7 +925,7 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 		if tr := res.p.tr; tr != nil && tr.step == i {
 			// The transition, settled and judged, then the spec before it, settled and
 			// compared with the state before it.
-			before, err := ex.steadyFamily(ctx, admin, e.Namespace, tr.object)
+			before, err := ex.steadyFamily(ctx, admin, e.Namespace, tr.object, false)
 			if err != nil {
 				t.Fatalf("explore: %v", err)
 			}
@@ -946,7 +949,7 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 			inc.checkCurrent(ctx, res, i)
 			res.findings = append(res.findings, ex.judgeTransition(ctx, admin, e.Namespace, *tr, int(reconciles()-start), ex.mapping)...)
 			if !tr.past {
-				if res.transitioned, err = ex.steadyFamily(ctx, admin, e.Namespace, tr.object); err != nil {
+				if res.transitioned, err = ex.steadyFamily(ctx, admin, e.Namespace, tr.object, true); err != nil {
 					t.Fatalf("explore: %v", err)
 				}
 				if o, err := ex.objectOf(ctx, admin, e.Namespace, tr.object); err == nil {
@@ -969,7 +972,7 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 			}
 			settle(i)
 			inc.checkCurrent(ctx, res, i)
-			after, err := ex.steadyFamily(ctx, admin, e.Namespace, tr.object)
+			after, err := ex.steadyFamily(ctx, admin, e.Namespace, tr.object, false)
 			if err != nil {
 				t.Fatalf("explore: %v", err)
 			}
@@ -1318,7 +1321,7 @@ func (inc *incarnation) checkCurrent(ctx context.Context, res *result, step int)
 	for _, c := range claims {
 		now, err := inc.childrenOf(ctx, c.uid)
 		if err != nil {
-			res.unjudged = append(res.unjudged, Unjudged{Oracle: CurrentTooEarly, Why: fmt.Sprintf(
+			res.unjudged = append(res.unjudged, Unjudged{Oracle: CurrentTooEarly, reason: "children not read", Why: fmt.Sprintf(
 				"after step %d, the children of %s %s, made Current by write %d, could not be read: %v", step+1, c.kind, c.name, c.write, err)})
 			continue
 		}
@@ -1670,7 +1673,11 @@ func (t *totals) add(r *Report, mutant bool, caughtBy []Oracle) {
 		if t.unjudged == nil {
 			t.unjudged = map[string]int{}
 		}
-		t.unjudged[string(u.Oracle)+": "+shortWhy(u.Why)]++
+		reason := u.reason
+		if reason == "" {
+			reason = u.Why
+		}
+		t.unjudged[string(u.Oracle)+": "+reason]++
 	}
 	// Explorations made side by side overlap: the time is from the first one's start to
 	// the last one's end, not the sum of theirs.
@@ -1715,17 +1722,4 @@ func Summary() string {
 	}
 	return fmt.Sprintf("explore: operators=%d runs=%d points=%d mutants_caught=%d/%d false_alarms=%d unjudged=%s seconds=%.0f",
 		tally.operators, tally.runs, tally.points, tally.caught, tally.mutants, tally.falseAlarms, unjudged, tally.last.Sub(tally.first).Seconds())
-}
-
-// shortWhy is why a point was unjudged, without what names the point: the object and
-// the transition ("after X: spec.tier removed, updated; valid, "), for the summary to
-// count alike reasons together.
-func shortWhy(why string) string {
-	if _, rest, ok := strings.Cut(why, "; valid, "); ok {
-		why = rest
-	}
-	if i := strings.Index(why, " ("); i > 0 {
-		why = why[:i] // a reason's details
-	}
-	return why
 }

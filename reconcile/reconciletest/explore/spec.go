@@ -510,24 +510,25 @@ func reached(tr transition, got, fresh *result) ([]Violation, *Unjudged) {
 	if tr.past {
 		return nil, nil // no run from scratch: the API server would refuse the object
 	}
-	unjudged := func(why string, args ...any) ([]Violation, *Unjudged) {
-		return nil, &Unjudged{Oracle: SpecNotReached, Why: fmt.Sprintf("after %s, ", tr.describe()) + fmt.Sprintf(why, args...)}
+	// reason is why in short, for the summary to count alike; why names the object.
+	unjudged := func(reason, why string, args ...any) ([]Violation, *Unjudged) {
+		return nil, &Unjudged{Oracle: SpecNotReached, reason: reason, Why: fmt.Sprintf("after %s, ", tr.describe()) + fmt.Sprintf(why, args...)}
 	}
 	switch {
 	case got.unsettled():
-		return unjudged("the operator never settled")
+		return unjudged("never settled", "the operator never settled")
 	case fresh == nil || fresh.unsettled():
-		return unjudged("the fresh operator never settled on the object from scratch")
+		return unjudged("never settled from scratch", "the fresh operator never settled on the object from scratch")
 	case got.transitioned == nil || fresh.family == nil:
-		return unjudged("no state of the object was read once it settled")
+		return unjudged("no state read", "no state of the object was read once it settled")
 	case paused(got.transitioned[tr.object]) || paused(fresh.family[tr.object]):
-		return unjudged("%s is paused: its children stay as they were, by contract", tr.object)
+		return unjudged("paused", "%s is paused: its children stay as they were, by contract", tr.object)
 	}
 	if r := stalledReason(got.transitioned[tr.object]); r != "" {
-		return unjudged("the operator reports %s Stalled (%s): a spec it says it cannot reach", tr.object, r)
+		return unjudged("Stalled", "the operator reports %s Stalled (%s): a spec it says it cannot reach", tr.object, r)
 	}
 	if r := stalledReason(fresh.family[tr.object]); r != "" {
-		return unjudged("a fresh operator reports %s from scratch Stalled (%s): no state it converges to", tr.object, r)
+		return unjudged("Stalled from scratch", "a fresh operator reports %s from scratch Stalled (%s): no state it converges to", tr.object, r)
 	}
 	children := func(s state) state {
 		out := state{}
@@ -624,8 +625,11 @@ func (ex *explorer) objectOf(ctx context.Context, c client.Client, namespace, ob
 // states a transition's judgement compares are the operator's settled ones, and with runs
 // made at once, under load, an operator may look settled between two writes of one
 // reconcile (its count of reconciles is the process's).
-func (ex *explorer) steadyFamily(ctx context.Context, c client.Client, namespace, object string) (state, error) {
-	last, err := ex.family(ctx, c, namespace, object)
+//
+// With written, each child holds only the fields its controller wrote (written): what
+// the differential oracle compares.
+func (ex *explorer) steadyFamily(ctx context.Context, c client.Client, namespace, object string, written bool) (state, error) {
+	last, err := ex.family(ctx, c, namespace, object, written)
 	for range 5 {
 		if err != nil {
 			return nil, err
@@ -636,7 +640,7 @@ func (ex *explorer) steadyFamily(ctx context.Context, c client.Client, namespace
 		case <-time.After(childDelay):
 		}
 		var now state
-		now, err = ex.family(ctx, c, namespace, object)
+		now, err = ex.family(ctx, c, namespace, object, written)
 		if err == nil && cmp.Equal(last, now) {
 			return now, nil
 		}
@@ -645,7 +649,7 @@ func (ex *explorer) steadyFamily(ctx context.Context, c client.Client, namespace
 	return last, err
 }
 
-func (ex *explorer) family(ctx context.Context, c client.Client, namespace, object string) (state, error) {
+func (ex *explorer) family(ctx context.Context, c client.Client, namespace, object string, written bool) (state, error) {
 	objs, err := objectsOf(ctx, c, namespace, ex.kinds)
 	if err != nil {
 		return nil, err
@@ -658,9 +662,88 @@ func (ex *explorer) family(ctx context.Context, c client.Client, namespace, obje
 	for k, x := range objs {
 		if k != object && !slices.Contains(ownerUIDs(x.Object), uid) {
 			delete(objs, k)
+			continue
+		}
+		if written && k != object {
+			objs[k] = writtenFields(x)
 		}
 	}
 	return ex.normalise(objs, namespace), nil
+}
+
+// writtenFields is o with only the fields its controller wrote, by its managedFields:
+// those of the managers that wrote its ownerReferences (the operator, whatever field
+// manager it named), with its kind and name. What the API server defaulted is the same
+// for the same fields, and what the cluster's other controllers write (a Deployment's
+// revision annotation, on a simulated cluster) follows how the object came to be, not
+// the spec: the differential oracle compares what the operator wrote, and which fields
+// it no longer writes.
+func writtenFields(o *unstructured.Unstructured) *unstructured.Unstructured {
+	keep := map[string]bool{}
+	for _, mf := range o.GetManagedFields() {
+		if mf.FieldsV1 == nil || mf.Subresource != "" {
+			continue
+		}
+		var set map[string]any
+		if json.Unmarshal(mf.FieldsV1.GetRawBytes(), &set) != nil {
+			continue
+		}
+		fields := map[string]bool{}
+		fieldPaths(set, "", fields)
+		if fields["metadata.ownerReferences"] {
+			maps.Copy(keep, fields)
+		}
+	}
+	if len(keep) == 0 {
+		return o // no manager wrote its owner: nothing tells its controller's fields
+	}
+	for _, p := range []string{"apiVersion", "kind", "metadata.name", "metadata.generateName", "metadata.namespace"} {
+		keep[p] = true
+	}
+	out := &unstructured.Unstructured{Object: pruned(o.Object, "", keep).(map[string]any)}
+	out.SetUID(o.GetUID())
+	return out
+}
+
+// pruned is v without the leaves whose dotted path (below prefix) neither keep holds nor
+// lies below a path keep holds; a map left empty goes too.
+func pruned(v any, prefix string, keep map[string]bool) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	out := map[string]any{}
+	for k, c := range m {
+		p := k
+		if prefix != "" {
+			p = prefix + "." + k
+		}
+		switch {
+		case keep[p]:
+			if _, isMap := c.(map[string]any); isMap && hasBelow(keep, p) {
+				if sub := pruned(c, p, keep).(map[string]any); len(sub) > 0 {
+					out[k] = sub
+				}
+				continue
+			}
+			out[k] = c
+		case hasBelow(keep, p):
+			if sub, _ := pruned(c, p, keep).(map[string]any); len(sub) > 0 {
+				out[k] = sub
+			}
+		}
+	}
+	return out
+}
+
+// hasBelow reports whether keep holds a path below p.
+func hasBelow(keep map[string]bool, p string) bool {
+	for k := range keep {
+		if strings.HasPrefix(k, p+".") {
+			return true
+		}
+	}
+	return false
 }
 
 // mapping is, for each object of the operator's kinds and each scalar field of its spec,
@@ -835,7 +918,7 @@ func (ex *explorer) judgeTransition(ctx context.Context, c client.Client, namesp
 	if value == nil || len(where) == 0 {
 		return nil
 	}
-	fam, err := ex.family(ctx, c, namespace, tr.object)
+	fam, err := ex.family(ctx, c, namespace, tr.object, false)
 	if err != nil {
 		return []Violation{{Oracle: SpecNotActedOn, Detail: err.Error()}}
 	}
