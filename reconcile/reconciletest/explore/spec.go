@@ -671,15 +671,16 @@ func (ex *explorer) family(ctx context.Context, c client.Client, namespace, obje
 	return ex.normalise(objs, namespace), nil
 }
 
-// writtenFields is o with only the fields its controller wrote, by its managedFields:
-// those of the managers that wrote its ownerReferences (the operator, whatever field
-// manager it named), with its kind and name. What the API server defaulted is the same
-// for the same fields, and what the cluster's other controllers write (a Deployment's
-// revision annotation, on a simulated cluster) follows how the object came to be, not
-// the spec: the differential oracle compares what the operator wrote, and which fields
-// it no longer writes.
+// writtenFields is o without the fields that only the cluster's other controllers wrote:
+// those its managedFields give to managers that did not write its ownerReferences, and to
+// none that did (a Deployment's revision annotation on a simulated cluster, which differs
+// between a Deployment updated and one made from scratch). What its controller wrote, the
+// operator, and what the API server defaulted (no manager's) stay: which manager holds a
+// defaulted field depends on how the object came to be (a create whose fields the operator
+// took over holds them, an update does not), not on the spec. On an API server alone no
+// other controller writes, and o is compared whole.
 func writtenFields(o *unstructured.Unstructured) *unstructured.Unstructured {
-	keep := map[string]bool{}
+	mine, others := map[string]bool{}, map[string][]string{}
 	for _, mf := range o.GetManagedFields() {
 		if mf.FieldsV1 == nil || mf.Subresource != "" {
 			continue
@@ -688,62 +689,48 @@ func writtenFields(o *unstructured.Unstructured) *unstructured.Unstructured {
 		if json.Unmarshal(mf.FieldsV1.GetRawBytes(), &set) != nil {
 			continue
 		}
-		fields := map[string]bool{}
-		fieldPaths(set, "", fields)
-		if fields["metadata.ownerReferences"] {
-			maps.Copy(keep, fields)
-		}
-	}
-	if len(keep) == 0 {
-		return o // no manager wrote its owner: nothing tells its controller's fields
-	}
-	for _, p := range []string{"apiVersion", "kind", "metadata.name", "metadata.generateName", "metadata.namespace"} {
-		keep[p] = true
-	}
-	out := &unstructured.Unstructured{Object: pruned(o.Object, "", keep).(map[string]any)}
-	out.SetUID(o.GetUID())
-	return out
-}
-
-// pruned is v without the leaves whose dotted path (below prefix) neither keep holds nor
-// lies below a path keep holds; a map left empty goes too.
-func pruned(v any, prefix string, keep map[string]bool) any {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return v
-	}
-	out := map[string]any{}
-	for k, c := range m {
-		p := k
-		if prefix != "" {
-			p = prefix + "." + k
-		}
-		switch {
-		case keep[p]:
-			if _, isMap := c.(map[string]any); isMap && hasBelow(keep, p) {
-				if sub := pruned(c, p, keep).(map[string]any); len(sub) > 0 {
-					out[k] = sub
-				}
-				continue
+		fields := map[string][]string{}
+		leafPaths(set, nil, fields)
+		if _, owner := fields["metadata\x00ownerReferences"]; owner {
+			for k := range fields {
+				mine[k] = true
 			}
-			out[k] = c
-		case hasBelow(keep, p):
-			if sub, _ := pruned(c, p, keep).(map[string]any); len(sub) > 0 {
-				out[k] = sub
+			continue
+		}
+		maps.Copy(others, fields)
+	}
+	out := o
+	for k, path := range others {
+		if !mine[k] {
+			if out == o {
+				out = o.DeepCopy()
 			}
+			unstructured.RemoveNestedField(out.Object, path...)
 		}
 	}
 	return out
 }
 
-// hasBelow reports whether keep holds a path below p.
-func hasBelow(keep map[string]bool, p string) bool {
-	for k := range keep {
-		if strings.HasPrefix(k, p+".") {
-			return true
+// leafPaths adds the paths of the fields a managedFields set names down to its leaves, a
+// list being a leaf, to out by their parts joined with NUL.
+func leafPaths(set map[string]any, prefix []string, out map[string][]string) {
+	for k, v := range set {
+		name, ok := strings.CutPrefix(k, "f:")
+		if !ok {
+			continue // a list's element, by key, value or index: the list is the leaf
 		}
+		p := append(slices.Clone(prefix), name)
+		sub, _ := v.(map[string]any)
+		named := false
+		for sk := range sub {
+			named = named || strings.HasPrefix(sk, "f:")
+		}
+		if named {
+			leafPaths(sub, p, out)
+			continue
+		}
+		out[strings.Join(p, "\x00")] = p
 	}
-	return false
 }
 
 // mapping is, for each object of the operator's kinds and each scalar field of its spec,

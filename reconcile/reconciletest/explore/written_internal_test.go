@@ -8,63 +8,47 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// TestTheDifferentialOracleComparesTheFieldsTheOperatorWrote: a child is compared by the
-// fields the managers that wrote its ownerReferences manage, not by what the API server
-// defaulted or the cluster's other controllers wrote (a Deployment's revision, which
-// differs between a Deployment updated and one made from scratch).
-func TestTheDifferentialOracleComparesTheFieldsTheOperatorWrote(t *testing.T) {
+// TestTheDifferentialOracleLeavesOutWhatOnlyTheClusterWrote: a child is compared without
+// the fields only the cluster's other controllers wrote (a Deployment's revision, which
+// differs between a Deployment updated and one made from scratch), and with everything the
+// operator wrote or the API server defaulted.
+func TestTheDifferentialOracleLeavesOutWhatOnlyTheClusterWrote(t *testing.T) {
 	entry := func(manager, subresource, fields string) metav1.ManagedFieldsEntry {
-		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, Subresource: subresource, FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, Subresource: subresource, FieldsV1: metav1.NewFieldsV1(fields)}
 	}
-	operator := entry("shop-operator", "", `{"f:metadata":{"f:labels":{"f:app":{},"f:tier":{}},"f:ownerReferences":{"k:{\"uid\":\"u\"}":{}}},"f:spec":{"f:replicas":{},"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"main\"}":{".":{},"f:name":{}}}}}}}`)
-	controllerManager := entry("kube-controller-manager", "", `{"f:metadata":{"f:annotations":{"f:deployment.kubernetes.io/revision":{}}}}`)
+	operator := entry("shop-operator", "", `{"f:metadata":{"f:labels":{"f:app":{},"f:tier":{}},"f:ownerReferences":{"k:{\"uid\":\"u\"}":{}}},"f:spec":{"f:replicas":{}}}`)
+	controllerManager := entry("kube-controller-manager", "", `{"f:metadata":{"f:annotations":{".":{},"f:deployment.kubernetes.io/revision":{}},"f:labels":{"f:tier":{}}}}`)
 	rollout := entry("kube-controller-manager", "status", `{"f:status":{"f:replicas":{}}}`)
-	live := map[string]any{
-		"apiVersion": "apps/v1", "kind": "Deployment",
-		"metadata": map[string]any{
-			"name": "shop", "namespace": "ns", "uid": "d",
-			"labels":          map[string]any{"app": "shop", "tier": "gold", "added-by-someone": "x"},
-			"annotations":     map[string]any{"deployment.kubernetes.io/revision": "2"},
-			"ownerReferences": []any{map[string]any{"uid": "u", "kind": "Shop", "name": "shop"}},
-		},
-		"spec": map[string]any{
-			"replicas":             int64(1),
-			"revisionHistoryLimit": int64(10), // defaulted
-			"template":             map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "main", "imagePullPolicy": "IfNotPresent"}}, "dnsPolicy": "ClusterFirst"}},
-		},
-		"status": map[string]any{"replicas": int64(1)},
-	}
-	want := map[string]any{
-		"apiVersion": "apps/v1", "kind": "Deployment",
-		"metadata": map[string]any{
-			"name": "shop", "namespace": "ns", "uid": "d",
-			"labels":          map[string]any{"app": "shop", "tier": "gold"},
-			"ownerReferences": []any{map[string]any{"uid": "u", "kind": "Shop", "name": "shop"}},
-		},
-		"spec": map[string]any{
-			"replicas": int64(1),
-			// A list is compared whole: its elements are keyed, not named fields.
-			"template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "main", "imagePullPolicy": "IfNotPresent"}}}},
-		},
+	live := func() map[string]any {
+		return map[string]any{
+			"kind": "Deployment",
+			"metadata": map[string]any{
+				"name":            "shop",
+				"labels":          map[string]any{"app": "shop", "tier": "gold"},
+				"annotations":     map[string]any{"deployment.kubernetes.io/revision": "2", "theirs": "x"},
+				"ownerReferences": []any{map[string]any{"uid": "u"}},
+			},
+			"spec":   map[string]any{"replicas": int64(1), "revisionHistoryLimit": int64(10)},
+			"status": map[string]any{"replicas": int64(1)},
+		}
 	}
 	for _, tc := range []struct {
 		name    string
 		entries []metav1.ManagedFieldsEntry
-		want    map[string]any
+		// gone are the annotations left out.
+		gone []string
 	}{
-		{"the operator's fields alone", []metav1.ManagedFieldsEntry{operator, controllerManager, rollout}, want},
-		{"no manager wrote its owner: the object whole", []metav1.ManagedFieldsEntry{controllerManager}, nil},
+		{"another controller's annotation left out, a label both wrote kept", []metav1.ManagedFieldsEntry{operator, controllerManager, rollout}, []string{"deployment.kubernetes.io/revision"}},
+		{"the operator alone: whole", []metav1.ManagedFieldsEntry{operator}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := &unstructured.Unstructured{Object: live}
-			o = o.DeepCopy()
+			o := &unstructured.Unstructured{Object: live()}
 			o.SetManagedFields(tc.entries)
-			got := writtenFields(o)
-			want := tc.want
-			if want == nil {
-				want = o.Object
+			want := o.DeepCopy()
+			for _, a := range tc.gone {
+				unstructured.RemoveNestedField(want.Object, "metadata", "annotations", a)
 			}
-			if d := cmp.Diff(want, got.Object); d != "" {
+			if d := cmp.Diff(want.Object, writtenFields(o).Object); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}
 		})
