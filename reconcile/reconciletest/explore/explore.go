@@ -121,7 +121,8 @@ type Exploration struct {
 
 	// StopAtFirst ends a mutant's exploration at the first run one of its CaughtBy
 	// oracles faults: its being caught at all is the point. A violation of another oracle
-	// does not stop it, so that an unrelated alarm cannot hide the bug under test.
+	// does not stop it, so that an unrelated alarm cannot hide the bug under test. Without
+	// a Mutant, the first run any oracle faults ends it.
 	StopAtFirst bool
 
 	// Quiet is how long the operator must send nothing, with no reconcile queued or
@@ -243,6 +244,12 @@ func (r *Report) Caught(class Class, oracle Oracle) bool {
 	return false
 }
 
+// stopsAt reports whether v ends an exploration that StopAtFirst: a violation of one of
+// the mutant's CaughtBy oracles, or of any oracle in an exploration without a mutant.
+func (x Exploration) stopsAt(v Violation) bool {
+	return len(x.CaughtBy) == 0 || slices.Contains(x.CaughtBy, v.Oracle)
+}
+
 // caught reports whether one of the oracles found a violation.
 func (r *Report) caught(oracles []Oracle) bool {
 	return slices.ContainsFunc(r.Violations, func(v Violation) bool { return slices.Contains(oracles, v.Oracle) })
@@ -315,7 +322,7 @@ func Explore(t *testing.T, x Exploration) *Report {
 	}
 	for _, d := range ex.perturbed(t, points, ref) {
 		rep.Runs += d.runs
-		if x.StopAtFirst && rep.caught(x.CaughtBy) {
+		if x.StopAtFirst && slices.ContainsFunc(rep.Violations, x.stopsAt) {
 			continue // made at once with the one that caught it; judged no further
 		}
 		ex.record(rep, d.got, ref, d.violations)
@@ -471,7 +478,7 @@ func (ex *explorer) perturbed(t *testing.T, points []perturbation, ref *result) 
 			}
 			d := done{got: got, violations: ex.violations(got, ref), runs: runs, shrunk: shrunk}
 			out[i] = d
-			if ex.x.StopAtFirst && slices.ContainsFunc(d.violations, func(v Violation) bool { return slices.Contains(ex.x.CaughtBy, v.Oracle) }) {
+			if ex.x.StopAtFirst && slices.ContainsFunc(d.violations, ex.x.stopsAt) {
 				faulted.Do(func() { close(stop) })
 			}
 		}()

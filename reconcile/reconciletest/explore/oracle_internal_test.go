@@ -50,3 +50,22 @@ func TestEveryOracleIsListedOnceWithADistinctName(t *testing.T) {
 		t.Errorf("Oracles lists %d oracles, the package declares 13", len(Oracles))
 	}
 }
+
+func TestStopAtFirstStopsAtTheMutantsOraclesOnly(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		x    Exploration
+		v    Oracle
+		want bool
+	}{
+		{"the mutant's oracle", Exploration{Mutant: "bug", CaughtBy: []Oracle{SpecNotReached}}, SpecNotReached, true},
+		{"an unrelated alarm", Exploration{Mutant: "bug", CaughtBy: []Oracle{SpecNotReached}}, EndState, false},
+		{"any oracle without a mutant", Exploration{}, EndState, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.x.stopsAt(Violation{Oracle: tc.v}); got != tc.want {
+				t.Errorf("stops at %q: %v, want %v", tc.v, got, tc.want)
+			}
+		})
+	}
+}
