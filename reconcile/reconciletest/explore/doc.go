@@ -20,8 +20,7 @@
 // is counted in Report.Unjudged, with why, never skipped in silence. The oracles are
 // named by the constants of Oracles. An exploration is bounded: a reference run that
 // does not settle is the finding and ends it, and each class is explored at a seeded
-// sample of at most MaxPoints
-// points.
+// sample of at most MaxPoints points.
 //
 // A run is named by its class and point ("crash@7": killed right after its seventh
 // accepted write); a violation is reported with the one command that replays that run
