@@ -175,7 +175,7 @@ test-benchmark-every: controlplane ## Run the benchmark's smoke test on every im
 FUZZTIME ?= 100000x
 
 .PHONY: test-explore
-test-explore: controlplane ## Explore the examples and the corpus at every point, prove each mutant caught by its oracle; end with "explore: operators=N runs=N points=N mutants_caught=N/N false_alarms=0 seconds=N".
+test-explore: controlplane ## Explore the examples and the corpus at every point, prove each mutant caught by its oracle; end with "explore: operators=N runs=N points=N mutants_caught=N/N false_alarms=0 unjudged=N seconds=N".
 	cd test/explore && $(GO) test -count=1 -timeout 25m -run '^TestExploring' -args -test.parallel=$(EXPLORE_AT_ONCE) -explore.mutants -explore.corpus -explore.all -explore.parallel=$(EXPLORE_PARALLEL)
 
 # EXPLORE_MATRIX_MUTANTS picks the mutants of make test-explore-matrix (a regular expression

@@ -143,7 +143,7 @@ var corpus = []corpusEntry{
 			bug: "older Jobs never deleted",
 			// The old Job stays after the transition, the transition's after the spec's
 			// return, and both at the end.
-			oracles:  []string{"spec not reached", "not recovered", "end state"},
+			oracles:  []explore.Oracle{explore.SpecNotReached, explore.NotRecovered, explore.EndState},
 			caughtBy: explore.Spec,
 			logic:    shopOf(hashJob{}, reconcile.WithChildren(&batchv1.Job{})),
 		}},
@@ -156,7 +156,7 @@ var corpus = []corpusEntry{
 			bug: "a password made again at every reconcile",
 			// It may look settled between two of its writes a second apart; the restart
 			// that proves convergence then writes again.
-			oracles:  []string{"never settled", "writes once converged"},
+			oracles:  []explore.Oracle{explore.NeverSettled, explore.WritesOnceConverged},
 			caughtBy: "",
 			logic:    shopOf(credentials{everyTime: true}, reconcile.WithChildren(&corev1.Secret{})),
 		}},
@@ -166,7 +166,7 @@ var corpus = []corpusEntry{
 		operator: shopOf(generated{}, reconcile.WithChildren(&corev1.ConfigMap{})),
 		variants: []mutant{{
 			bug:      "a failed create of a generated child made again at once",
-			oracles:  []string{"created twice", "end state"}, // the second child is still there at the end
+			oracles:  []explore.Oracle{explore.CreatedTwice, explore.EndState}, // the second child is still there at the end
 			caughtBy: explore.Lost,
 			logic:    shopOf(generated{againAtOnce: true}, reconcile.WithChildren(&corev1.ConfigMap{})),
 		}},
@@ -176,7 +176,7 @@ var corpus = []corpusEntry{
 		operator: registration(false),
 		variants: []mutant{{
 			bug:      "a registration's absence taken for a failed cleanup",
-			oracles:  []string{"left behind", "end state"},
+			oracles:  []explore.Oracle{explore.LeftBehind, explore.EndState},
 			caughtBy: explore.Lost,
 			logic:    registration(true),
 		}},
@@ -186,7 +186,7 @@ var corpus = []corpusEntry{
 		operator: shopOf(daemons{}, reconcile.WithChildren(&appsv1.DaemonSet{})),
 		variants: []mutant{{
 			bug:      "a tier's label never removed",
-			oracles:  []string{"spec not reached"},
+			oracles:  []explore.Oracle{explore.SpecNotReached},
 			caughtBy: explore.Spec,
 			logic:    shopOf(daemons{keepLabels: true}, reconcile.WithChildren(&appsv1.DaemonSet{})),
 		}},
@@ -198,12 +198,13 @@ var corpus = []corpusEntry{
 		variants: []mutant{{
 			bug: "settings made with no owner, as if a cluster-scoped owner could not own them",
 			// Nothing deletes them once their tenant has gone: the reference run finds them.
-			oracles:  []string{"left behind"},
+			oracles:  []explore.Oracle{explore.LeftBehind},
 			caughtBy: "",
 			logic:    tenantOf(settings{unowned: true}),
 			workload: tenantWorkload,
 		}},
 	},
+	storefrontEntry,
 }
 
 // TestExploringTheCorpusFindsNothingAndCatchesEachVariant explores each operator of the
@@ -246,8 +247,8 @@ func TestExploringTheCorpusFindsNothingAndCatchesEachVariant(t *testing.T) {
 				}
 				exploredMu.Lock()
 				defer exploredMu.Unlock()
-				explored = append(explored, fmt.Sprintf("explore corpus %q: runs=%d points=%d violations=%d seconds=%.0f masked=%d sampled=%v",
-					r.name, rep.Runs, rep.Points, len(rep.Violations), rep.Duration.Seconds(), learned(rep), rep.Sampled))
+				explored = append(explored, fmt.Sprintf("explore corpus %q: runs=%d points=%d violations=%d unjudged=%d seconds=%.0f masked=%d sampled=%v",
+					r.name, rep.Runs, rep.Points, len(rep.Violations), len(rep.Unjudged), rep.Duration.Seconds(), learned(rep), rep.Sampled))
 				return
 			}
 			m := r.m
@@ -259,10 +260,10 @@ func TestExploringTheCorpusFindsNothingAndCatchesEachVariant(t *testing.T) {
 			for _, v := range rep.FalseAlarms {
 				t.Errorf("false alarm: the variant %q is to be caught by %q, and %v", m.bug, m.oracles, v)
 			}
-			if !slices.ContainsFunc(m.oracles, func(o string) bool { return rep.Caught(m.caughtBy, o) }) {
+			if !slices.ContainsFunc(m.oracles, func(o explore.Oracle) bool { return rep.Caught(m.caughtBy, o) }) {
 				t.Fatalf("the variant %q was not caught by %q in %q: %d runs, violations %v", m.bug, m.oracles, m.caughtBy, rep.Runs, rep.Violations)
 			}
-			if slices.Contains(m.oracles, "never settled") && (!rep.Unsettled || rep.Runs != 2) {
+			if slices.Contains(m.oracles, explore.NeverSettled) && (!rep.Unsettled || rep.Runs != 2) {
 				t.Errorf("an unsettled reference run did not end the exploration: unsettled %v, %d runs", rep.Unsettled, rep.Runs)
 			}
 			t.Logf("caught %q: %v", m.bug, rep.Violations[0])

@@ -134,8 +134,8 @@ func TestExploringTheExamplesFindsNothing(t *testing.T) {
 			r := explore.Run(t, tc.x)
 			exploredMu.Lock()
 			defer exploredMu.Unlock()
-			explored = append(explored, fmt.Sprintf("explore %s: runs=%d points=%d violations=%d seconds=%.0f",
-				tc.name, r.Runs, r.Points, len(r.Violations), r.Duration.Seconds()))
+			explored = append(explored, fmt.Sprintf("explore %s: runs=%d points=%d violations=%d unjudged=%d seconds=%.0f",
+				tc.name, r.Runs, r.Points, len(r.Violations), len(r.Unjudged), r.Duration.Seconds()))
 		})
 	}
 }

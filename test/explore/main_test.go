@@ -2,6 +2,7 @@ package explore_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -106,10 +107,16 @@ func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
 
+// nodes is the number of simulated nodes of the control plane the explorations share:
+// zero, an API server alone, is the default mode; more, a simulated cluster with a
+// controller manager, a scheduler and kwok (docs/exploring.md says when to use which).
+var nodes = flag.Int("explore.nodes", 0, "explore on a simulated cluster of this many kwok nodes; 0 explores on an API server alone")
+
 func run(m *testing.M) int {
+	flag.Parse()
 	// The operators' logs would drown the reports; a failing run's writes say what they did.
 	log.SetLogger(logr.Discard())
-	cp, err := reconciletest.Start(context.Background(), reconciletest.Options{})
+	cp, err := reconciletest.Start(context.Background(), reconciletest.Options{Nodes: *nodes})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

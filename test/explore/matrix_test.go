@@ -164,14 +164,14 @@ func TestMatrixEachClassCatchesAMutantNoOtherDoes(t *testing.T) {
 // each class alone at every point, until a run of the class is faulted.
 func exploreRow(t *testing.T, o *reconciletest.Operator, m mutant) map[explore.Class]cell {
 	row := map[explore.Class]cell{}
-	ref := exploreCell(t, explore.Exploration{Operator: o, Workload: m.workload(), Mutant: m.bug, Classes: []explore.Class{}}, "")
+	ref := exploreCell(t, explore.Exploration{Operator: o, Workload: m.workload(), Mutant: m.bug, CaughtBy: m.oracles, Classes: []explore.Class{}}, "")
 	row[""] = ref
 	fmt.Printf("matrix: %q reference run: caught=%v %s %s\n", m.bug, ref.byReference, ref.took.Round(time.Second), ref.first)
 	if ref.byReference {
 		return row
 	}
 	for _, c := range explore.Classes {
-		x := explore.Exploration{Operator: o, Workload: m.workload(), Mutant: m.bug, Classes: []explore.Class{c}, StopAtFirst: true}
+		x := explore.Exploration{Operator: o, Workload: m.workload(), Mutant: m.bug, CaughtBy: m.oracles, Classes: []explore.Class{c}, StopAtFirst: true}
 		row[c] = exploreCell(t, x, c)
 		// Printed as each is measured: a matrix cut short by its timeout keeps its cells.
 		fmt.Printf("matrix: %q %s: %s %s\n", m.bug, c, row[c], row[c].first)

@@ -45,7 +45,7 @@ type mutant struct {
 	// oracles are those its one bug faults, one of which must catch it; a violation of
 	// any other is a false alarm. "end state" among them where what the bug made (a
 	// second child, a registry entry left) is still there at the end.
-	oracles  []string
+	oracles  []explore.Oracle
 	caughtBy explore.Class
 	logic    reconcile.Declaration
 	workload func() []explore.Step
@@ -54,84 +54,84 @@ type mutant struct {
 var mutants = []mutant{
 	{
 		bug:      "status written before the child exists, never repaired",
-		oracles:  []string{"current too early", "writes once converged"},
+		oracles:  []explore.Oracle{explore.CurrentTooEarly, explore.WritesOnceConverged},
 		caughtBy: "",
 		logic:    podsetMutant(statusFirst{}),
 		workload: podsetWorkload,
 	},
 	{
 		bug:      "a phase advanced before its side effect is recorded",
-		oracles:  []string{"end state"},
+		oracles:  []explore.Oracle{explore.EndState},
 		caughtBy: explore.Crash,
 		logic:    podsetMutant(recordFirst{}),
 		workload: podsetWorkload,
 	},
 	{
 		bug:      "a child created under a generated name",
-		oracles:  []string{"created twice", "end state"},
+		oracles:  []explore.Oracle{explore.CreatedTwice, explore.EndState},
 		caughtBy: explore.Crash,
 		logic:    podsetMutant(generatedName{}),
 		workload: podsetWorkload,
 	},
 	{
 		bug:      "ownership checked by name instead of UID",
-		oracles:  []string{"not controlled"},
+		oracles:  []explore.Oracle{explore.NotControlled},
 		caughtBy: "",
 		logic:    podsetMutant(byName{}),
 		workload: podsetWorkload,
 	},
 	{
 		bug:      "a deletion decided on stale state",
-		oracles:  []string{"created twice", "deleted wrongly"},
+		oracles:  []explore.Oracle{explore.CreatedTwice, explore.DeletedWrongly},
 		caughtBy: explore.Stale,
 		logic:    podsetMutant(orphanCleanup{}),
 		workload: podsetWorkload,
 	},
 	{
 		bug:      "a default that fights the API server",
-		oracles:  []string{"writes once converged"},
+		oracles:  []explore.Oracle{explore.WritesOnceConverged},
 		caughtBy: "",
 		logic:    podsetMutant(fightDefaults{}),
 		workload: podsetWorkload,
 	},
 	{
 		bug:      "an error swallowed into Ready",
-		oracles:  []string{"end state"},
+		oracles:  []explore.Oracle{explore.EndState},
 		caughtBy: explore.Fail,
 		logic:    podsetMutant(swallowError{done: &sync.Map{}}),
 		workload: podsetWorkload,
 	},
 	{
 		bug:      "an intent held in memory only",
-		oracles:  []string{"created twice", "end state"},
+		oracles:  []explore.Oracle{explore.CreatedTwice, explore.EndState},
 		caughtBy: explore.Crash,
 		logic:    podsetMutant(intentInMemory{creating: &sync.Map{}}),
 		workload: podsetWorkload,
 	},
 	{
 		bug:      "observedGeneration ignored",
-		oracles:  []string{"spec not acted on", "spec not reached", "not recovered"},
+		oracles:  []explore.Oracle{explore.SpecNotActedOn, explore.SpecNotReached, explore.NotRecovered},
 		caughtBy: explore.Spec,
 		logic:    podsetMutant(observedOnce{}),
 		workload: podsetOnce,
 	},
 	{
 		bug:      "a retry storm on an invalid spec",
-		oracles:  []string{"invalid spec not stalled", "retry storm"},
+		oracles:  []explore.Oracle{explore.InvalidSpecNotStalled, explore.RetryStorm},
 		caughtBy: explore.Spec,
 		logic:    podsetMutant(retryInvalid{}),
 		workload: podsetOnce,
 	},
 	{
 		bug:      "a step taken on the event of an intermediate state",
-		oracles:  []string{"end state"},
+		oracles:  []explore.Oracle{explore.EndState},
 		caughtBy: explore.Unobserved,
 		logic:    edgeTriggered(),
 		workload: podsetWorkload,
 	},
 	{
 		bug:      "a finalizer removed before its cleanup",
-		oracles:  []string{"left behind", "end state"},
+		oracles:  []explore.Oracle{explore.LeftBehind, explore.EndState},
 		caughtBy: explore.Crash,
 		logic:    keyvalMutant(),
 		workload: keyvalWorkload,
@@ -174,7 +174,7 @@ func TestExploringAMutantCatchesIt(t *testing.T) {
 			for _, v := range r.FalseAlarms {
 				t.Errorf("false alarm: the mutant %q is to be caught by %q, and %v", m.bug, m.oracles, v)
 			}
-			if !slices.ContainsFunc(m.oracles, func(oracle string) bool { return r.Caught(m.caughtBy, oracle) }) {
+			if !slices.ContainsFunc(m.oracles, func(oracle explore.Oracle) bool { return r.Caught(m.caughtBy, oracle) }) {
 				t.Fatalf("the mutant %q was not caught by %q in %q: %d runs, violations %v", m.bug, m.oracles, m.caughtBy, r.Runs, r.Violations)
 			}
 			t.Logf("caught %q: %v", m.bug, r.Violations[0])

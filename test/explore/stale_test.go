@@ -37,12 +37,13 @@ func TestExploringStaleReadsCatchesACreateDecidedOnALaggingCache(t *testing.T) {
 		name   string
 		opts   []reconcile.Option
 		caught bool
-		// caughtBy are the oracles of the mutant; none for the control, which a point
-		// at a list may fault or not (a restarted process remembers none of its writes).
-		caughtBy []string
+		// caughtBy are the oracles of the mutant. The control is one too: a point at a
+		// list, which restarts the operator, faults it by the same oracles (a restarted
+		// process remembers none of its writes); only a point at a read must not.
+		caughtBy []explore.Oracle
 	}{
-		{"read-your-own-writes off", []reconcile.Option{reconcile.WithExpectationTimeout(0)}, true, []string{"created twice", "end state"}},
-		{"read-your-own-writes on", nil, false, nil},
+		{"read-your-own-writes off", []reconcile.Option{reconcile.WithExpectationTimeout(0)}, true, []explore.Oracle{explore.CreatedTwice, explore.EndState}},
+		{"read-your-own-writes on", nil, false, []explore.Oracle{explore.CreatedTwice, explore.EndState}},
 	}
 	// Started one after another on the shared control plane, then explored side by side,
 	// and beside the package's other explorations.

@@ -15,9 +15,12 @@
 // the exploration, with what the API server assigns (UIDs, a Job's controller-uid labels,
 // timestamps) and what the author names in Exploration.Masks. A spec transition's run is
 // compared with a fresh operator's from scratch on the spec it left (Acto's differential
-// oracle), and an exploration is bounded: a reference run that does not settle is the
-// finding and ends it, and each class is explored at a seeded sample of at most MaxPoints
-// points.
+// oracle) once the operator has quiesced, whatever kstatus reads the object; what an
+// oracle cannot judge (a run that never settled, an object its operator reports Stalled)
+// is counted in Report.Unjudged, with why, never skipped in silence. The oracles are
+// named by the constants of Oracles. An exploration is bounded: a reference run that
+// does not settle is the finding and ends it, and each class is explored at a seeded
+// sample of at most MaxPoints points.
 //
 // A run is named by its class and point ("crash@7": killed right after its seventh
 // accepted write); a violation is reported with the one command that replays that run

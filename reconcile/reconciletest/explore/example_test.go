@@ -55,7 +55,7 @@ func Example() {
 // A violation reads as its run, its oracle and what it found; Report.Details adds the
 // command that replays the run and the writes of both runs side by side.
 func ExampleViolation_String() {
-	v := explore.Violation{Run: "crash@7", Class: explore.Crash, Oracle: "created twice",
+	v := explore.Violation{Run: "crash@7", Class: explore.Crash, Oracle: explore.CreatedTwice,
 		Detail: "write 9 created configmaps shop-settings again, which write 4 had created"}
 	fmt.Println(v)
 	// Output:

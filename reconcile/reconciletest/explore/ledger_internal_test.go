@@ -17,7 +17,7 @@ func TestAChildRenamedByASpecTransitionAndMadeAgainIsNotCreatedTwice(t *testing.
 	for _, tc := range []struct {
 		name   string
 		writes []write
-		want   []string
+		want   []Oracle
 	}{
 		{"renamed by a transition and back", []write{
 			created("init-a", ""), created("init-b", "transition"), deleted("init-a", "transition"),
@@ -25,15 +25,15 @@ func TestAChildRenamedByASpecTransitionAndMadeAgainIsNotCreatedTwice(t *testing.
 		}, nil},
 		{"deleted and made again outside a transition", []write{
 			created("init-a", ""), deleted("init-a", ""), created("init-a", ""),
-		}, []string{"created twice", "deleted wrongly"}},
+		}, []Oracle{CreatedTwice, DeletedWrongly}},
 		{"made again while it still existed", []write{
 			created("init-a", ""), created("init-a", "transition"),
-		}, []string{"created twice"}},
+		}, []Oracle{CreatedTwice}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ex := &explorer{}
 			got := &result{writes: tc.writes}
-			var oracles []string
+			var oracles []Oracle
 			for _, v := range append(ex.createdTwice(got), churn(ref, got)...) {
 				oracles = append(oracles, v.Oracle)
 			}

@@ -79,9 +79,12 @@ const (
 	whyLearned = "differs between reference runs"
 )
 
-// ruleMasks are the fields the API server assigns that Masked does not cover by code:
-// the controller-uid labels and selector it gives a Job (and its pods), which hold the
-// Job's own UID.
+// ruleMasks are the fields the cluster assigns that Masked does not cover by code: the
+// controller-uid labels and selector the API server gives a Job (and its pods), which
+// hold the Job's own UID; and the counts of a workload's template changes, a Deployment's
+// revision (its controller's, on a simulated cluster) and a DaemonSet's template
+// generation, which differ between a child updated and one made from scratch for the
+// same spec, and with the updates a perturbed run made on its way.
 var ruleMasks = func() []Mask {
 	var ms []Mask
 	for _, label := range []string{"batch.kubernetes.io/controller-uid", "controller-uid"} {
@@ -89,6 +92,9 @@ var ruleMasks = func() []Mask {
 			ms = append(ms, Mask{Path: at + "[" + label + "]", Why: whyServer})
 		}
 	}
+	ms = append(ms,
+		Mask{Kind: "Deployment", Path: "metadata.annotations[deployment.kubernetes.io/revision]", Why: whyServer},
+		Mask{Kind: "DaemonSet", Path: "metadata.annotations[deprecated.daemonset.template.generation]", Why: whyServer})
 	return ms
 }()
 

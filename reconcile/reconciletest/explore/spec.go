@@ -486,22 +486,49 @@ func createChanged(ctx context.Context, c client.Client, namespace string, obj c
 }
 
 // reached is the differential oracle (Acto's): the children of the object once the
-// operator has settled after the transition, in got, must be those a fresh operator makes
+// operator has quiesced after the transition, in got, must be those a fresh operator makes
 // from scratch for an object created with the spec the transition left, in fresh, masked
-// alike. A difference is a spec the operator did not reach from where it was: a field
-// whose removal never reaches a child, a child of the old value never deleted.
+// alike: which children there are (a child of the old value never deleted, one of the new
+// never made) and every field of each that a client writes (a field whose removal never
+// reaches a child, a changed value never passed on; the status of a child is its own
+// controller's, and left out). A difference is a spec the operator did not reach from
+// where it was.
 //
-// It judges what the operator claims: only when kstatus reads the object Current after
-// the transition (an operator that reports a spec it cannot reach yet, a reference to a
-// ConfigMap that does not exist, Stalled or InProgress, says so itself), and neither it
-// nor the object from scratch is paused (a paused object's children stay as they were,
-// by contract: reconcile.Paused). A Pod's and a Job's spec are compared by their
-// presence alone: the API server refuses to change them in place, and whether to make
-// them again for a new spec is the operator's (an At's pod, run once).
-func reached(tr transition, got, fresh *result) []Violation {
-	if got.transitioned == nil || fresh == nil || fresh.family == nil || fresh.unsettled() ||
-		got.verdict != kstatus.CurrentStatus || paused(got.transitioned[tr.object]) || paused(fresh.family[tr.object]) {
-		return nil
+// It judges every valid transition, whatever kstatus reads the object: an operator whose
+// readiness follows a Job, a Deployment or a StatefulSet is InProgress for good on an API
+// server alone, and what it made is judged all the same. What it cannot judge it says, as
+// an unjudged transition with why: a run (the spec run or the one from scratch) that never
+// settled; an object paused on either side (a paused object's children stay as they were,
+// by contract: reconcile.Paused); and an object Stalled on either side, whose operator
+// reports, for that generation, a spec it cannot reach (a ConfigMap it names that does not
+// exist, a volume claim's class the API server will not change): a fresh operator's
+// children for that spec are not what the operator converges to, and the status says so.
+// A Pod's and a Job's spec are compared by their presence alone: the API server refuses to
+// change them in place, and whether to make them again for a new spec is the operator's
+// (an At's pod, run once).
+func reached(tr transition, got, fresh *result) ([]Violation, *Unjudged) {
+	if tr.past {
+		return nil, nil // no run from scratch: the API server would refuse the object
+	}
+	// reason is why in short, for the summary to count alike; why names the object.
+	unjudged := func(reason, why string, args ...any) ([]Violation, *Unjudged) {
+		return nil, &Unjudged{Oracle: SpecNotReached, reason: reason, Why: fmt.Sprintf("after %s, ", tr.describe()) + fmt.Sprintf(why, args...)}
+	}
+	switch {
+	case got.unsettled():
+		return unjudged("never settled", "the operator never settled")
+	case fresh == nil || fresh.unsettled():
+		return unjudged("never settled from scratch", "the fresh operator never settled on the object from scratch")
+	case got.transitioned == nil || fresh.family == nil:
+		return unjudged("no state read", "no state of the object was read once it settled")
+	case paused(got.transitioned[tr.object]) || paused(fresh.family[tr.object]):
+		return unjudged("paused", "%s is paused: its children stay as they were, by contract", tr.object)
+	}
+	if r := stalledReason(got.transitioned[tr.object]); r != "" {
+		return unjudged("Stalled", "the operator reports %s Stalled (%s): a spec it says it cannot reach", tr.object, r)
+	}
+	if r := stalledReason(fresh.family[tr.object]); r != "" {
+		return unjudged("Stalled from scratch", "a fresh operator reports %s from scratch Stalled (%s): no state it converges to", tr.object, r)
 	}
 	children := func(s state) state {
 		out := state{}
@@ -518,11 +545,24 @@ func reached(tr transition, got, fresh *result) []Violation {
 		return out
 	}
 	if d := cmp.Diff(children(fresh.family), children(got.transitioned)); d != "" {
-		return []Violation{{Oracle: "spec not reached", Detail: fmt.Sprintf(
-			"after %s, the operator settled with children of %s other than a fresh operator makes from scratch for spec.%s as the transition left it (-from scratch +after the transition):\n%s",
-			tr.describe(), tr.object, strings.Join(tr.path, "."), d)}}
+		return []Violation{{Oracle: SpecNotReached, Detail: fmt.Sprintf(
+			"after %s, the operator settled (kstatus %s) with children of %s other than a fresh operator makes from scratch for spec.%s as the transition left it (-from scratch +after the transition):\n%s",
+			tr.describe(), got.verdict, tr.object, strings.Join(tr.path, "."), d)}}, nil
 	}
-	return nil
+	return nil, nil
+}
+
+// stalledReason is the reason of the normalised obj's condition Stalled if it is True
+// for the object's generation, "" otherwise.
+func stalledReason(obj map[string]any) string {
+	status, _ := obj["status"].(map[string]any)
+	conds, _ := status["conditions"].([]any)
+	for _, c := range conds {
+		if m, _ := c.(map[string]any); m["type"] == conditions.Stalled && m["status"] == "True" {
+			return fmt.Sprint(m["reason"])
+		}
+	}
+	return ""
 }
 
 // paused reports whether the normalised obj has the condition Paused True.
@@ -585,8 +625,11 @@ func (ex *explorer) objectOf(ctx context.Context, c client.Client, namespace, ob
 // states a transition's judgement compares are the operator's settled ones, and with runs
 // made at once, under load, an operator may look settled between two writes of one
 // reconcile (its count of reconciles is the process's).
-func (ex *explorer) steadyFamily(ctx context.Context, c client.Client, namespace, object string) (state, error) {
-	last, err := ex.family(ctx, c, namespace, object)
+//
+// With written, each child holds only the fields its controller wrote (written): what
+// the differential oracle compares.
+func (ex *explorer) steadyFamily(ctx context.Context, c client.Client, namespace, object string, written bool) (state, error) {
+	last, err := ex.family(ctx, c, namespace, object, written)
 	for range 5 {
 		if err != nil {
 			return nil, err
@@ -597,7 +640,7 @@ func (ex *explorer) steadyFamily(ctx context.Context, c client.Client, namespace
 		case <-time.After(childDelay):
 		}
 		var now state
-		now, err = ex.family(ctx, c, namespace, object)
+		now, err = ex.family(ctx, c, namespace, object, written)
 		if err == nil && cmp.Equal(last, now) {
 			return now, nil
 		}
@@ -606,7 +649,7 @@ func (ex *explorer) steadyFamily(ctx context.Context, c client.Client, namespace
 	return last, err
 }
 
-func (ex *explorer) family(ctx context.Context, c client.Client, namespace, object string) (state, error) {
+func (ex *explorer) family(ctx context.Context, c client.Client, namespace, object string, written bool) (state, error) {
 	objs, err := objectsOf(ctx, c, namespace, ex.kinds)
 	if err != nil {
 		return nil, err
@@ -619,9 +662,75 @@ func (ex *explorer) family(ctx context.Context, c client.Client, namespace, obje
 	for k, x := range objs {
 		if k != object && !slices.Contains(ownerUIDs(x.Object), uid) {
 			delete(objs, k)
+			continue
+		}
+		if written && k != object {
+			objs[k] = writtenFields(x)
 		}
 	}
 	return ex.normalise(objs, namespace), nil
+}
+
+// writtenFields is o without the fields that only the cluster's other controllers wrote:
+// those its managedFields give to managers that did not write its ownerReferences, and to
+// none that did (a Deployment's revision annotation on a simulated cluster, which differs
+// between a Deployment updated and one made from scratch). What its controller wrote, the
+// operator, and what the API server defaulted (no manager's) stay: which manager holds a
+// defaulted field depends on how the object came to be (a create whose fields the operator
+// took over holds them, an update does not), not on the spec. On an API server alone no
+// other controller writes, and o is compared whole.
+func writtenFields(o *unstructured.Unstructured) *unstructured.Unstructured {
+	mine, others := map[string]bool{}, map[string][]string{}
+	for _, mf := range o.GetManagedFields() {
+		if mf.FieldsV1 == nil || mf.Subresource != "" {
+			continue
+		}
+		var set map[string]any
+		if json.Unmarshal(mf.FieldsV1.GetRawBytes(), &set) != nil {
+			continue
+		}
+		fields := map[string][]string{}
+		leafPaths(set, nil, fields)
+		if _, owner := fields["metadata\x00ownerReferences"]; owner {
+			for k := range fields {
+				mine[k] = true
+			}
+			continue
+		}
+		maps.Copy(others, fields)
+	}
+	out := o
+	for k, path := range others {
+		if !mine[k] {
+			if out == o {
+				out = o.DeepCopy()
+			}
+			unstructured.RemoveNestedField(out.Object, path...)
+		}
+	}
+	return out
+}
+
+// leafPaths adds the paths of the fields a managedFields set names down to its leaves, a
+// list being a leaf, to out by their parts joined with NUL.
+func leafPaths(set map[string]any, prefix []string, out map[string][]string) {
+	for k, v := range set {
+		name, ok := strings.CutPrefix(k, "f:")
+		if !ok {
+			continue // a list's element, by key, value or index: the list is the leaf
+		}
+		p := append(slices.Clone(prefix), name)
+		sub, _ := v.(map[string]any)
+		named := false
+		for sk := range sub {
+			named = named || strings.HasPrefix(sk, "f:")
+		}
+		if named {
+			leafPaths(sub, p, out)
+			continue
+		}
+		out[strings.Join(p, "\x00")] = p
+	}
 }
 
 // mapping is, for each object of the operator's kinds and each scalar field of its spec,
@@ -766,7 +875,7 @@ func (ex *explorer) judgeTransition(ctx context.Context, c client.Client, namesp
 	var vs []Violation
 	obj, err := ex.objectOf(ctx, c, namespace, tr.object)
 	if err != nil {
-		return []Violation{{Oracle: "spec not acted on", Detail: fmt.Sprintf("after %s: %v", tr.describe(), err)}}
+		return []Violation{{Oracle: SpecNotActedOn, Detail: fmt.Sprintf("after %s: %v", tr.describe(), err)}}
 	}
 	verdict := "unknown"
 	if r, err := kstatus.Compute(obj); err == nil {
@@ -776,14 +885,14 @@ func (ex *explorer) judgeTransition(ctx context.Context, c client.Client, namesp
 		stalled := conditionOf(obj, conditions.Stalled)
 		switch {
 		case stalled == nil || stalled["status"] != "True" || stalled["reason"] == "":
-			vs = append(vs, Violation{Oracle: "invalid spec not stalled", Detail: fmt.Sprintf(
+			vs = append(vs, Violation{Oracle: InvalidSpecNotStalled, Detail: fmt.Sprintf(
 				"after %s, the operator settled with %s not Stalled (kstatus %s; its conditions: %s)", tr.describe(), tr.object, verdict, conditionsOf(obj))})
 		case verdict != kstatus.FailedStatus.String():
-			vs = append(vs, Violation{Oracle: "invalid spec not stalled", Detail: fmt.Sprintf(
+			vs = append(vs, Violation{Oracle: InvalidSpecNotStalled, Detail: fmt.Sprintf(
 				"after %s, %s is Stalled (%v) but kstatus reads %s: its status is not of the generation that holds the invalid spec", tr.describe(), tr.object, stalled["reason"], verdict)})
 		}
 		if reconciled > maxInvalidReconciles {
-			vs = append(vs, Violation{Oracle: "retry storm", Detail: fmt.Sprintf(
+			vs = append(vs, Violation{Oracle: RetryStorm, Detail: fmt.Sprintf(
 				"after %s, the operator reconciled %d times before it settled, more than %d", tr.describe(), reconciled, maxInvalidReconciles)})
 		}
 		return vs
@@ -796,9 +905,9 @@ func (ex *explorer) judgeTransition(ctx context.Context, c client.Client, namesp
 	if value == nil || len(where) == 0 {
 		return nil
 	}
-	fam, err := ex.family(ctx, c, namespace, tr.object)
+	fam, err := ex.family(ctx, c, namespace, tr.object, false)
 	if err != nil {
-		return []Violation{{Oracle: "spec not acted on", Detail: err.Error()}}
+		return []Violation{{Oracle: SpecNotActedOn, Detail: err.Error()}}
 	}
 	children := map[string]any{}
 	for k, o := range fam {
@@ -816,7 +925,7 @@ func (ex *explorer) judgeTransition(ctx context.Context, c client.Client, namesp
 		}
 		held = append(held, fmt.Sprintf("%s = %v", w, got))
 	}
-	return []Violation{{Oracle: "spec not acted on", Detail: fmt.Sprintf(
+	return []Violation{{Oracle: SpecNotActedOn, Detail: fmt.Sprintf(
 		"after %s, the operator settled with %s, none of them %v, where the reference run always had the value of spec.%s; kstatus reads %s %s",
 		tr.describe(), strings.Join(held, ", "), value, strings.Join(tr.path, "."), tr.object, verdict)}}
 }
@@ -825,7 +934,7 @@ func (ex *explorer) judgeTransition(ctx context.Context, c client.Client, namesp
 // the state before the transition: the operator must converge to it again.
 func recovered(tr transition, before, after state) []Violation {
 	if d := cmp.Diff(before, after); d != "" {
-		return []Violation{{Oracle: "not recovered", Detail: fmt.Sprintf(
+		return []Violation{{Oracle: NotRecovered, Detail: fmt.Sprintf(
 			"after %s and the return to the spec before it, %s and its children differ from what they were before (-before +after):\n%s", tr.describe(), tr.object, d)}}
 	}
 	return nil
@@ -869,7 +978,7 @@ func (ex *explorer) generation(ctx context.Context, c client.Client, namespace, 
 // out each whose absence keeps a violation of one of those oracles, and returns the
 // sequence left, for the run's report, with the runs it made.
 func (ex *explorer) shrink(t *testing.T, p perturbation, got *result) (string, int) {
-	oracles := map[string]bool{}
+	oracles := map[Oracle]bool{}
 	for _, v := range got.findings {
 		oracles[v.Oracle] = true
 	}

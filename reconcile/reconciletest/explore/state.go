@@ -26,6 +26,7 @@ var Masked = []string{
 	"metadata.deletionTimestamp (compared as set or not)",
 	"metadata.ownerReferences[].uid, and any string that is the UID of an object of the state (compared as <uid>)",
 	"the labels batch.kubernetes.io/controller-uid and controller-uid in metadata.labels, spec.selector.matchLabels and spec.template.metadata.labels (a Job's, its own UID)",
+	"the annotations deployment.kubernetes.io/revision of a Deployment and deprecated.daemonset.template.generation of a DaemonSet (counts of template changes)",
 	"a timestamp (RFC 3339) anywhere in metadata or status (compared as <time>)",
 	"the annotations " + ownership.IntentAnnotation + " and " + ownership.ConfigHashAnnotation + " (hashes that cover the namespace)",
 	"status.conditions[].lastTransitionTime",
