@@ -12,7 +12,8 @@ import (
 var version = schema.GroupVersion{Group: "shapes.example.com", Version: "v1"}
 
 func addToScheme(s *runtime.Scheme) error {
-	s.AddKnownTypes(version, &Tenant{}, &TenantList{})
+	s.AddKnownTypes(version, &Tenant{}, &TenantList{}, &Site{}, &SiteList{}, &Access{}, &AccessList{},
+		&Bucket{}, &BucketList{}, &Batch{}, &BatchList{})
 	metav1.AddToGroupVersion(s, version)
 	return nil
 }
