@@ -160,3 +160,40 @@ func (l *BatchList) DeepCopyObject() runtime.Object {
 	}
 	return &c
 }
+
+// Mirror is the custom resource of shape (d): a namespaced owner that reads a Secret in a fixed namespace and writes a child there.
+type Mirror struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              Spec   `json:"spec,omitempty"`
+	Status            Status `json:"status,omitempty"`
+}
+
+func (o *Mirror) GetConditions() []metav1.Condition  { return o.Status.Conditions }
+func (o *Mirror) SetConditions(c []metav1.Condition) { o.Status.Conditions = c }
+func (o *Mirror) GetObservedGeneration() int64       { return o.Status.ObservedGeneration }
+func (o *Mirror) SetObservedGeneration(g int64)      { o.Status.ObservedGeneration = g }
+
+func (o *Mirror) DeepCopyObject() runtime.Object {
+	c := *o
+	o.ObjectMeta.DeepCopyInto(&c.ObjectMeta)
+	c.Status.Conditions = slices.Clone(o.Status.Conditions)
+	return &c
+}
+
+// MirrorList is a list of Mirrors.
+type MirrorList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Mirror `json:"items"`
+}
+
+func (l *MirrorList) DeepCopyObject() runtime.Object {
+	c := *l
+	l.ListMeta.DeepCopyInto(&c.ListMeta)
+	c.Items = make([]Mirror, len(l.Items))
+	for i := range l.Items {
+		c.Items[i] = *l.Items[i].DeepCopyObject().(*Mirror)
+	}
+	return &c
+}

@@ -22,7 +22,7 @@ var operator = &reconciletest.Operator{
 	AddToScheme:    addToScheme,
 	CRDDirectories: []string{filepath.Join("testdata", "crd")},
 	Role:           filepath.Join("testdata", "role.yaml"),
-	Controllers:    []reconcile.Declaration{tenants(), sites(), accesses(), buckets(), batches()},
+	Controllers:    []reconcile.Declaration{tenants(), sites(), accesses(), buckets(), batches(), mirrors(vault)},
 }
 
 func TestMain(m *testing.M) {

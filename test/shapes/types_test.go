@@ -13,7 +13,7 @@ var version = schema.GroupVersion{Group: "shapes.example.com", Version: "v1"}
 
 func addToScheme(s *runtime.Scheme) error {
 	s.AddKnownTypes(version, &Tenant{}, &TenantList{}, &Site{}, &SiteList{}, &Access{}, &AccessList{},
-		&Bucket{}, &BucketList{}, &Batch{}, &BatchList{})
+		&Bucket{}, &BucketList{}, &Batch{}, &BatchList{}, &Mirror{}, &MirrorList{})
 	metav1.AddToGroupVersion(s, version)
 	return nil
 }
