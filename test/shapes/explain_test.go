@@ -6,6 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/reconcilekit/reconcilekit/conditions"
 	"github.com/reconcilekit/reconcilekit/explain"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
@@ -36,6 +40,8 @@ func expectExplained(t *testing.T, namespace, ref string, want ...string) {
 	})
 }
 
+// explain serves a cluster-scoped owner whose children are in a namespace it made, and
+// says what holds its deletion.
 func TestTenantExplained(t *testing.T) {
 	e := operator.Env(t)
 	home := homeOf(e.Namespace)
@@ -58,4 +64,55 @@ func TestTenantExplained(t *testing.T) {
 	expectExplained(t, "", "tenant/"+tn.Name, "Tenant "+tn.Name+": Terminating (held by finalizer "+tenantFinalizer+")")
 	releaseClaim(t, e, home)
 	awaitGone(t, e, tn)
+}
+
+// explain names the child that holds a Site back.
+func TestSiteExplained(t *testing.T) {
+	e := operator.Env(t)
+	e.Run(t)
+	s := site(e.Namespace, "nginx:1")
+	if err := e.Create(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+	awaitCondition(t, e, s, conditions.Ready, metav1.ConditionFalse, "RollingOut")
+	// No controller rolls the Deployment out on an API server alone: it holds the Site back.
+	expectExplained(t, e.Namespace, "site/web",
+		"Deployment site-web: Progressing (Replicas: 0/1) -> Site web: Reconciling (RollingOut: 0 of 1 replicas available)")
+}
+
+// explain serves the other shapes: each, converged, is Current, with no chain of children.
+func TestShapesExplained(t *testing.T) {
+	tests := []struct {
+		name string
+		obj  func(namespace string) client.Object
+		ref  string
+	}{
+		{name: "(c) a cluster-scoped owner of cluster-scoped children", obj: func(ns string) client.Object { return access(ns, "readers") }, ref: "access/"},
+		{name: "(d) an owner of a child in a fixed namespace", obj: func(ns string) client.Object { return mirror(ns) }, ref: "mirror/web"},
+		{name: "(e) an owner with no children", obj: func(ns string) client.Object { return bucket(ns) }, ref: "bucket/logs"},
+		{name: "(f) an owner of a child named by generateName", obj: func(ns string) client.Object { return batch(ns, "v1") }, ref: "batch/nightly"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := operator.Env(t)
+			ensureVault(t, e, vault)
+			e.Namespaces = []string{vault}
+			e.Run(t)
+			obj := tt.obj(e.Namespace)
+			if err := e.Create(t.Context(), obj); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = e.Delete(context.Background(), obj) })
+			awaitReady(t, e, obj)
+			ref := tt.ref
+			if strings.HasSuffix(ref, "/") { // cluster-scoped, named after the namespace
+				ref += e.Namespace
+			}
+			kind := obj.GetObjectKind().GroupVersionKind().Kind
+			if kind == "" {
+				kind = strings.ToUpper(ref[:1]) + ref[1:strings.Index(ref, "/")]
+			}
+			expectExplained(t, e.Namespace, ref, kind+" "+obj.GetName()+": Current")
+		})
+	}
 }

@@ -6,8 +6,10 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/reconcilekit/reconcilekit/conditions"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest/explore"
@@ -28,35 +30,39 @@ func table(d reconcile.Declaration, cases ...reconciletest.ReconcilerTestCase) r
 }
 
 func TestSiteTable(t *testing.T) {
-	cm := siteConfig("", "web", "v1")
+	cm := siteConfig("", "web", "nginx:1")
 	cm.OwnerReferences = controlledBy("Site", "web")
+	dep := siteDeployment("", "web", "nginx:1")
+	dep.OwnerReferences = controlledBy("Site", "web")
 	table(sites(), reconciletest.ReconcilerTestCase{
-		Name:         "a new site gets its ConfigMap",
-		Object:       site("", "v1"),
-		WantRequests: []string{"create configmaps", "patch sites/status"},
-		WantObjects:  []client.Object{cm},
-		WantStatus:   ready(),
+		Name:         "a new site gets its ConfigMap and Deployment",
+		Object:       site("", "nginx:1"),
+		WantRequests: []string{"create configmaps", "create deployments", "patch sites/status"},
+		WantObjects:  []client.Object{cm, dep},
+		// On an API server alone, no controller rolls the Deployment out.
+		WantStatus: rollingOut(),
 	}).Run(t)
 }
 
 func TestSiteOperator(t *testing.T) {
 	e := operator.Env(t)
 	e.Run(t)
-	s := site(e.Namespace, "v1")
+	s := site(e.Namespace, "nginx:1")
 	if err := e.Create(t.Context(), s); err != nil {
 		t.Fatal(err)
 	}
-	awaitReady(t, e, s)
+	// On an API server alone, no controller rolls the Deployment out.
+	awaitCondition(t, e, s, conditions.Ready, metav1.ConditionFalse, "RollingOut")
 	reconciletest.Eventually(t, func(ctx context.Context) error {
 		return e.Get(ctx, client.ObjectKeyFromObject(siteConfig(e.Namespace, "web", "")), &corev1.ConfigMap{})
 	})
 }
 
 func TestSiteExplored(t *testing.T) {
-	s := site("", "v1")
+	s := site("", "nginx:1")
 	explored(t, explore.Exploration{Workload: []explore.Step{
 		explore.Create(s),
-		explore.Update("a new value", s, func(o client.Object) { o.(*Site).Spec.Value = "v2" }),
+		explore.Update("a new image", s, func(o client.Object) { o.(*Site).Spec.Value = "nginx:2" }),
 		explore.Delete(s),
 	}})
 }
@@ -197,4 +203,19 @@ func TestBatchExplored(t *testing.T) {
 		explore.Update("a new value", b, func(o client.Object) { o.(*Batch).Spec.Value = "v2" }),
 		explore.Delete(b),
 	}})
+}
+
+// rollingOut is the status of a Site whose Deployment no controller rolls out, in a table
+// case.
+func rollingOut() Status {
+	at := metav1.NewTime(reconciletest.DefaultNow)
+	waiting := "0 of 1 replicas available"
+	return Status{ObservedGeneration: 1, Conditions: []metav1.Condition{
+		{Type: conditions.Available, Status: metav1.ConditionFalse, ObservedGeneration: 1, LastTransitionTime: at, Reason: "AvailabilityNotReported",
+			Message: "the Deployment controller has not reported availability (no Available condition); " + waiting},
+		{Type: conditions.Progressing, Status: metav1.ConditionTrue, ObservedGeneration: 1, LastTransitionTime: at, Reason: "RollingOut", Message: waiting},
+		{Type: conditions.Degraded, Status: metav1.ConditionFalse, ObservedGeneration: 1, LastTransitionTime: at, Reason: "RollingOut", Message: waiting},
+		{Type: conditions.Ready, Status: metav1.ConditionFalse, ObservedGeneration: 1, LastTransitionTime: at, Reason: "RollingOut", Message: waiting},
+		{Type: conditions.Reconciling, Status: metav1.ConditionTrue, ObservedGeneration: 1, LastTransitionTime: at, Reason: "RollingOut", Message: waiting},
+	}}
 }

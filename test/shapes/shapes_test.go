@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	"github.com/reconcilekit/reconcilekit/ownership"
+	"github.com/reconcilekit/reconcilekit/readiness"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest/explore"
@@ -43,13 +45,21 @@ func controlledBy(kind, name string) []metav1.OwnerReference {
 // awaitReady waits until obj, of the shapes' kinds, is Ready.
 func awaitReady(t *testing.T, e *reconciletest.Env, obj client.Object) {
 	t.Helper()
+	awaitCondition(t, e, obj, conditions.Ready, metav1.ConditionTrue, "")
+}
+
+// awaitCondition waits until obj, of the shapes' kinds, has the condition typ of status,
+// and of reason unless it is empty.
+func awaitCondition(t *testing.T, e *reconciletest.Env, obj client.Object, typ string, status metav1.ConditionStatus, reason string) {
+	t.Helper()
 	reconciletest.Eventually(t, func(ctx context.Context) error {
 		got := obj.DeepCopyObject().(client.Object)
 		if err := e.Get(ctx, client.ObjectKeyFromObject(obj), got); err != nil {
 			return err
 		}
-		if !conditions.IsTrue(got.(conditions.Setter), conditions.Ready) {
-			return fmt.Errorf("not ready: %v", got.(conditions.Setter).GetConditions())
+		c := conditions.Find(got.(conditions.Setter), typ)
+		if c == nil || c.Status != status || (reason != "" && c.Reason != reason) {
+			return fmt.Errorf("want %s %s %s; the conditions are %v", typ, status, reason, got.(conditions.Setter).GetConditions())
 		}
 		return nil
 	})
@@ -83,13 +93,40 @@ func explored(t *testing.T, x explore.Exploration) {
 	}
 }
 
-// Shape (a): a namespaced owner of a namespaced child, a ConfigMap of its value.
+// Shape (a): a namespaced owner of namespaced children, as the examples: a ConfigMap of
+// its value and a Deployment of that image.
 
 func sites() *reconcile.Controller[*Site] {
 	return reconcile.For(&Site{}, reconcile.LogicFunc[*Site](func(ctx context.Context, s *Site, sc reconcile.Scope) requeue.Outcome {
-		_, _, err := ownership.Ensure(ctx, sc.Writer, s, siteConfig(s.Namespace, s.Name, s.Spec.Value))
-		return requeue.FromError(err)
-	}), "site-operator", reconcile.WithChildren(&corev1.ConfigMap{}))
+		if _, _, err := ownership.Ensure(ctx, sc.Writer, s, siteConfig(s.Namespace, s.Name, s.Spec.Value)); err != nil {
+			return requeue.Retry(err)
+		}
+		dep, _, err := ownership.Ensure(ctx, sc.Writer, s, siteDeployment(s.Namespace, s.Name, s.Spec.Value))
+		if err != nil {
+			return requeue.Retry(err)
+		}
+		readiness.Deployment(dep).Mark(s) // the Deployment's rollout is the site's
+		return requeue.Done()
+	}), "site-operator", reconcile.WithChildren(&corev1.ConfigMap{}, &appsv1.Deployment{}))
+}
+
+func siteDeployment(namespace, name, image string) *appsv1.Deployment {
+	labels := map[string]string{"site": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "site-" + name},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+					Containers: []corev1.Container{{Name: "web", Image: image, SecurityContext: &corev1.SecurityContext{
+						AllowPrivilegeEscalation: ptr.To(false), Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+					}}},
+				},
+			},
+		},
+	}
 }
 
 func siteConfig(namespace, name, value string) *corev1.ConfigMap {
