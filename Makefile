@@ -166,6 +166,10 @@ need-kubectl:
 bench: controlplane ## Compare library-built operators with seed-style, Flux-style and Cluster-API-style ones and the ideal pipeline (N=200 by default; N=10000 runs one round).
 	cd test && $(GO) run ./benchmark $(if $(N),-n $(N))
 
+.PHONY: test-benchmark-every
+test-benchmark-every: controlplane ## Run the benchmark's smoke test on every implementation of every kind (39 clusters; make test runs the library on every kind and each other implementation on one).
+	cd test && $(GO) test -count=1 -v -timeout 60m -run '^TestEveryImplementationConverges' ./benchmark -args -benchmark.every
+
 # How many inputs each fuzz target of the reliability suite tries after its committed
 # corpus (a count, for the reason FUZZ_BRIEF gives).
 FUZZTIME ?= 100000x

@@ -118,10 +118,13 @@ func VerdictOf(u *unstructured.Unstructured) Verdict {
 		v.State, v.Detail = "Terminating", res.Message
 		if held := u.GetFinalizers(); len(held) > 0 {
 			v.Detail = heldBy(held)
-			// Its operator's cleanup is what removes a finalizer; when that cleanup cannot
-			// end, a Stalled condition says why, and what a person can do about it (a
-			// reconcilekit shell's CleanupOverdue names the skip-cleanup annotation).
+			// Its operator's cleanup is what removes a finalizer; its conditions say why it
+			// has not yet: Stalled when it cannot end, and what a person can do about it (a
+			// reconcilekit shell's CleanupOverdue names the skip-cleanup annotation),
+			// Reconciling while it waits or retries (the shell's CleaningUp, Retrying).
 			if c, ok := condition("Stalled"); ok {
+				v.Detail += "; " + explained(c)
+			} else if c, ok := condition("Reconciling"); ok {
 				v.Detail += "; " + explained(c)
 			}
 		}

@@ -105,6 +105,14 @@ func TestVerdictOf(t *testing.T) {
 		want: explain.Verdict{Status: "Terminating", State: "Terminating",
 			Detail: "held by finalizer store.example.com/volumes; CleanupOverdue: refused: annotate reconcilekit.io/skip-cleanup=true", HoldsBack: true},
 	}, {
+		name: "an object whose cleanup is retried names its finalizer and why, from its Reconciling condition",
+		object: `{apiVersion: store.example.com/v1alpha1, kind: Keyval, metadata: {name: kv, generation: 1, deletionTimestamp: "2026-01-01T00:00:00Z", finalizers: [store.example.com/volumes]},
+			status: {observedGeneration: 1, conditions: [
+			{type: Ready, status: "False", reason: Retrying, message: "refused"},
+			{type: Reconciling, status: "True", reason: Retrying, message: "refused"}]}}`,
+		want: explain.Verdict{Status: "Terminating", State: "Terminating",
+			Detail: "held by finalizer store.example.com/volumes; Retrying: refused", HoldsBack: true},
+	}, {
 		name:   "a ConfigMap, which kstatus always calls Current, is Current",
 		object: `{apiVersion: v1, kind: ConfigMap, metadata: {name: args}}`,
 		want:   explain.Verdict{Status: "Current", State: "Current"},

@@ -55,5 +55,5 @@ func ExampleSetController() {
 
 	err := ownership.SetController(owner, elsewhere, scheme.Scheme)
 	fmt.Println(ownership.IsInvalidOwner(err), err)
-	// Output: true shop/cart cannot own billing/card: owner references cannot cross namespaces
+	// Output: true shop/cart cannot own billing/card: owner references cannot cross namespaces; create the object in the owner's namespace, or do not own it: track it by a label and delete it in a finalizer's cleanup
 }

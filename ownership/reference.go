@@ -35,19 +35,43 @@ func IsNotControlled(err error) bool {
 	return errors.As(err, &e)
 }
 
+// ClusterScopeMarker is the kubebuilder marker that makes a custom resource cluster-scoped:
+// written above its Go type, it makes controller-gen declare the CRD's scope Cluster. A
+// namespaced owner cannot own a cluster-scoped object (a Namespace, a ClusterRole); a
+// cluster-scoped one can own objects of either scope.
+const ClusterScopeMarker = "+kubebuilder:resource:scope=Cluster"
+
 // InvalidOwnerError reports an owner reference the API server's garbage collector would act
 // on wrongly: an owner in another namespace, or a namespaced owner of a cluster-scoped object.
-// Such an object would be deleted soon after it is created, so it is refused up front.
+// Such an object would be deleted soon after it is created, so it is refused up front. No
+// retry can mend it, only a change of the code or of the owner's CRD, which Fix names.
 type InvalidOwnerError struct {
-	// Owner and Object name the two ends of the reference, as kind namespace/name.
+	// Owner and Object name the two ends of the reference: as namespace/name for objects,
+	// as kinds for a declaration (reconcile.Manager refuses those before it starts).
 	Owner, Object string
 	// Reason says what is wrong.
 	Reason string
+	// Fix says what to change, empty when Reason says it already.
+	Fix string
 }
 
-// Error names both ends of the reference and what is wrong with it.
+// Error names both ends of the reference, what is wrong with it, and the fix.
 func (e *InvalidOwnerError) Error() string {
-	return fmt.Sprintf("%s cannot own %s: %s", e.Owner, e.Object, e.Reason)
+	msg := fmt.Sprintf("%s cannot own %s: %s", e.Owner, e.Object, e.Reason)
+	if e.Fix != "" {
+		msg += "; " + e.Fix
+	}
+	return msg
+}
+
+// ClusterScopeFix is the Fix of an InvalidOwnerError for a namespaced owner of a
+// cluster-scoped object: the owner's type is to be marked ClusterScopeMarker.
+func ClusterScopeFix(ownerKind string) string {
+	if ownerKind == "" {
+		ownerKind = "the owner's type"
+	}
+	return fmt.Sprintf("make %s cluster-scoped with the marker %s above its Go type and regenerate its CRD (make manifests), or do not own the object: track it by a label and delete it in a finalizer's cleanup",
+		ownerKind, ClusterScopeMarker)
 }
 
 // IsInvalidOwner reports whether err, or any error it wraps, is an *InvalidOwnerError.
@@ -103,22 +127,24 @@ func SetController(owner, obj client.Object, scheme *runtime.Scheme) error {
 // object with no namespace is taken to be cluster-scoped: a namespaced owner can only own
 // objects in its own namespace.
 func validOwner(owner, obj client.Object) error {
-	refuse := func(reason string) error {
+	refuse := func(reason, fix string) error {
 		return &InvalidOwnerError{
 			Owner:  owner.GetNamespace() + "/" + owner.GetName(),
 			Object: obj.GetNamespace() + "/" + obj.GetName(),
 			Reason: reason,
+			Fix:    fix,
 		}
 	}
 	switch {
 	case owner.GetUID() == "":
-		return refuse("the owner has no UID; read it from the API server first")
+		return refuse("the owner has no UID", "read it from the API server first")
 	case owner.GetNamespace() == "":
 		return nil // a cluster-scoped owner may own anything
 	case obj.GetNamespace() == "":
-		return refuse("a namespaced owner cannot own a cluster-scoped object")
+		return refuse("a namespaced owner cannot own a cluster-scoped object", ClusterScopeFix(""))
 	case obj.GetNamespace() != owner.GetNamespace():
-		return refuse("owner references cannot cross namespaces")
+		return refuse("owner references cannot cross namespaces",
+			"create the object in the owner's namespace, or do not own it: track it by a label and delete it in a finalizer's cleanup")
 	}
 	return nil
 }

@@ -254,6 +254,9 @@ func (c *Controller[T]) setup(mgr manager.Manager, gate Gate, crds *crdGate, met
 	if err != nil {
 		return err
 	}
+	if err := checkScopes(mgr.GetRESTMapper(), mgr.GetScheme(), c.object, s.options.children, s.options.optional); err != nil {
+		return fmt.Errorf("reconcile: the %s controller: %w", c.kind(), err)
+	}
 	if metrics {
 		s.metrics.source = cached{mgr.GetCache(), c.object, s.metrics.source}
 		if err := register(s.metrics); err != nil {

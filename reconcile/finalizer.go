@@ -6,8 +6,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
@@ -46,32 +48,99 @@ func WithCleanupDeadline(d time.Duration) Option {
 	return func(o *options) { o.cleanupDeadline = d }
 }
 
+// ReasonCleaningUp is Reconciling's reason while an object is being deleted and its
+// cleanup (WithFinalizer) asks to run again without an error: the deletion waits for it.
+const ReasonCleaningUp = "CleaningUp"
+
 // cleanupDeleted runs the cleanup of obj, being deleted, and removes the finalizer once it
 // is done, or once a person or the namespace's deletion says it never will be.
-func (r *shell[T]) cleanupDeleted(ctx context.Context, obj T, s Scope) requeue.Outcome {
+//
+// While the cleanup is not done the shell writes what it says, as it does for a reconcile,
+// once a change: the conditions the cleanup set, and the standard ones from its outcome
+// (Reconciling with ReasonCleaningUp while it waits, ReasonRetrying on an error; Stalled
+// with the cleanup's own reason when it marks Stalled True or a condition of negative
+// polarity, ReasonTerminalError on a terminal outcome). Past the deadline (WithCleanupDeadline)
+// Stalled is ReasonCleanupOverdue, set once: later outcomes do not rewrite it. kstatus
+// reports any object with a deletionTimestamp as Terminating; these conditions are what
+// `kubectl describe` and `kubectl get -o yaml` show of why the deletion waits.
+func (r *shell[T]) cleanupDeleted(ctx context.Context, obj T, s Scope, this *attempt) requeue.Outcome {
 	if !controllerutil.ContainsFinalizer(obj, r.options.finalizer) {
 		return requeue.Done()
 	}
 	if obj.GetAnnotations()[SkipCleanupAnnotation] == "true" {
 		return r.release(ctx, obj, ReasonCleanupSkipped, "deletion goes on without cleanup: annotation "+SkipCleanupAnnotation+" is \"true\"")
 	}
-	outcome := r.cleanup.Reconcile(ctx, obj, s)
-	if outcome.IsDone() {
-		return r.release(ctx, obj, "", "")
+	before := obj.DeepCopyObject().(T)
+	conds, hasConditions := any(obj).(conditions.Setter)
+	if hasConditions {
+		strip(conds) // the cleanup starts from its own conditions, as the logic does
 	}
+	outcome := r.cleanup.Reconcile(ctx, obj, s)
 	if err := outcome.Err(); err != nil && apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 		return r.release(ctx, obj, ReasonCleanupAbandoned, "deletion goes on without cleanup: its namespace is being deleted, so what the cleanup creates cannot be: "+err.Error())
 	}
-	if late := s.Now.Sub(obj.GetDeletionTimestamp().Time); late > r.options.cleanupDeadline {
-		if err := r.overdue(ctx, obj, s.Now, outcome); err != nil {
-			return requeue.Merge(outcome, requeue.Retry(err))
+	overdue := s.Now.Sub(obj.GetDeletionTimestamp().Time) > r.options.cleanupDeadline && !outcome.IsDone()
+	if outcome.IsDone() && len(obj.GetFinalizers()) == 1 {
+		// The object goes with the finalizer: a status written now would never be read.
+		return r.release(ctx, obj, "", "")
+	}
+	quiet := isQuiet(outcome.Err())
+	if !quiet && !outcome.IsTerminal() {
+		if this.held = r.failures.held(client.ObjectKeyFromObject(obj), outcome.Err(), r.options.reportAfter); this.held {
+			return outcome // nothing written: the retry will do better, or say so (WithReportAfter)
 		}
+	}
+	var news []shellEvent
+	if hasConditions {
+		old := any(before).(conditions.Setter)
+		logicSet := strip(conds)
+		switch {
+		case quiet: // a conflict: the cleanup learnt nothing new to say
+			restore(conds, old)
+		case overdue:
+			logicSet = r.overdue(old, outcome)
+		case logicSet.stalled == nil && logicSet.reconciling == nil && !outcome.IsDone() && outcome.Err() == nil:
+			logicSet.reconciling = &metav1.Condition{Reason: ReasonCleaningUp,
+				Message: fmt.Sprintf("the object is being deleted: its cleanup (finalizer %s) is not done yet", r.options.finalizer)}
+		}
+		if !quiet {
+			markStandard(conds, logicSet, outcome)
+		}
+		stamp(conds, old, s.Now)
+		news = transitions(conds, old, false)
+	} else if overdue {
+		r.event(obj, corev1.EventTypeWarning, ReasonCleanupOverdue, r.overdueMessage(outcome))
+	}
+	if outcome.Err() == nil || outcome.IsTerminal() {
+		if og, ok := any(obj).(ObservedGenerationSetter); ok {
+			og.SetObservedGeneration(obj.GetGeneration())
+		}
+	}
+	if !equality.Semantic.DeepEqual(before, obj) {
+		// Before the finalizer goes: once it has, the object may be gone.
+		err := r.write(ctx, before, obj)
+		switch {
+		case apierrors.IsNotFound(err):
+			return requeue.Done()
+		case err != nil && outcome.Err() != nil:
+			return outcome // the cleanup's error says more; its retry writes the status again
+		case err != nil:
+			return requeue.Retry(err) // a conflict is a quiet requeue
+		}
+	}
+	for _, e := range news {
+		r.event(obj, e.kind, e.reason, e.note)
+	}
+	if outcome.IsDone() {
+		// The status write, if any, changed the resourceVersion the finalizer's patch is
+		// guarded by: its conflict is a quiet requeue, which finds nothing more to write.
+		return r.release(ctx, obj, "", "")
 	}
 	return outcome
 }
 
 // release removes the finalizer from obj so that its deletion completes, recording a
-// Warning event with reason when one is given.
+// Warning event with reason when one is given. An object gone already is released.
 func (r *shell[T]) release(ctx context.Context, obj T, reason, note string) requeue.Outcome {
 	if err := r.patch(ctx, obj, func() { controllerutil.RemoveFinalizer(obj, r.options.finalizer) }); err != nil && !apierrors.IsNotFound(err) {
 		return requeue.Retry(err)
@@ -82,38 +151,23 @@ func (r *shell[T]) release(ctx context.Context, obj T, reason, note string) requ
 	return requeue.Done()
 }
 
-// overdue reports, once, that obj's cleanup has not succeeded within its deadline: Stalled
-// and Ready False with ReasonCleanupOverdue, and a Warning event. The cleanup's outcome
-// says why; later outcomes do not rewrite it, so a cleanup retried for hours costs no
-// status write after the first.
-func (r *shell[T]) overdue(ctx context.Context, obj T, now time.Time, outcome requeue.Outcome) error {
+// overdue returns the standard conditions of a cleanup past its deadline: Stalled with
+// ReasonCleanupOverdue, which replaces the cleanup's own Stalled once. The outcome of the
+// first reconcile past the deadline says why; later outcomes do not rewrite it, so a
+// cleanup retried for hours costs no status write after the first.
+func (r *shell[T]) overdue(before conditions.Getter, outcome requeue.Outcome) standard {
+	if c := conditions.Find(before, conditions.Stalled); c != nil && c.Status == metav1.ConditionTrue && c.Reason == ReasonCleanupOverdue {
+		return standard{stalled: c}
+	}
+	return standard{stalled: &metav1.Condition{Reason: ReasonCleanupOverdue, Message: r.overdueMessage(outcome)}}
+}
+
+// overdueMessage says that the cleanup is past its deadline, why, and how a person ends it.
+func (r *shell[T]) overdueMessage(outcome requeue.Outcome) string {
 	why := "it is still waiting: " + outcome.String()
 	if err := outcome.Err(); err != nil {
 		why = err.Error()
 	}
-	msg := fmt.Sprintf("cleanup has not succeeded within %s of the deletion (%s): fix its cause, or annotate %s=true to delete without cleanup",
+	return fmt.Sprintf("cleanup has not succeeded within %s of the deletion (%s): fix its cause, or annotate %s=true to delete without cleanup",
 		r.options.cleanupDeadline, why, SkipCleanupAnnotation)
-	conds, ok := any(obj).(conditions.Setter)
-	if !ok {
-		r.event(obj, corev1.EventTypeWarning, ReasonCleanupOverdue, msg)
-		return nil
-	}
-	if c := conditions.Find(conds, conditions.Stalled); c != nil && c.Reason == ReasonCleanupOverdue {
-		return nil
-	}
-	before := obj.DeepCopyObject().(T)
-	for _, typ := range []string{conditions.Stalled, conditions.Ready} {
-		status := metav1.ConditionTrue
-		if typ == conditions.Ready {
-			status = metav1.ConditionFalse
-		}
-		conditions.Set(conds, metav1.Condition{Type: typ, Status: status, Reason: ReasonCleanupOverdue, Message: msg})
-	}
-	conditions.Remove(conds, conditions.Reconciling)
-	stamp(conds, any(before).(conditions.Setter), now)
-	if err := r.write(ctx, before, obj); err != nil && !apierrors.IsNotFound(err) {
-		return err
-	}
-	r.event(obj, corev1.EventTypeWarning, ReasonCleanupOverdue, msg)
-	return nil
 }

@@ -123,7 +123,8 @@ type Manager struct {
 // its "healthz" and "readyz".
 const (
 	// ControllersCheck fails until the informer of every declared kind has synced and the
-	// controllers have started, naming the kinds still listing.
+	// controllers have started, naming the kinds still listing. Setup, which adds one
+	// controller at a time, adds a check for each instead (SetupCheck says why).
 	ControllersCheck = "controllers"
 	// WebhooksCheck fails until the webhook server answers TLS; a Manager adds it when its
 	// declarations serve webhooks.

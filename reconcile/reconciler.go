@@ -261,7 +261,7 @@ func (c scopeClient) Refused(err error) {
 func (r *shell[T]) run(ctx context.Context, obj T, s Scope, this *attempt) requeue.Outcome {
 	if r.options.finalizer != "" {
 		if !obj.GetDeletionTimestamp().IsZero() {
-			return r.cleanupDeleted(ctx, obj, s)
+			return r.cleanupDeleted(ctx, obj, s, this)
 		}
 		if !controllerutil.ContainsFinalizer(obj, r.options.finalizer) {
 			if err := r.patch(ctx, obj, func() { controllerutil.AddFinalizer(obj, r.options.finalizer) }); err != nil {
@@ -289,6 +289,12 @@ func (r *shell[T]) run(ctx context.Context, obj T, s Scope, this *attempt) reque
 	} else if this.waiting != nil {
 		outcome = waitForCRD(obj, this.waiting) // the CRD's arrival reconciles obj again
 	}
+	invalid := invalidOwner(outcome.Err())
+	if invalid != nil && this.refused == nil && this.waiting == nil {
+		// An owner reference the garbage collector would break: no retry mends it, a
+		// change of the code or of the owner's CRD does, which the error names.
+		outcome = requeue.Terminal(outcome.Err())
+	}
 	quiet := isQuiet(outcome.Err())
 	if !quiet && !outcome.IsTerminal() {
 		if this.held = r.failures.held(client.ObjectKeyFromObject(obj), outcome.Err(), r.options.reportAfter); this.held {
@@ -309,6 +315,9 @@ func (r *shell[T]) run(ctx context.Context, obj T, s Scope, this *attempt) reque
 		logicSet := strip(conds)
 		if this.waiting != nil && this.refused == nil {
 			logicSet.stalled = &metav1.Condition{Reason: ReasonWaitingForCRD, Message: this.waiting.Error()}
+		}
+		if invalid != nil && this.refused == nil && this.waiting == nil && logicSet.stalled == nil {
+			logicSet.stalled = &metav1.Condition{Reason: ReasonInvalidOwner, Message: outcome.Err().Error()}
 		}
 		if quiet {
 			restore(conds, old)

@@ -428,7 +428,7 @@ func TestReconcileReportsACleanupPastItsDeadlineOnceAndLetsAPersonEndIt(t *testi
 		wantWrites int
 		wantEvents []string
 	}{
-		{"a cleanup failing within its deadline is retried, nothing said yet", 30 * time.Second, 0, nil},
+		{"a cleanup failing within its deadline is retried, Reconciling Retrying written once", 30 * time.Second, 1, nil},
 		{"past its deadline, Stalled and a Warning, once", 2 * time.Minute, 1, []string{"Warning CleanupOverdue"}},
 		{"still failing later: retried, nothing written again", time.Hour, 0, nil},
 	}

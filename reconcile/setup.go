@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -23,13 +22,14 @@ import (
 //		return reconcile.Setup(mgr, widgets)
 //	}
 //
+// (Adopted.SetupWithManager is that call, beside a Reconcile for the scaffold's tests.)
+//
 // Setup adds what a manager can take once made: each controller with its watches, indexes
 // and storage migration (WithStorageMigration); the optional kinds' watch of CRDs
 // (WithOptional); the library's metrics, on controller-runtime's registry; the declared
 // webhooks (WithDefaulter, WithValidator, WithConversion) on the manager's webhook server;
-// and a readiness check for each declaration, "controller-<kind>" ("controller-widget"),
-// that fails until the informer of every kind it declares has synced, naming those still
-// listing. It refuses what Manager.New refuses of declarations (no declaration, two of one
+// and a readiness check for each declaration, SetupCheck ("controller-widget"), that fails
+// until the informer of every kind it declares has synced, naming those still listing. It refuses what Manager.New refuses of declarations (no declaration, two of one
 // kind, a kind the scheme does not know, a declaration that cannot run) and a webhook path
 // the server already serves, such as a kubebuilder webhook of the same kind.
 //
@@ -88,7 +88,7 @@ func Setup(mgr manager.Manager, decls ...Declaration) error {
 		}
 	}
 	for _, d := range decls {
-		name := "controller-" + strings.ToLower(d.kind())
+		name := SetupCheck(d)
 		always := func() bool { return true }
 		if err := mgr.AddReadyzCheck(name, readyCheck(mgr.GetCache(), scheme, crds.gated(d.kinds()), always)); err != nil {
 			return fmt.Errorf("reconcile: the readiness check of the %s controller: %w", d.kind(), err)

@@ -64,7 +64,8 @@ func jsonName(f reflect.StructField) string {
 
 // write sends what the logic changed through the requests that can write it, each guarded
 // by the resourceVersion read: labels, annotations and finalizers with a merge patch of the
-// object, then the status with a merge patch of its status subresource.
+// object, then the status with a merge patch of its status subresource. obj takes the
+// resourceVersion written.
 func (r *shell[T]) write(ctx context.Context, before, obj T) error {
 	defer r.memory.writing(client.ObjectKeyFromObject(obj))()
 	lock, owner := client.MergeFromWithOptimisticLock{}, client.FieldOwner(r.options.fieldOwner)
@@ -86,6 +87,7 @@ func (r *shell[T]) write(ctx context.Context, before, obj T) error {
 	if s := status(obj); !s.IsValid() || equality.Semantic.DeepEqual(status(before).Interface(), s.Interface()) {
 		if metaWritten {
 			r.remember(ctx, base) // its status, unchanged, is obj's
+			obj.SetResourceVersion(base.GetResourceVersion())
 		}
 		return nil
 	}
@@ -96,5 +98,8 @@ func (r *shell[T]) write(ctx context.Context, before, obj T) error {
 	}
 	log.FromContext(ctx).V(1).Info("status written")
 	r.remember(ctx, w)
+	// obj is now what was written: a write after this one, such as the removal of the
+	// finalizer after the cleanup's status, is guarded by the new resourceVersion.
+	obj.SetResourceVersion(w.GetResourceVersion())
 	return nil
 }

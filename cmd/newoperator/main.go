@@ -5,10 +5,10 @@
 // StatefulSet with a volume for each server, and one test of each kind), and the example
 // operators of examples/. They travel inside the program, so it needs no checkout:
 //
-//	go run github.com/reconcilekit/reconcilekit/cmd/newoperator@v0.3.0 -from minimal \
+//	go run github.com/reconcilekit/reconcilekit/cmd/newoperator@v0.1.0 -from minimal \
 //		-module github.com/acme/redis-operator -group cache.acme.io -kind Redis
 //
-// makes an operator that requires reconcilekit v0.3.0, the version the program was run at.
+// makes an operator that requires reconcilekit v0.1.0, the version the program was run at.
 // Run inside a checkout of reconcilekit (go run ./cmd/newoperator ...), it copies the
 // checkout's templates and requires the checkout through a replace directive.
 //
@@ -39,7 +39,7 @@ func main() {
 	flag.StringVar(&o.kind, "kind", "", "its kind, such as Redis")
 	flag.StringVar(&o.plural, "plural", "", "the kind's resource name (default: the kind in lower case, plural by English rules)")
 	flag.StringVar(&o.dir, "dir", "", "the directory to create (default: the last element of -module)")
-	flag.StringVar(&o.library, "library", "", "the reconcilekit the new module requires: a version such as v0.3.0, or a checkout's directory to require through a replace directive (default: the checkout this runs in, else the version this program was built at)")
+	flag.StringVar(&o.library, "library", "", "the reconcilekit the new module requires: a version such as v0.1.0, or a checkout's directory to require through a replace directive (default: the checkout this runs in, else the version this program was built at)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "Usage: go run %s/cmd/newoperator@VERSION -from TEMPLATE -module PATH -group GROUP -kind KIND [-dir DIR]\n\n"+
 			"Copies the template minimal or the example TEMPLATE of reconcilekit to DIR, renaming its module,\n"+
@@ -92,7 +92,7 @@ func checkoutAbove(dir string) string {
 }
 
 // buildVersion is the version of reconcilekit this program was built at, as go run and
-// go install of module@version record it: v0.3.0, or a pseudo-version; "(devel)" or ""
+// go install of module@version record it: v0.1.0, or a pseudo-version; "(devel)" or ""
 // when it was built in a checkout, which knows no version of its own.
 func buildVersion() string {
 	info, ok := debug.ReadBuildInfo()
@@ -104,7 +104,7 @@ func buildVersion() string {
 
 // isVersion reports whether v is a module version the go command can fetch: a
 // semantic version, not "(devel)", nor a local build's version of a modified tree
-// (v0.3.1-0.20260101000000-abcdef123456+dirty).
+// (v0.1.1-0.20260101000000-abcdef123456+dirty).
 func isVersion(v string) bool {
 	return strings.HasPrefix(v, "v") && len(v) > 1 && v[1] >= '0' && v[1] <= '9' && !strings.ContainsAny(v, "+/\\")
 }
@@ -165,7 +165,7 @@ func (o *options) complete(checkout, built string) error {
 		o.library = built
 	default:
 		return fmt.Errorf("which reconcilekit should the new module require? This program runs outside a checkout, "+
-			"and was built at no version (%q), as a build of a checkout is: pass -library with a version, such as -library v0.3.0, "+
+			"and was built at no version (%q), as a build of a checkout is: pass -library with a version, such as -library v0.1.0, "+
 			"or with the directory of a checkout, or run it as go run %s/cmd/newoperator@VERSION", built, libraryModule)
 	}
 	return nil

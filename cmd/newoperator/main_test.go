@@ -19,12 +19,12 @@ func TestLibraryIsTheCheckoutElseTheBuildsVersion(t *testing.T) {
 		want, wantErr               string
 	}{
 		{name: "in a checkout", checkout: checkout, built: "(devel)", want: checkout},
-		{name: "run at a release", built: "v0.3.0", want: "v0.3.0"},
-		{name: "run at a pseudo-version", built: "v0.3.1-0.20260101000000-abcdef123456", want: "v0.3.1-0.20260101000000-abcdef123456"},
-		{name: "the flag over the release", built: "v0.3.0", flag: "v0.2.0", want: "v0.2.0"},
+		{name: "run at a release", built: "v0.1.0", want: "v0.1.0"},
+		{name: "run at a pseudo-version", built: "v0.1.1-0.20260101000000-abcdef123456", want: "v0.1.1-0.20260101000000-abcdef123456"},
+		{name: "the flag over the release", built: "v0.1.0", flag: "v0.2.0", want: "v0.2.0"},
 		{name: "the flag over the checkout", checkout: checkout, flag: "/elsewhere", want: "/elsewhere"},
 		{name: "a build of a checkout, run elsewhere", built: "(devel)", wantErr: "pass -library"},
-		{name: "a build of a modified checkout, run elsewhere", built: "v0.3.1-0.20260101000000-abcdef123456+dirty", wantErr: "pass -library"},
+		{name: "a build of a modified checkout, run elsewhere", built: "v0.1.1-0.20260101000000-abcdef123456+dirty", wantErr: "pass -library"},
 		{name: "no build information", built: "", wantErr: "pass -library"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -51,7 +51,7 @@ func TestEmbeddedTemplatesMakeTheCheckoutsCopy(t *testing.T) {
 			copies := map[string]map[string]string{}
 			for how, root := range map[string]string{"checkout": checkout, "embedded": ""} {
 				o := options{from: from, module: "example.com/acme/redis-operator", group: "cache.acme.io", kind: "Redis",
-					library: "v0.3.0", dir: filepath.Join(t.TempDir(), "redis-operator")}
+					library: "v0.1.0", dir: filepath.Join(t.TempDir(), "redis-operator")}
 				if err := o.complete(root, ""); err != nil {
 					t.Fatal(err)
 				}

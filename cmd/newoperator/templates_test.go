@@ -84,3 +84,36 @@ func TestArchiveRefusesWhatItCannotKeep(t *testing.T) {
 		})
 	}
 }
+
+// Every template's TestMain sets controller-runtime's logger, so that a failing test of a
+// new operator shows the operator's logs rather than controller-runtime's "SetLogger was
+// never called" stack.
+func TestEveryTemplatesTestMainSetsALogger(t *testing.T) {
+	lib, err := embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range templateNames(lib) {
+		data, err := os.ReadFile(filepath.Join("templates", name+".txtar"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, err := unpack(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mains := 0
+		for file, content := range files {
+			if !strings.HasSuffix(file, "_test.go") || !strings.Contains(string(content), "func TestMain(") {
+				continue
+			}
+			mains++
+			if !strings.Contains(string(content), "ctrl.SetLogger(") {
+				t.Errorf("%s of template %s has a TestMain that sets no logger: call ctrl.SetLogger in it", file, name)
+			}
+		}
+		if mains == 0 {
+			t.Errorf("template %s has no TestMain", name)
+		}
+	}
+}

@@ -23,6 +23,13 @@
 //
 // where an import line is hoisted above the block and a "func _() T" line is the signature
 // of the function a block of statements is wrapped in.
+// A block that shows a file of the checkout whole, as docs/adopting.md shows the adopted
+// controller that test/adopt builds in a scaffolded project, is marked by the line
+//
+//	<!-- file: test/adopt/testdata/adopted/widget_controller.go -->
+//
+// right before its fence: it must be that file, byte for byte
+// (TestBlocksShowingAFileAreThatFile), and builds where the file is used, not here.
 // A variable a block declares and does not use is not an error. The library here is every
 // package outside examples/, test/, cmd/, hack/ and internal/: those are programs and
 // fixtures, not API a user imports, so their godoc is not checked.

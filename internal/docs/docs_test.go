@@ -233,6 +233,9 @@ type block struct {
 	fence    int // line of the opening fence
 	text     string
 	fragment bool
+	// file is the path, from the module's root, of the file the block shows whole, from a
+	// <!-- file: path --> comment right before its fence; "" for another block.
+	file string
 	// context are declarations the page shows elsewhere or not at all (a type, a helper),
 	// from a <!-- go context ... --> comment right before the block, and the line they start.
 	context     string
@@ -274,6 +277,9 @@ func scan(t *testing.T, page string, span func(line int, text string)) []block {
 			if strings.TrimSpace(strings.TrimPrefix(trimmed, fence)) == "go" {
 				cur = &block{page: page, fence: n, fragment: strings.HasPrefix(previous, "<!-- fragment"),
 					context: pending, contextLine: pendingAt}
+				if f, ok := strings.CutPrefix(previous, "<!-- file: "); ok {
+					cur.file = strings.TrimSpace(strings.TrimSuffix(f, "-->"))
+				}
 				body.Reset()
 			}
 		case inFence && trimmed == fence:
@@ -384,6 +390,45 @@ var imports = map[string]string{
 	"cachev1beta1": module + "/examples/memcached/api/v1beta1",
 }
 
+// TestBlocksShowingAFileAreThatFile holds each block marked <!-- file: path --> (a file of
+// the checkout shown whole, such as the adopted controller of docs/adopting.md, which
+// test/adopt builds and runs in a scaffolded project) to that file, byte for byte, so that
+// the page shows what is tested.
+func TestBlocksShowingAFileAreThatFile(t *testing.T) {
+	shown := 0
+	for _, page := range docFiles(t) {
+		for _, b := range scan(t, page, func(int, string) {}) {
+			if b.file == "" {
+				continue
+			}
+			shown++
+			want, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(b.file)))
+			if err != nil {
+				t.Errorf("%s:%d shows the file %s, which cannot be read: %v; name a file of the checkout, from its root", rel(page), b.fence, b.file, err)
+				continue
+			}
+			if b.text != string(want) {
+				t.Errorf("%s:%d shows the file %s, but the block differs from it from line %d of the file on; copy the file into the block whole",
+					rel(page), b.fence, b.file, firstDifference(b.text, string(want)))
+			}
+		}
+	}
+	if shown == 0 {
+		t.Errorf("no page shows a file whole (<!-- file: path --> before a fence); docs/adopting.md shows the adopted controller so")
+	}
+}
+
+// firstDifference returns the number of the first line where got and want differ, from 1.
+func firstDifference(got, want string) int {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := range min(len(g), len(w)) {
+		if g[i] != w[i] {
+			return i + 1
+		}
+	}
+	return min(len(g), len(w)) + 1
+}
+
 // TestGoBlocksCompile builds every Go block of the README and docs/ not marked a fragment.
 func TestGoBlocksCompile(t *testing.T) {
 	if testing.Short() {
@@ -409,7 +454,7 @@ func TestGoBlocksCompile(t *testing.T) {
 	compiled, fragments := 0, 0
 	for _, page := range docFiles(t) {
 		for _, b := range scan(t, page, func(int, string) {}) {
-			if b.fragment {
+			if b.fragment || b.file != "" { // a file shown whole builds where it lives
 				fragments++
 				continue
 			}

@@ -611,7 +611,10 @@ func (r *refusals) misdeclared(group, resource string) string {
 		}
 		for _, g := range rule.APIGroups {
 			for _, res := range rule.Resources {
-				if strings.Contains(res, "/") || res == "events" || r.declared(g, res) { // the shell records events
+				// The shell records events; and a kind whose status the role lets it write is
+				// one a controller reconciles, such as a plain controller's beside the
+				// declarations in an adopted kubebuilder project, not a child.
+				if strings.Contains(res, "/") || res == "events" || r.declared(g, res) || r.grants(g, res+"/status") {
 					continue
 				}
 				gvk, err := r.operator.ControlPlane.client.RESTMapper().KindFor(schema.GroupVersionResource{Group: g, Resource: res})

@@ -18,7 +18,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -45,15 +44,21 @@ const kubebuilderVersion = "v4.16.0"
 
 // TestKubebuilderProjectAdoptsOneController scaffolds a project with kubebuilder (init,
 // then create api for two kinds, Widget and Gadget), adopts the Widget controller by
-// replacing its file and giving its type the conditions' two methods, and then:
-//   - the scaffold's own tests (its envtest suite) pass, with the control plane's binaries;
+// replacing its file (reconcile.Adopt, the scaffold's Reconcile and SetupWithManager kept),
+// giving its type the conditions' two methods and adding a test of it under its role
+// (reconciletest.Operator), and then:
+//   - the scaffold's own make test passes, with the one change of its Makefile
+//     docs/adopting.md gives (the control plane's binaries in KUBEBUILDER_ASSETS), and
+//     without the ConfigMaps marker of the adopted controller it fails, naming that marker;
 //   - the scaffold's main, unedited (its health checks, metrics filters, webhook server,
 //     leader election flag), runs the adopted controller beside the plain Gadget one:
 //     /readyz passes with the scaffold's check and the declaration's, the Widget gets its
 //     ConfigMap, and both controllers reconcile;
 //   - with the one edit of main docs/adopting.md states, the manager made by
 //     reconcile.Manager, the same holds, the scaffold's health checks unedited;
-//   - kubebuilder create api adds a third kind to the adopted project, which builds.
+//   - kubebuilder create api adds a third kind to the adopted project, whose controller is
+//     adopted as the Widget's was: the two adopted controllers of the package build and
+//     vet side by side.
 //
 // Each step logs how long it took.
 func TestKubebuilderProjectAdoptsOneController(t *testing.T) {
@@ -67,17 +72,36 @@ func TestKubebuilderProjectAdoptsOneController(t *testing.T) {
 		env.step(t, "kubebuilder create api "+kind, dir, env.kubebuilder, "create", "api", "--group", "shop", "--version", "v1", "--kind", kind, "--resource", "--controller")
 	}
 
-	// The adoption: the Widget controller's file, and two methods of its type.
+	// The adoption: the Widget controller's file, two methods of its type, and a test of
+	// the controller under its role.
 	copyFile(t, "testdata/adopted/widget_controller.go", filepath.Join(dir, "internal/controller/widget_controller.go"))
 	copyFile(t, "testdata/adopted/widget_conditions.go", filepath.Join(dir, "api/v1/widget_conditions.go"))
+	copyFile(t, "testdata/adopted/widget_role_test.go", filepath.Join(dir, "internal/controller/widget_role_test.go"))
 	env.requireLibrary(t, dir)
-	env.step(t, "make manifests generate", dir, "make", "manifests", "generate")
+	testsOnAssets(t, filepath.Join(dir, "Makefile"))
 
-	// The scaffold's tests, as its Makefile's test target runs them, with the control
-	// plane's binaries rather than setup-envtest's download.
-	packages := strings.Fields(env.run(t, dir, "go", "list", "./..."))
-	packages = slices.DeleteFunc(packages, func(p string) bool { return strings.Contains(p, "/test/") }) // the e2e suite needs kind
-	env.step(t, "the scaffold's tests", dir, "go", append([]string{"test", "-count=1"}, packages...)...)
+	// The scaffold's own make test: manifests, generate, fmt, vet, then its tests (its
+	// envtest suite, which calls WidgetReconciler.Reconcile, and the role's test).
+	env.step(t, "make test", dir, "make", "test")
+
+	// Without the marker that grants the ConfigMaps, make test fails and says which line to
+	// add: the refusal of the operator's list of ConfigMaps, as its role alone allows.
+	controllerFile := filepath.Join(dir, "internal/controller/widget_controller.go")
+	const configMaps = `// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;patch`
+	adopted := readFile(t, controllerFile)
+	writeFile(t, controllerFile, strings.Replace(adopted, configMaps+"\n", "", 1))
+	out := env.fails(t, "make test without the ConfigMaps marker", dir, "make", "test")
+	want := `// +kubebuilder:rbac:groups="",resources=configmaps,verbs=`
+	_, report, named := strings.Cut(out, "reconciletest: the API server refused")
+	if !named || !strings.Contains(report, want) {
+		t.Fatalf("make test without the ConfigMaps marker failed without naming the marker to add (%s...):\n%s", want, out)
+	}
+	if strings.Contains(report, "reconcile.WithChildren(") {
+		t.Errorf("make test without the ConfigMaps marker proposed to declare a child, where the marker is what is missing:\n%s", out)
+	}
+	t.Logf("it said: reconciletest: the API server refused%s", firstLines(report, 3))
+	writeFile(t, controllerFile, adopted)
+	env.step(t, "make manifests", dir, "make", "manifests")
 
 	env.step(t, "go build ./cmd", dir, "go", "build", "-o", "bin/manager", "./cmd")
 	runManager(t, filepath.Join(dir, "bin/manager"), filepath.Join(dir, "config/crd/bases"), "[+]readyz ok", "[+]controller-widget ok")
@@ -88,13 +112,43 @@ func TestKubebuilderProjectAdoptsOneController(t *testing.T) {
 	env.step(t, "go build ./cmd, made by reconcile.Manager", dir, "go", "build", "-o", "bin/manager", "./cmd")
 	runManager(t, filepath.Join(dir, "bin/manager"), filepath.Join(dir, "config/crd/bases"), "[+]readyz ok", "[+]controllers ok")
 
+	// A third kind, its controller adopted as the Widget's was: two adopted controllers in
+	// one package, each with its logic named configure.
 	env.step(t, "kubebuilder create api after adoption", dir, env.kubebuilder, "create", "api", "--group", "shop", "--version", "v1", "--kind", "Sprocket", "--resource", "--controller")
-	env.step(t, "go build and vet after create api", dir, "go", "vet", "./...")
+	copyFile(t, "testdata/adopted/sprocket_controller.go", filepath.Join(dir, "internal/controller/sprocket_controller.go"))
+	copyFile(t, "testdata/adopted/sprocket_conditions.go", filepath.Join(dir, "api/v1/sprocket_conditions.go"))
+	env.step(t, "go vet with two adopted controllers", dir, "go", "vet", "./...")
+}
+
+// makefileTestTarget is the test target of the Makefile kubebuilder v4.16.0 scaffolds, and
+// makefileTestOnAssets the one change docs/adopting.md gives it: the tests run on the
+// binaries KUBEBUILDER_ASSETS names when it is set, with no setup-envtest (whose version
+// the Makefile derives from controller-runtime's, v0.25.2 once the library is required,
+// a version setup-envtest does not have).
+const (
+	makefileTestTarget = `test: manifests generate fmt vet setup-envtest ## Run tests.
+	KUBEBUILDER_ASSETS="$(shell "$(ENVTEST)" use $(ENVTEST_K8S_VERSION) --bin-dir "$(LOCALBIN)" -p path)" go test $$(go list ./... | grep -v /e2e) -coverprofile cover.out
+`
+	makefileTestOnAssets = `test: manifests generate fmt vet $(if $(KUBEBUILDER_ASSETS),,setup-envtest) ## Run tests, on the binaries in KUBEBUILDER_ASSETS when set.
+	KUBEBUILDER_ASSETS="$(or $(KUBEBUILDER_ASSETS),$(shell "$(ENVTEST)" use $(ENVTEST_K8S_VERSION) --bin-dir "$(LOCALBIN)" -p path))" go test $$(go list ./... | grep -v /e2e) -coverprofile cover.out
+`
+)
+
+// testsOnAssets makes the change of docs/adopting.md to the scaffold's Makefile at path.
+func testsOnAssets(t *testing.T, path string) {
+	t.Helper()
+	src := readFile(t, path)
+	if n := strings.Count(src, makefileTestTarget); n != 1 {
+		t.Fatalf("the scaffold's Makefile has %d of the test target\n%s\nwant one: has kubebuilder's scaffold changed?", n, makefileTestTarget)
+	}
+	writeFile(t, path, strings.Replace(src, makefileTestTarget, makefileTestOnAssets, 1))
 }
 
 // TestKubebuilderCreateAPIWorksOnEveryTemplate makes a new operator from each template
-// cmd/newoperator offers, adds a second kind to its API package with kubebuilder create
-// api, and builds and vets the result, whose CRDs are the two kinds'.
+// cmd/newoperator offers, adds a second kind to its API group with kubebuilder create api,
+// then turns the project multigroup (kubebuilder edit --multigroup=true, which reads the
+// template's Dockerfile) and adds a kind of another group, and builds and vets the result,
+// whose CRDs are the three kinds'.
 func TestKubebuilderCreateAPIWorksOnEveryTemplate(t *testing.T) {
 	env := newEnv(t)
 	newoperator := filepath.Join(t.TempDir(), "newoperator")
@@ -113,15 +167,24 @@ func TestKubebuilderCreateAPIWorksOnEveryTemplate(t *testing.T) {
 				"-group", tt.group, "-kind", tt.kind, "-dir", dir)
 			group, _, _ := strings.Cut(tt.group, ".")
 			env.step(t, "kubebuilder create api", dir, env.kubebuilder, "create", "api", "--group", group, "--version", tt.version, "--kind", "Backup", "--resource", "--controller")
+			env.step(t, "kubebuilder edit --multigroup=true", dir, env.kubebuilder, "edit", "--multigroup=true")
+			env.step(t, "kubebuilder create api --group other", dir, env.kubebuilder, "create", "api", "--group", "other", "--version", "v1", "--kind", "Tape", "--resource", "--controller")
 			env.step(t, "go vet", dir, "go", "vet", "./...")
 			// create api regenerates the CRDs: the template's kind's, under its own plural,
-			// and the new one's, no other.
+			// and the two new ones', no other.
 			crds, err := filepath.Glob(filepath.Join(dir, "config/crd/bases/*.yaml"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(crds) != 2 {
-				t.Errorf("after create api, config/crd/bases holds %d CRDs, want 2 (%s's and Backup's): %v", len(crds), tt.kind, crds)
+			if len(crds) != 3 {
+				t.Errorf("after create api twice, config/crd/bases holds %d CRDs, want 3 (%s's, Backup's and Tape's): %v", len(crds), tt.kind, crds)
+			}
+			project, err := os.ReadFile(filepath.Join(dir, "PROJECT"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(project), "multigroup: true") {
+				t.Errorf("after kubebuilder edit --multigroup=true, PROJECT does not say multigroup: true:\n%s", project)
 			}
 		})
 	}
@@ -186,6 +249,22 @@ func (e *env) run(t *testing.T, dir, name string, args ...string) string {
 		t.Fatalf("%s %s (in %s): %v\n%s%s", name, strings.Join(args, " "), dir, err, stdout.String(), stderr.String())
 	}
 	return stdout.String()
+}
+
+// fails runs a command that must fail, in dir, and returns all it printed, failing the
+// test if it succeeds; it logs how long it took.
+func (e *env) fails(t *testing.T, what, dir, name string, args ...string) string {
+	t.Helper()
+	start := time.Now()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = e.vars
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("%s: %s %s (in %s) succeeded; want it to fail:\n%s", what, name, strings.Join(args, " "), dir, out)
+	}
+	t.Logf("%s: failed as it should, %.1fs", what, time.Since(start).Seconds())
+	return string(out)
 }
 
 // step runs a command as run does, and logs how long it took.
@@ -293,7 +372,7 @@ func managerMade(t *testing.T, path string) {
 	src := string(data)
 	for _, edit := range []struct{ old, new string }{
 		{"mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{",
-			"mgr, err := reconcile.Manager{Controllers: []reconcile.Declaration{controller.Widgets}, Options: ctrl.Options{"},
+			"mgr, err := reconcile.Manager{Controllers: []reconcile.Declaration{controller.Widgets.Declaration()}, Options: ctrl.Options{"},
 		{"\t})\n\tif err != nil {\n\t\tsetupLog.Error(err, \"Failed to start manager\")",
 			"\t}}.New(ctrl.GetConfigOrDie())\n\tif err != nil {\n\t\tsetupLog.Error(err, \"Failed to start manager\")"},
 		{"\t// +kubebuilder:scaffold:imports", "\t\"github.com/reconcilekit/reconcilekit/reconcile\"\n\t// +kubebuilder:scaffold:imports"},
@@ -345,6 +424,24 @@ func get(url string, want ...string) func(context.Context) error {
 func firstLines(s string, n int) string {
 	lines := strings.SplitN(s, "\n", n+1)
 	return strings.Join(lines[:min(n, len(lines))], "\n")
+}
+
+// readFile returns the content of the file at path.
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// writeFile writes content to the file at path.
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // copyFile copies the file src to dst.

@@ -41,10 +41,11 @@ func TestExplainsACleanupThatCannotFinish(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Before its deadline: being deleted, held by its finalizer, and the cleanup's error.
+	// Before its deadline: being deleted, held by its finalizer, and the cleanup's error,
+	// which the shell has written as Reconciling, reason Retrying.
 	expect(t, e.Namespace, "keyval/sessions", func(context.Context) ([]string, error) {
 		return []string{
-			"Keyval sessions: Terminating (held by finalizer " + keyval.Finalizer + ")",
+			"Keyval sessions: Terminating (held by finalizer " + keyval.Finalizer + "; " + reconcile.ReasonRetrying + ": " + refused + ")",
 			"  Warning ReconcileError on Keyval sessions: " + refused,
 		}, nil
 	})

@@ -60,8 +60,13 @@ func TestTenantExplained(t *testing.T) {
 	if err := e.Delete(t.Context(), tn); err != nil {
 		t.Fatal(err)
 	}
-	// Deleted, it waits for the claim: explain says what holds it.
-	expectExplained(t, "", "tenant/"+tn.Name, "Tenant "+tn.Name+": Terminating (held by finalizer "+tenantFinalizer+")")
+	// Deleted, it waits for the claim: explain says what holds it, and why, from the
+	// Stalled the shell wrote of the cleanup.
+	awaitCondition(t, e, tn, conditions.Stalled, metav1.ConditionTrue, "ClaimsLeft")
+	held := "namespace " + home + " still holds claims data"
+	expectExplained(t, "", "tenant/"+tn.Name,
+		"Tenant "+tn.Name+": Terminating (held by finalizer "+tenantFinalizer+"; ClaimsLeft: "+held+")",
+		"  Warning ClaimsLeft on Tenant "+tn.Name+": "+held)
 	releaseClaim(t, e, home)
 	awaitGone(t, e, tn)
 }

@@ -3,6 +3,8 @@ package shapes_test
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,6 +70,13 @@ func awaitClaims(ctx context.Context, t *Tenant, s reconcile.Scope) requeue.Outc
 	if len(claims.Items) == 0 {
 		return requeue.Done()
 	}
+	var names []string
+	for _, c := range claims.Items {
+		names = append(names, c.Name)
+	}
+	slices.Sort(names)
+	// The shell writes it while the tenant is deleted: kstatus and explain say why.
+	conditions.MarkTrue(t, conditions.Stalled, "ClaimsLeft", "namespace %s still holds claims %s", homeOf(t.Name), strings.Join(names, ", "))
 	// A person moves the data away: no event of the tenant's tells the operator, which
 	// looks again.
 	return requeue.After(claimsPoll)
@@ -119,10 +128,19 @@ func TestTenantTable(t *testing.T) {
 				LastTransitionTime: metav1.NewTime(reconciletest.DefaultNow),
 			}}},
 		}, {
-			Name:        "a deleted tenant waits while its namespace has claims",
-			Object:      held,
-			Given:       []client.Object{homeNamespace, claim(home)},
-			Meanwhile:   deleteTenant,
+			Name:         "a deleted tenant waits while its namespace has claims",
+			Object:       held,
+			Given:        []client.Object{homeNamespace, claim(home)},
+			Meanwhile:    deleteTenant,
+			WantRequests: []string{"patch tenants/status"},
+			WantEvents:   []string{"Warning ClaimsLeft namespace " + home + " still holds claims data"},
+			// The shell writes the Stalled the cleanup marks while the tenant is deleted.
+			WantStatus: Status{ObservedGeneration: 2, Conditions: []metav1.Condition{
+				{Type: conditions.Ready, Status: metav1.ConditionFalse, ObservedGeneration: 2, LastTransitionTime: metav1.NewTime(reconciletest.DefaultNow),
+					Reason: "ClaimsLeft", Message: "namespace " + home + " still holds claims data"},
+				{Type: conditions.Stalled, Status: metav1.ConditionTrue, ObservedGeneration: 2, LastTransitionTime: metav1.NewTime(reconciletest.DefaultNow),
+					Reason: "ClaimsLeft", Message: "namespace " + home + " still holds claims data"},
+			}},
 			WantResult:  rtreconcile.Result{RequeueAfter: claimsPoll},
 			WantObjects: []client.Object{claim(home)},
 		}},
@@ -159,11 +177,9 @@ func TestTenantOperator(t *testing.T) {
 	if err := e.Delete(t.Context(), tenant(e.Namespace, "")); err != nil {
 		t.Fatal(err)
 	}
-	// The tenant stays while the claim does; once the claim is gone, so is the tenant.
-	var got Tenant
-	if err := e.Get(t.Context(), client.ObjectKey{Name: e.Namespace}, &got); err != nil || got.DeletionTimestamp == nil {
-		t.Fatalf("the tenant after its deletion: %v, deleted at %v; want it held", err, got.DeletionTimestamp)
-	}
+	// The tenant stays while the claim does, Stalled, saying why; once the claim is gone, so
+	// is the tenant.
+	awaitCondition(t, e, tenant(e.Namespace, ""), conditions.Stalled, metav1.ConditionTrue, "ClaimsLeft")
 	releaseClaim(t, e, home)
 	reconciletest.Eventually(t, func(ctx context.Context) error {
 		err := e.Get(ctx, client.ObjectKey{Name: e.Namespace}, &Tenant{})

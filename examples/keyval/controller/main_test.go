@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
 	storev1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/examples/keyval/controller"
 	"github.com/reconcilekit/reconcilekit/reconcile"
@@ -23,7 +26,12 @@ var operator = &reconciletest.Operator{
 	Controllers:    []reconcile.Declaration{controller.New()},
 }
 
-func TestMain(m *testing.M) { os.Exit(operator.Main(m)) }
+func TestMain(m *testing.M) {
+	// The operator's logs, shown when a test fails; without a logger controller-runtime
+	// prints a stack of its own instead ("SetLogger was never called").
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
+	os.Exit(operator.Main(m))
+}
 
 // env is a test's corner of the cluster, with what the tests of this operator add to it.
 type env struct{ *reconciletest.Env }

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
 	starterv1alpha1 "github.com/reconcilekit/reconcilekit/cmd/newoperator/minimal/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/cmd/newoperator/minimal/controller"
 	"github.com/reconcilekit/reconcilekit/reconcile"
@@ -23,4 +26,9 @@ var operator = &reconciletest.Operator{
 	Controllers:    []reconcile.Declaration{controller.New()},
 }
 
-func TestMain(m *testing.M) { os.Exit(operator.Main(m)) }
+func TestMain(m *testing.M) {
+	// The operator's logs, shown when a test fails; without a logger controller-runtime
+	// prints a stack of its own instead ("SetLogger was never called").
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
+	os.Exit(operator.Main(m))
+}
