@@ -3,6 +3,7 @@ package reconciletest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -28,6 +29,7 @@ type Manager struct {
 	cancel   context.CancelFunc
 	done     chan struct{}
 	err      error // what Start returned, once done is closed
+	failed   bool  // Start returned an error before Stop, reported at once; read once done is closed
 	stopOnce sync.Once
 	refused  func() string // the report of a request the API server refused, if any (Env.Run)
 	log      *logState     // the manager's log: quiet once the test has reported its failure
@@ -46,6 +48,10 @@ type Manager struct {
 // error as it happens, and the manager logs nothing more; a refused request is left to
 // Env's report; the manager's other errors are logged without stack traces. The manager
 // logs through spec's Options.Logger, or controller-runtime's global logger.
+//
+// A manager that stops with an error before Stop fails the test as it stops, naming the
+// error, and the test's next Eventually or AwaitReconciles stops it at once rather than
+// waiting in vain for an operator that no longer runs.
 func StartManager(t testing.TB, cfg *rest.Config, spec reconcile.Manager) *Manager {
 	t.Helper()
 	opts := &spec.Options
@@ -68,12 +74,39 @@ func StartManager(t testing.TB, cfg *rest.Config, spec reconcile.Manager) *Manag
 
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{Manager: mgr, t: t, started: reconciles(), cancel: cancel, done: make(chan struct{}), log: log}
+	stopping := stopOn(t)
 	go func() {
 		defer close(m.done)
 		m.err = mgr.Start(ctx)
+		if m.err != nil && ctx.Err() == nil { // not stopped: failed
+			m.failed = true
+			message := fmt.Sprintf("reconciletest: the manager stopped with an error: %v", m.err)
+			stopping(message)
+			m.log.failed(message)
+		}
 	}()
 	t.Cleanup(m.Stop)
 	return m
+}
+
+// stopped holds, for each test whose manager failed, the failure that stops it: what
+// Eventually reads to end at once.
+var stopped sync.Map // testing.TB → string
+
+// stopOn returns what stops t for a failure: its next Eventually fails at once, naming it.
+// It forgets t when t ends.
+func stopOn(t testing.TB) func(message string) {
+	t.Cleanup(func() { stopped.Delete(t) })
+	return func(message string) { stopped.LoadOrStore(t, message) }
+}
+
+// stoppedFor returns the failure that stops t, if any.
+func stoppedFor(t testing.TB) (string, bool) {
+	v, ok := stopped.Load(t)
+	if !ok {
+		return "", false
+	}
+	return v.(string), true
 }
 
 // Stop stops the manager and waits until it has stopped, failing the test if the
@@ -91,7 +124,7 @@ func (m *Manager) Stop() {
 			m.t.Errorf("reconciletest: the manager did not stop within %v: was an informer started before the manager (an index, GetInformer) for a kind the operator may not list?", managerStopTimeout)
 			return
 		}
-		if m.err != nil && !errors.Is(m.err, context.Canceled) {
+		if m.err != nil && !m.failed && !errors.Is(m.err, context.Canceled) {
 			m.t.Errorf("reconciletest: the manager failed: %v", m.err)
 		}
 	})

@@ -49,11 +49,16 @@ func (cp *ControlPlane) namespace(t testing.TB, labels map[string]string) string
 
 var notInName = regexp.MustCompile(`[^a-z0-9]+`)
 
+// namePrefixLength is how much of a test's name its namespace keeps.
+const namePrefixLength = 40
+
 // namePrefix turns a test name into a prefix for GenerateName: a DNS label of at most
-// 57 characters, leaving room for the random suffix, ending in a hyphen.
+// 41 characters, ending in a hyphen. With the random suffix the namespace's name is at most
+// 46 characters long, which leaves an operator room to name a namespace or an object after
+// it ("tenant-" followed by it) within the 63 characters of a label.
 func namePrefix(testName string) string {
 	name := strings.Trim(notInName.ReplaceAllString(strings.ToLower(testName), "-"), "-")
-	name = strings.TrimRight(name[:min(len(name), 56)], "-")
+	name = strings.TrimRight(name[:min(len(name), namePrefixLength)], "-")
 	if name == "" {
 		name = "test"
 	}

@@ -13,8 +13,8 @@ func TestNamePrefixMakesAGenerateNameOfATestName(t *testing.T) {
 		{"TestRollout/scales_up_to_3", "testrollout-scales-up-to-3-"},
 		{"Test/__/", "test-"},
 		{"___", "test-"},
-		{strings.Repeat("A", 100), strings.Repeat("a", 56) + "-"},
-		{strings.Repeat("a", 55) + "_b", strings.Repeat("a", 55) + "-"},
+		{strings.Repeat("A", 100), strings.Repeat("a", 40) + "-"},
+		{strings.Repeat("a", 39) + "_b", strings.Repeat("a", 39) + "-"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.testName, func(t *testing.T) {

@@ -206,8 +206,16 @@ type Env struct {
 	client.Client
 
 	// Namespace is the test's namespace, deleted when the test ends; the operator
-	// watches it alone.
+	// watches it, and Namespaces.
 	Namespace string
+
+	// Namespaces are the other namespaces the operator's cache watches, set before Run:
+	// those it makes (a tenant's, "tenant-" followed by Namespace) or reads and writes
+	// in (a fixed one of shared Secrets). They need not exist yet. AllNamespaces alone
+	// has the cache watch every namespace, as an operator of cluster-scoped objects
+	// runs. A write of the operator in a namespace its cache does not watch, or a read
+	// of its cache there, fails the test at once, naming this field.
+	Namespaces []string
 
 	// Config is the operator's: it authenticates as Operator.User, bound to the
 	// operator's ClusterRole and to nothing else. A test may wrap it, with Faults say,
@@ -225,6 +233,10 @@ type Env struct {
 	webhooks   *Webhooks // served to the manager of the last Run; nil if none
 	converting bool      // the Env holds the operator's conversion
 }
+
+// AllNamespaces, as Env.Namespaces or explore.Exploration.Namespaces, has the operator's
+// cache watch every namespace.
+const AllNamespaces = "*"
 
 // Env returns a new Env for the test t. The operator must have been started.
 func (o *Operator) Env(t testing.TB) *Env {
@@ -313,16 +325,30 @@ func (e *Env) run(t testing.TB, metricsAddr string) *Manager {
 	if e.refusals != nil { // nil in an Env a test built itself
 		e.refusals.start()
 	}
+	watched := watched(e.Namespace, e.Namespaces...)
 	spec := reconcile.Manager{
 		Options: manager.Options{
 			Scheme:  e.operator.Scheme,
-			Cache:   cache.Options{DefaultNamespaces: map[string]cache.Config{e.Namespace: {}}},
+			Cache:   cache.Options{DefaultNamespaces: watched.cacheNamespaces()},
 			Metrics: metricsserver.Options{BindAddress: metricsAddr},
 		},
 		Controllers: e.operator.Controllers,
 	}
 	hooks := e.serveWebhooks(t, &spec)
-	m := StartManager(t, e.Requests.Wrap(Intercept(e.Config, e.operator.usage.record)), spec)
+	// A write outside the namespaces watched is told as the manager's log tells a failure.
+	var started atomic.Pointer[Manager]
+	outside := func(message string) {
+		if m := started.Load(); m != nil {
+			m.log.failed(message)
+		} else { // before StartManager has returned
+			report(t, message)
+		}
+	}
+	cfg := Intercept(e.Config, watched.guard("Env.Namespaces", outside))
+	m := StartManager(t, e.Requests.Wrap(Intercept(cfg, e.operator.usage.record)), spec)
+	m.log.mu.Lock()
+	m.log.namespaces = "Env.Namespaces"
+	m.log.mu.Unlock()
 	if e.refusals != nil {
 		m.refused = e.refusals.first
 		e.refusals.silence(&m.log.quiet)
@@ -330,6 +356,7 @@ func (e *Env) run(t testing.TB, metricsAddr string) *Manager {
 		m.log.fail = e.refusals.failed
 		m.log.mu.Unlock()
 	}
+	started.Store(m)
 	if hooks != nil {
 		hooks.Await(t)
 	}

@@ -33,6 +33,10 @@ type logState struct {
 
 	mu   sync.Mutex
 	fail func(message string) // reports a failure the log saw; report by default
+
+	// namespaces names the setting of the namespaces the manager's cache watches, for a
+	// read outside them: Env.Namespaces; the manager's own option if empty.
+	namespaces string
 }
 
 // failed reports message through the state's fail.
@@ -68,6 +72,16 @@ func (s quietSink) Error(err error, msg string, keysAndValues ...any) {
 	case ownership.IsUndeclared(err):
 		if s.quiet.CompareAndSwap(false, true) {
 			s.failed("reconciletest: the operator's declaration does not own a kind its logic writes, so the manager would not watch it: " + cause(err).Error())
+		}
+	case outsideCache(err):
+		if s.quiet.CompareAndSwap(false, true) {
+			s.mu.Lock()
+			field := s.namespaces
+			s.mu.Unlock()
+			if field == "" {
+				field = "the manager's Options.Cache.DefaultNamespaces"
+			}
+			s.failed(fmt.Sprintf("reconciletest: the operator read its cache in a namespace the cache does not watch: %v. Add the namespace to %s before the operator starts, or reconciletest.AllNamespaces in it for every one", err, field))
 		}
 	case apierrors.IsForbidden(err):
 		// Env reports the refusal, with the marker that grants what the role lacks.

@@ -231,15 +231,18 @@ type Deps struct {
 // case states every write and event the reconcile makes, and one it did not expect
 // fails it.
 //
-// Objects are written without a namespace: every namespaced object is put in the
-// case's namespace, whatever its own says. Where an object names the namespace
+// Objects are written without a namespace: every namespaced object without one is put
+// in the case's namespace. One that names another namespace is kept there, in Given (the
+// namespace is made if need be) and in WantObjects alike; a namespace made of the case's
+// ("tenant-{namespace}") says CaseNamespace in it. Where an object names the namespace
 // elsewhere (a Service's address in an environment variable, a binding's subject), it
 // says CaseNamespace; a config hash over objects of the case is CaseConfigHash. Both
 // are replaced in Given, GivenYAML, WantObjects and WantObjectsYAML. An owner reference without a UID names an
 // object of the case by API version, kind and name, and gets its UID, so that a child
 // can be owned by an object that does not exist yet when the table is written.
-// Cluster-scoped objects keep their names; a case that names one runs alone (not in
-// parallel), and deletes the cluster-scoped objects it names when it ends.
+// Cluster-scoped objects keep their names; a case that names one, or an object in a
+// namespace not made of its own, runs alone (not in parallel), and deletes those Given
+// objects when it ends.
 type ReconcilerTestCase struct {
 	// Name names the case's subtest and, through it, its namespace.
 	Name string
@@ -295,10 +298,16 @@ type ReconcilerTestCase struct {
 	// and its UID unless spec.manualSelector is true, and the Job's own labels too when
 	// it sets none, since it then takes its pods'; a label the object sets itself is
 	// compared), and status: the status of the object reconciled is WantStatus's, and
-	// nothing writes the status of the others on an API server alone. Every kind named here is listed whole: an object
-	// of that kind in the case's namespace that WantObjects does not name fails the
+	// nothing writes the status of the others on an API server alone; nor a Namespace's
+	// label kubernetes.io/metadata.name, which the API server sets to its name, unless
+	// the object sets it. Every kind named here is listed whole in each namespace it is
+	// named in: an object of that kind there that WantObjects does not name fails the
 	// case, as does one it names that does not exist. Cluster-scoped objects are
-	// compared by name alone.
+	// compared by name alone. An object in another namespace names it (with
+	// CaseNamespace, "tenant-{namespace}", for one made after the case's), as does a
+	// Namespace (Name "tenant-{namespace}"). An object with a GenerateName and no Name
+	// stands for an object of that generateName, kind and namespace, each such wanted
+	// object for another, the oldest first.
 	WantObjects []client.Object
 
 	// WantObjectsYAML holds more of them as manifests, separated by "---" lines.
@@ -542,14 +551,23 @@ func (h *harness) decode(manifests string) ([]client.Object, error) {
 	}
 }
 
+// anyClusterScoped reports whether a case names an object it shares with others: a
+// cluster-scoped one, or one in a namespace not its own.
 func (h *harness) anyClusterScoped(t testing.TB, objs caseObjects) bool {
 	t.Helper()
 	for _, o := range slices.Concat(objs.given, objs.want) {
-		if !h.namespaced(t, o) {
+		if !h.namespaced(t, o) || elsewhere(o) {
 			return true
 		}
 	}
 	return false
+}
+
+// elsewhere reports whether obj names a namespace another case may name too: one set, that
+// is not made of the case's (CaseNamespace, "tenant-{namespace}").
+func elsewhere(obj client.Object) bool {
+	ns := obj.GetNamespace()
+	return ns != "" && !strings.Contains(ns, CaseNamespace)
 }
 
 func (h *harness) namespaced(t testing.TB, obj client.Object) bool {
@@ -643,8 +661,16 @@ func (h *harness) run(t testing.TB, tc ReconcilerTestCase, objs caseObjects) {
 	}
 	key := client.ObjectKeyFromObject(objs.given[0])
 
-	// The reconciler's client: every request logged, and failed by the case's
-	// Faults once armed.
+	now := tc.Now
+	if now.IsZero() {
+		now = DefaultNow
+	}
+	// The API server stamps a deletion with its own time; the reconciler reads it in the
+	// case's, as though the case's clock had been the server's since the case began.
+	offset := now.Sub(time.Now().Truncate(time.Second))
+
+	// The reconciler's client: every request logged, failed by the case's Faults once
+	// armed, and its answers' deletionTimestamps in the case's time.
 	var log requestLog
 	cfg := Intercept(h.config, func(r *Request) (*http.Response, error) {
 		s := sent{verb: r.Verb, resource: r.resource(), name: r.Name}
@@ -662,19 +688,20 @@ func (h *harness) run(t testing.TB, tc ReconcilerTestCase, objs caseObjects) {
 		}
 		if resp != nil {
 			s.code = resp.StatusCode
+			if !s.faulted && r.Verb != "watch" { // a watch's body never ends
+				resp, err = inCaseTime(resp, offset)
+			}
 		}
 		log.mu.Lock()
 		log.sent = append(log.sent, s)
 		log.mu.Unlock()
 		return resp, err
 	})
+	// JSON, which inCaseTime reads, where client-go's own types would be sent as protobuf.
+	cfg.ContentType = runtime.ContentTypeJSON
 	c, err := client.New(cfg, client.Options{Scheme: h.scheme, Mapper: h.admin.RESTMapper()})
 	if err != nil {
 		t.Fatalf("reconciletest: %v", err)
-	}
-	now := tc.Now
-	if now.IsZero() {
-		now = DefaultNow
 	}
 	recorder := events.NewFakeRecorder(1000)
 	deps := Deps{Client: c, Clock: NewClock(now), Recorder: recorder}
@@ -712,9 +739,39 @@ func (h *harness) run(t testing.TB, tc ReconcilerTestCase, objs caseObjects) {
 	}
 	check.diff("the events", tc.WantEvents, recorded, false)
 	if tc.WantStatus != nil {
-		h.checkStatus(&check, objs.given[0], tc.WantStatus)
+		h.checkStatus(&check, objs.given[0], ns, tc.WantStatus)
 	}
 	h.checkObjects(&check, ns, objs.want)
+}
+
+// deletionTimestamp is a deletionTimestamp in an answer of the API server, in JSON.
+var deletionTimestamp = regexp.MustCompile(`"deletionTimestamp":"([^"]+)"`)
+
+// inCaseTime returns resp with every deletionTimestamp in its body moved by offset: the
+// time the API server stamped, said in the case's clock, so that a deletion made during
+// the case happened at the case's Now, not years before it (DefaultNow) or after it.
+func inCaseTime(resp *http.Response, offset time.Duration) (*http.Response, error) {
+	if resp.Body == nil || !strings.Contains(resp.Header.Get("Content-Type"), "json") {
+		return resp, nil
+	}
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	if bytes.Contains(body, []byte(`"deletionTimestamp"`)) {
+		body = deletionTimestamp.ReplaceAllFunc(body, func(m []byte) []byte {
+			stamped, err := time.Parse(time.RFC3339, string(deletionTimestamp.FindSubmatch(m)[1]))
+			if err != nil {
+				return m // not a time the API server writes: as it is
+			}
+			return []byte(`"deletionTimestamp":"` + stamped.Add(offset).UTC().Format(time.RFC3339) + `"`)
+		})
+		resp.ContentLength = int64(len(body))
+		resp.Header.Del("Content-Length")
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	return resp, nil
 }
 
 // disarm stops the faults and keeps the log.
@@ -742,11 +799,15 @@ func drain(r *events.FakeRecorder) []string {
 func (h *harness) create(t testing.TB, ns string, obj client.Object) {
 	t.Helper()
 	ctx := t.Context()
-	if h.namespaced(t, obj) {
-		obj.SetNamespace(ns)
-	} else {
+	switch {
+	case !h.namespaced(t, obj):
 		obj.SetNamespace("")
 		t.Cleanup(func() { h.deleteClusterScoped(t, obj) })
+	case obj.GetNamespace() != "" && obj.GetNamespace() != ns: // another namespace, made if need be
+		h.ensureNamespace(t, obj.GetNamespace())
+		t.Cleanup(func() { h.deleteClusterScoped(t, obj) })
+	default:
+		obj.SetNamespace(ns)
 	}
 	if err := h.resolveOwners(t, obj); err != nil {
 		t.Fatalf("reconciletest: %v", err)
@@ -799,6 +860,19 @@ func merge(stored, given map[string]any) map[string]any {
 	return out
 }
 
+// ensureNamespace creates the namespace ns, another than the case's, unless it exists. It
+// is left when the case ends: other cases may use it, and on an API server alone a
+// namespace is never deleted for good.
+func (h *harness) ensureNamespace(t testing.TB, ns string) {
+	t.Helper()
+	err := h.admin.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("reconciletest: creating the namespace %s of a given object: %v", ns, err)
+	}
+}
+
+// deleteClusterScoped deletes an object the case shares with others when it ends: a
+// cluster-scoped one, or one in a namespace not the case's.
 func (h *harness) deleteClusterScoped(t testing.TB, obj client.Object) {
 	u := &unstructured.Unstructured{}
 	gvk, err := apiutil.GVKForObject(obj, h.scheme)
@@ -807,6 +881,7 @@ func (h *harness) deleteClusterScoped(t testing.TB, obj client.Object) {
 	}
 	u.SetGroupVersionKind(gvk)
 	u.SetName(obj.GetName())
+	u.SetNamespace(obj.GetNamespace())
 	// The test's context is done by the time cleanups run.
 	if err := h.admin.Delete(context.Background(), u); client.IgnoreNotFound(err) != nil {
 		t.Errorf("reconciletest: deleting %s %s: %v", gvk.Kind, obj.GetName(), err)
@@ -879,7 +954,9 @@ func (c *checker) diff(what string, want, got []string, requests bool) {
 	c.t.Errorf("%s", msg)
 }
 
-func (h *harness) checkStatus(c *checker, obj client.Object, want any) {
+// checkStatus compares the status of obj, the object reconciled, with want, the case's
+// namespace ns said as CaseNamespace: ns, not obj's, which a cluster-scoped object has none of.
+func (h *harness) checkStatus(c *checker, obj client.Object, ns string, want any) {
 	c.t.Helper()
 	live, err := h.live(c.t.Context(), obj, client.ObjectKeyFromObject(obj))
 	if err != nil {
@@ -891,7 +968,7 @@ func (h *harness) checkStatus(c *checker, obj client.Object, want any) {
 		c.t.Errorf("WantStatus: a %T has no Status field", live)
 		return
 	}
-	got, err := withPlaceholder(status.Interface(), obj.GetNamespace())
+	got, err := withPlaceholder(status.Interface(), ns)
 	if err != nil {
 		c.t.Errorf("reading the status of the object reconciled: %v", err)
 		return
@@ -907,6 +984,9 @@ func withPlaceholder(status any, ns string) (any, error) {
 	raw, err := json.Marshal(status)
 	if err != nil {
 		return nil, err
+	}
+	if ns == "" { // an empty string is found between every two bytes
+		return status, nil
 	}
 	quoted, _ := json.Marshal(ns) // a namespace needs no escaping; this is its JSON all the same
 	raw = bytes.ReplaceAll(raw, quoted[1:len(quoted)-1], []byte(CaseNamespace))
@@ -974,6 +1054,13 @@ func keepAllocated(w, defaulted, live client.Object) {
 		if okD && okL {
 			keepJobIdentity(want, d, l)
 		}
+	case *corev1.Namespace:
+		d, okD := defaulted.(*corev1.Namespace)
+		l, okL := live.(*corev1.Namespace)
+		if _, set := want.Labels[corev1.LabelMetadataName]; okD && okL && !set {
+			// The API server labels a namespace with its name, which the dry run's is not.
+			keepKey(&d.Labels, l.Labels, corev1.LabelMetadataName)
+		}
 	}
 }
 
@@ -1039,8 +1126,12 @@ func keepKey(dst *map[string]string, src map[string]string, key string) {
 func (h *harness) checkObjects(c *checker, ns string, want []client.Object) {
 	c.t.Helper()
 	ctx := c.t.Context()
-	var kinds []schema.GroupVersionKind
-	wanted := map[schema.GroupVersionKind]map[string]bool{}
+	type place struct {
+		gvk       schema.GroupVersionKind
+		namespace string
+	}
+	var places []place                           // where a namespaced kind is wanted, in order
+	wanted := map[place]map[string]bool{}        // the names wanted there
 	seen := map[schema.GroupVersionKind]string{} // the newest resourceVersion read, by kind
 	for _, w := range want {
 		gvk, err := apiutil.GVKForObject(w, h.scheme)
@@ -1054,25 +1145,36 @@ func (h *harness) checkObjects(c *checker, ns string, want []client.Object) {
 			continue
 		}
 		w = said
-		if !slices.Contains(kinds, gvk) {
-			kinds = append(kinds, gvk)
-			wanted[gvk] = map[string]bool{}
-		}
-		wanted[gvk][w.GetName()] = true
 		namespaced := h.namespaced(c.t, w)
-		key := client.ObjectKey{Name: w.GetName()}
-		if namespaced {
-			w.SetNamespace(ns)
-			key.Namespace = ns
-		} else {
+		switch {
+		case !namespaced:
 			w.SetNamespace("")
+		case w.GetNamespace() == "": // the case's
+			w.SetNamespace(ns)
 		}
-		live, err := h.live(ctx, w, key)
+		at := place{gvk, w.GetNamespace()}
+		if namespaced && wanted[at] == nil {
+			places = append(places, at)
+			wanted[at] = map[string]bool{}
+		}
+		if w.GetName() == "" && w.GetGenerateName() != "" {
+			name, err := h.generated(ctx, gvk, w, wanted[at])
+			if err != nil {
+				c.t.Errorf("WantObjects: %s %s: %v", gvk.Kind, shownName(w.GetNamespace(), w.GetGenerateName()+"*", ns), err)
+				continue
+			}
+			w.SetName(name)
+		}
+		if namespaced {
+			wanted[at][w.GetName()] = true
+		}
+		what := shownName(w.GetNamespace(), w.GetName(), ns)
+		live, err := h.live(ctx, w, client.ObjectKeyFromObject(w))
 		if apierrors.IsNotFound(err) {
-			c.t.Errorf("%s %s does not exist; WantObjects has it", gvk.Kind, w.GetName())
+			c.t.Errorf("%s %s does not exist; WantObjects has it", gvk.Kind, what)
 			continue
 		} else if err != nil {
-			c.t.Errorf("reading %s %s: %v", gvk.Kind, w.GetName(), err)
+			c.t.Errorf("reading %s %s: %v", gvk.Kind, what, err)
 			continue
 		}
 		seen[gvk] = newer(seen[gvk], live.GetResourceVersion())
@@ -1083,49 +1185,86 @@ func (h *harness) checkObjects(c *checker, ns string, want []client.Object) {
 		}
 		defaulted, err := h.defaulted(ctx, w)
 		if err != nil {
-			c.t.Errorf("WantObjects: %s %s as the API server would store it: %v", gvk.Kind, w.GetName(), err)
+			c.t.Errorf("WantObjects: %s %s as the API server would store it: %v", gvk.Kind, what, err)
 			continue
 		}
 		forgetIntent(defaulted)
 		forgetIntent(live)
 		keepAllocated(w, defaulted, live)
 		if d := cmp.Diff(defaulted, live, compareObjects...); d != "" {
-			c.t.Errorf("%s %s (-want +got):\n%s", gvk.Kind, w.GetName(), d)
+			c.t.Errorf("%s %s (-want +got):\n%s", gvk.Kind, what, d)
 		}
 	}
-	// Every object of a namespaced kind wanted is wanted by name.
-	for _, gvk := range kinds {
+	// Every object of a namespaced kind wanted in a namespace is wanted by name.
+	for _, at := range places {
 		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		probe := &unstructured.Unstructured{}
-		probe.SetGroupVersionKind(gvk)
-		if !h.namespaced(c.t, probe) {
-			continue
-		}
+		list.SetGroupVersionKind(at.gvk.GroupVersion().WithKind(at.gvk.Kind + "List"))
 		// A list that must be consistent waits for the API server's watch cache to
 		// catch up with etcd, which takes up to a tenth of a second: more than the rest
 		// of a case. This one needs to be no older than the objects just read (it holds
 		// every object created before them), and each object it holds that the case
 		// does not want is read again, consistently, before it fails the case.
 		opts := &metav1.ListOptions{ResourceVersion: "0"}
-		if rv := seen[gvk]; rv != "" {
+		if rv := seen[at.gvk]; rv != "" {
 			opts = &metav1.ListOptions{ResourceVersion: rv, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan}
 		}
-		if err := h.admin.List(ctx, list, client.InNamespace(ns), &client.ListOptions{Raw: opts}); err != nil {
-			c.t.Errorf("listing %s: %v", gvk.Kind, err)
+		if err := h.admin.List(ctx, list, client.InNamespace(at.namespace), &client.ListOptions{Raw: opts}); err != nil {
+			c.t.Errorf("listing %s: %v", at.gvk.Kind, err)
 			continue
 		}
 		for _, item := range list.Items {
-			if wanted[gvk][item.GetName()] {
+			if wanted[at][item.GetName()] {
 				continue
 			}
 			err := h.admin.Get(ctx, client.ObjectKeyFromObject(&item), &item)
 			if apierrors.IsNotFound(err) {
 				continue // deleted since the list's resourceVersion
 			}
-			c.t.Errorf("%s %s exists; WantObjects does not have it%s", gvk.Kind, item.GetName(), ownedBy(item.GetOwnerReferences()))
+			c.t.Errorf("%s %s exists; WantObjects does not have it%s", at.gvk.Kind, shownName(item.GetNamespace(), item.GetName(), ns), ownedBy(item.GetOwnerReferences()))
 		}
 	}
+}
+
+// shownName names an object as a failure message does: by name alone in the case's namespace
+// ns, or cluster-scoped; otherwise namespace/name, with CaseNamespace for ns in it.
+func shownName(namespace, name, ns string) string {
+	if namespace == "" || namespace == ns {
+		return name
+	}
+	return strings.ReplaceAll(namespace, ns, CaseNamespace) + "/" + name
+}
+
+// generated returns the name of the object w stands for, which names it by generateName
+// alone: an object of w's kind, namespace and generateName that no other wanted object
+// (taken, by name) has been matched with, the oldest first.
+func (h *harness) generated(ctx context.Context, gvk schema.GroupVersionKind, w client.Object, taken map[string]bool) (string, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	var opts []client.ListOption
+	if w.GetNamespace() != "" {
+		opts = append(opts, client.InNamespace(w.GetNamespace()))
+	}
+	if err := h.admin.List(ctx, list, opts...); err != nil {
+		return "", err
+	}
+	items := list.Items
+	slices.SortStableFunc(items, func(a, b unstructured.Unstructured) int {
+		return a.GetCreationTimestamp().Compare(b.GetCreationTimestamp().Time)
+	})
+	count := 0
+	for _, item := range items {
+		if item.GetGenerateName() != w.GetGenerateName() {
+			continue
+		}
+		count++
+		if !taken[item.GetName()] {
+			return item.GetName(), nil
+		}
+	}
+	if count == 0 {
+		return "", fmt.Errorf("no object named by generateName %q exists", w.GetGenerateName())
+	}
+	return "", fmt.Errorf("WantObjects has more objects named by generateName %q than the %d that exist", w.GetGenerateName(), count)
 }
 
 // newer returns the newer of two resourceVersions read from the same kind. They are

@@ -103,6 +103,14 @@ type Exploration struct {
 	// its own, and runs the operator there as its role alone empowers it.
 	Operator *reconciletest.Operator
 
+	// Namespaces are the namespaces the operator's cache watches beside the run's, as
+	// reconciletest.Env.Namespaces: with Namespace for the run's in a name
+	// ("tenant-{namespace}"), or reconciletest.AllNamespaces for every one. An operator
+	// that works in a namespace not among them fails the run at once, naming this field
+	// of Env's. The oracles judge the objects of the run's namespace and cluster-scoped
+	// ones.
+	Namespaces []string
+
 	// Workload are the steps each run makes, in order, each once the operator has
 	// settled after the one before. It should end by deleting what it created, so that
 	// "nothing left behind" is checked.
@@ -741,6 +749,9 @@ func (ex *explorer) run(t *testing.T, name string, p perturbation) *result {
 func (ex *explorer) runIn(t *testing.T, res *result) {
 	e := ex.x.Operator.Env(t)
 	res.namespace = e.Namespace
+	for _, ns := range ex.x.Namespaces {
+		e.Namespaces = append(e.Namespaces, strings.ReplaceAll(ns, Namespace, e.Namespace))
+	}
 	ctx := t.Context()
 	led := &ledger{}
 	base := e.Config
