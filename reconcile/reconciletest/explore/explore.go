@@ -378,6 +378,7 @@ func (ex *explorer) reference(t *testing.T, rep *Report) *result {
 	ref := ex.run(t, "reference", perturbation{})
 	wg.Wait()
 	rep.Runs += 2
+	ex.paces = slowerPaces(ref.paces, again.paces)
 	learned := learnMasks(ex.states(ref), ex.states(again))
 	ex.masks = append(ex.masks, learned...)
 	rep.Masks = slices.Clone(ex.masks)
@@ -469,6 +470,10 @@ func (ex *explorer) perturbed(t *testing.T, points []perturbation, ref *result) 
 			}
 			got := ex.run(t, p.name(), p)
 			both.Wait()
+			if got.outOfTime {
+				out[i] = done{got: got, runs: runs} // unjudged, and counted so
+				return
+			}
 			var shrunk string
 			if p.class == Spec && len(got.findings) > 0 {
 				// Shrunk by the oracles of the spec run itself: a run without a step has
@@ -614,6 +619,9 @@ type explorer struct {
 	// server's and the author's, then those learnt from the reference runs. Set before
 	// the perturbed runs begin, and only read by them.
 	masks []Mask
+	// paces are, by step, the slower of the two reference runs' (settleLimit); set with
+	// masks.
+	paces map[int]pace
 }
 
 func (ex *explorer) prepare() {
@@ -707,7 +715,14 @@ type result struct {
 	end       state
 	objects   map[string]*unstructured.Unstructured
 	findings  []Violation
-	unjudged  []Unjudged      // what an oracle could not judge in the run, and why
+	unjudged  []Unjudged // what an oracle could not judge in the run, and why
+	// paces are how long the operator took to settle after each step (-1: its start),
+	// and what it wrote meanwhile.
+	paces map[int]pace
+	// outOfTime says the run was cut short, the operator not quiet within the settle
+	// limit while it wrote no more than the reference run did (outOfTime): no oracle
+	// judges it.
+	outOfTime bool
 	deleted   map[string]bool // "Kind name" of the workload's objects it deleted
 	// views are, in the reference run, the objects of each resource the operator watched
 	// (group/resource → namespace/name) before the first step and after each step: what
@@ -733,7 +748,7 @@ func (r *result) unsettled() bool {
 
 // run makes one run of the workload under p, as a subtest named name.
 func (ex *explorer) run(t *testing.T, name string, p perturbation) *result {
-	res := &result{name: name, p: p, deleted: map[string]bool{}}
+	res := &result{name: name, p: p, deleted: map[string]bool{}, paces: map[int]pace{}}
 	t.Run(name, func(t *testing.T) {
 		ex.runIn(t, res)
 		for _, v := range res.findings {
@@ -845,8 +860,15 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 	// The count of reconciles is the process's too: with runs made at once, the other
 	// runs' operators add to it, and it only bounds this one's from above.)
 	settle := func(step int) {
-		deadline := time.Now().Add(30 * time.Second)
+		began := time.Now()
+		limit := ex.settleLimit(step)
+		deadline := began.Add(limit)
 		before := led.count()
+		defer func() {
+			if _, ok := res.paces[step]; !ok {
+				res.paces[step] = pace{took: time.Since(began), writes: led.count() - before}
+			}
+		}()
 		owedOnly := "" // what it owed when it was last quiet but for that
 		for {
 			select {
@@ -871,6 +893,12 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 				return
 			}
 			if time.Now().After(deadline) || led.count()-before > 200 {
+				ref, known := ex.paces[step]
+				if why := outOfTime(step, led.count()-before, ref, known, limit); why != "" {
+					res.outOfTime = true
+					res.unjudged = append(res.unjudged, Unjudged{Oracle: NeverSettled, reason: "out of time", Why: why})
+					return
+				}
 				res.findings = append(res.findings, Violation{Oracle: NeverSettled, Detail: fmt.Sprintf(
 					"after step %d the operator made %d writes and did not settle", step+1, led.count()-before)})
 				return
@@ -928,6 +956,9 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 		yield()
 		if res.p.class == "" && res.unsettled() {
 			break // the finding: the rest of the workload would not settle either
+		}
+		if res.outOfTime {
+			break // judged by no oracle: the rest is not worth the time
 		}
 		if res.p.class == "" {
 			objs, err := objectsOf(ctx, admin, e.Namespace, ex.kinds)

@@ -31,7 +31,10 @@ const (
 	// CurrentTooEarly: a status kstatus reads as Current is written only once the
 	// objects its owner controls have settled.
 	CurrentTooEarly Oracle = "current too early"
-	// NeverSettled: the reference run settles after each step within the settle limit.
+	// NeverSettled: the operator settles after each step within the settle limit (30 s;
+	// for a perturbed run, four times the reference runs' time after that step, if
+	// longer) and 200 writes. A perturbed run out of time that wrote no more than twice
+	// the reference runs is unjudged, not this violation: a slow machine, not a fault.
 	NeverSettled Oracle = "never settled"
 	// InvalidSpecNotStalled: a spec the schema refuses leaves the object Stalled, with a
 	// reason, for the generation that holds it.

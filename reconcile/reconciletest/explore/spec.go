@@ -517,7 +517,7 @@ func reached(tr transition, got, fresh *result) ([]Violation, *Unjudged) {
 	switch {
 	case got.unsettled():
 		return unjudged("never settled", "the operator never settled")
-	case fresh == nil || fresh.unsettled():
+	case fresh == nil || fresh.unsettled() || fresh.outOfTime:
 		return unjudged("never settled from scratch", "the fresh operator never settled on the object from scratch")
 	case got.transitioned == nil || fresh.family == nil:
 		return unjudged("no state read", "no state of the object was read once it settled")
