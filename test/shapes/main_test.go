@@ -1,6 +1,6 @@
 // Package shapes_test runs every tool of the library on small operators of the common
 // shapes, one operator a shape (docs/testing.md, "shape x tool"): a table with WantStatus
-// and WantObjects, Env.Run under the operator's role, and explore.
+// and WantObjects, Env.Run under the operator's role, explore, explain and the local cluster.
 package shapes_test
 
 import (
