@@ -40,22 +40,22 @@ test-kubectl: controlplane kubectl ## Run `kubectl reconcilekit explain` through
 	$(GO) test -tags kubectl -count=1 -run '^TestKubectlRunsThePlugin$$' ./cmd/kubectl-reconcilekit
 
 .PHONY: generate
-generate: ## Regenerate deepcopy functions, CRDs and RBAC of the examples and of newoperator's minimal template, and newoperator's embedded templates.
+generate: ## Regenerate deepcopy functions, CRDs and RBAC of the examples and of newoperator's minimal templates, and newoperator's embedded templates.
 	hack/generate.sh
 
 .PHONY: verify-generated
 verify-generated: generate ## Fail when generated files differ from what is committed.
-	@git diff --exit-code -- examples cmd/newoperator/minimal cmd/newoperator/templates || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
-	@test -z "$$(git status --porcelain -- examples cmd/newoperator/minimal cmd/newoperator/templates)" || { git status --porcelain -- examples cmd/newoperator/minimal cmd/newoperator/templates; echo "untracked generated files: run 'make generate' and commit"; exit 1; }
+	@git diff --exit-code -- examples cmd/newoperator/minimal cmd/newoperator/minimal-cluster cmd/newoperator/templates || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- examples cmd/newoperator/minimal cmd/newoperator/minimal-cluster cmd/newoperator/templates)" || { git status --porcelain -- examples cmd/newoperator/minimal cmd/newoperator/minimal-cluster cmd/newoperator/templates; echo "untracked generated files: run 'make generate' and commit"; exit 1; }
 
 # MODULES are the checkout's Go modules, each with its own go.mod, so that the library's
 # go.mod requires only what the library imports: the library (.), the example operators,
 # the test suites (adopt, benchmark, explain, explore, reliability, upgrade) and the
 # benchmark's peer operators (Flux's and Cluster API's helpers) and newoperator's minimal
-# template. Each builds against the
+# template and its cluster-scoped variant. Each builds against the
 # library of this checkout through a replace directive; lint and unit go through every one,
 # in its own directory, with its own go.mod, as a user's build would (no go.work).
-MODULES := . examples test test/benchmark/peers cmd/newoperator/minimal
+MODULES := . examples test test/benchmark/peers cmd/newoperator/minimal cmd/newoperator/minimal-cluster
 
 # each runs its argument in every module's directory, naming the module, and fails after
 # all have run if one failed.

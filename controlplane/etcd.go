@@ -38,7 +38,8 @@ func (cp *ControlPlane) CompactEtcd(ctx context.Context) (int64, error) {
 // RewriteStored rewrites an object as etcd stores it, behind the API server's back: the
 // way to store what the API server would no longer accept, such as a status an older
 // version of an operator wrote under an older schema. key is the object's key in etcd,
-// "/registry/<group>/<resource>/<namespace>/<name>" for a custom resource, which the API
+// "/registry/<group>/<resource>/<namespace>/<name>" for a custom resource
+// ("/registry/<group>/<resource>/<name>" for a cluster-scoped one), which the API
 // server stores as JSON; rewrite changes the decoded object. The API server's watches
 // see the change as an update.
 func (cp *ControlPlane) RewriteStored(ctx context.Context, key string, rewrite func(obj map[string]any)) error {

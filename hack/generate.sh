@@ -47,15 +47,18 @@ done
 	paths="{./memcached/api/...}" \
 	output:webhook:artifacts:config=memcached/config/webhook)
 
-# The minimal template is a module of its own, so that it does not compile into the
-# library's: controller-gen loads its packages from there.
-(cd cmd/newoperator/minimal && "$controller_gen" \
-	object \
-	crd \
-	rbac:roleName=manager-role \
-	paths="{./api/...,./controller/...}" \
-	output:crd:artifacts:config=config/crd/bases \
-	output:rbac:artifacts:config=config/rbac)
+# The minimal template, and its cluster-scoped variant (newoperator -scope Cluster), are
+# modules of their own, so that they do not compile into the library's: controller-gen
+# loads their packages from there.
+for template in minimal minimal-cluster; do
+	(cd cmd/newoperator/$template && "$controller_gen" \
+		object \
+		crd \
+		rbac:roleName=manager-role \
+		paths="{./api/...,./controller/...}" \
+		output:crd:artifacts:config=config/crd/bases \
+		output:rbac:artifacts:config=config/rbac)
+done
 
 # Last, as it copies what the steps above make: the templates that cmd/newoperator
 # embeds, so that go run .../cmd/newoperator@VERSION needs no checkout.

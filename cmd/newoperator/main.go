@@ -9,6 +9,8 @@
 //		-module github.com/acme/redis-operator -group cache.acme.io -kind Redis
 //
 // makes an operator that requires reconcilekit v0.1.0, the version the program was run at.
+// With -scope Cluster the minimal template's kind is cluster-scoped, and each object makes a
+// namespace of its own for its StatefulSet (cmd/newoperator/minimal-cluster).
 // Run inside a checkout of reconcilekit (go run ./cmd/newoperator ...), it copies the
 // checkout's templates and requires the checkout through a replace directive.
 //
@@ -39,12 +41,15 @@ func main() {
 	flag.StringVar(&o.kind, "kind", "", "its kind, such as Redis")
 	flag.StringVar(&o.plural, "plural", "", "the kind's resource name (default: the kind in lower case, plural by English rules)")
 	flag.StringVar(&o.dir, "dir", "", "the directory to create (default: the last element of -module)")
+	flag.StringVar(&o.scope, "scope", namespaced, "the scope of the kind: Namespaced, or Cluster, whose objects each make a namespace of their own for what they own (with -from minimal only)")
 	flag.StringVar(&o.library, "library", "", "the reconcilekit the new module requires: a version such as v0.1.0, or a checkout's directory to require through a replace directive (default: the checkout this runs in, else the version this program was built at)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "Usage: go run %s/cmd/newoperator@VERSION -from TEMPLATE -module PATH -group GROUP -kind KIND [-dir DIR]\n\n"+
+		fmt.Fprintf(flag.CommandLine.Output(), "Usage: go run %s/cmd/newoperator@VERSION -from TEMPLATE -module PATH -group GROUP -kind KIND [-scope Cluster] [-dir DIR]\n\n"+
 			"Copies the template minimal or the example TEMPLATE of reconcilekit to DIR, renaming its module,\n"+
 			"API group and kind. In a reconcilekit checkout (go run ./cmd/newoperator ...) the templates\n"+
-			"are the checkout's and the copy requires the checkout; elsewhere they are those of VERSION.\n\n", libraryModule)
+			"are the checkout's and the copy requires the checkout; elsewhere they are those of VERSION.\n"+
+			"-from minimal -scope Cluster makes the kind cluster-scoped: each object makes a namespace\n"+
+			"named after it and puts its StatefulSet there.\n\n", libraryModule)
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -71,6 +76,22 @@ type options struct {
 	lib                       fs.FS // the library's files: a checkout, or the embedded templates
 	from, module, group, kind string
 	plural, dir, library      string
+	scope                     string // Namespaced or Cluster
+}
+
+// The scopes of a kind, as -scope and the +kubebuilder:resource marker spell them.
+const (
+	namespaced = "Namespaced"
+	cluster    = "Cluster"
+)
+
+// source is the template whose files the copy is made of: the one -from names, or the
+// cluster-scoped variant of the minimal one.
+func (o options) source() string {
+	if o.scope == cluster {
+		return minimalCluster
+	}
+	return o.from
 }
 
 // checkoutAbove returns the root of the reconcilekit checkout that holds dir, or "" if
@@ -139,6 +160,20 @@ func (o *options) complete(checkout, built string) error {
 	if !found {
 		return fmt.Errorf("-from %s: no such template; want one of %s", o.from, strings.Join(names, ", "))
 	}
+	switch o.scope {
+	case "", namespaced:
+		o.scope = namespaced
+	case cluster:
+		// The examples' logic puts what an object owns in the object's namespace, which a
+		// cluster-scoped object has not: only the minimal template has a cluster-scoped
+		// variant, whose objects make a namespace of their own.
+		if o.from != minimal {
+			return fmt.Errorf("-scope Cluster: the template %s is namespaced only; use -from minimal -scope Cluster, "+
+				"whose objects each make a namespace for what they own, and grow it from there", o.from)
+		}
+	default:
+		return fmt.Errorf("-scope %q: want Namespaced or Cluster", o.scope)
+	}
 	if !kindPattern.MatchString(o.kind) {
 		return fmt.Errorf("-kind %q: want a Go type name that starts with a capital letter, such as Redis", o.kind)
 	}
@@ -175,6 +210,13 @@ func (o *options) complete(checkout, built string) error {
 // this program.
 const minimal = "minimal"
 
+// minimalCluster is the directory, beside minimal, of its cluster-scoped variant, which
+// -from minimal -scope Cluster copies. A variant of its own rather than a rewrite of the
+// minimal one: its logic and tests differ (the namespace each object makes, the objects
+// named after the tests' namespaces), and as a module of the checkout it is built,
+// generated and tested as it is copied.
+const minimalCluster = "minimal-cluster"
+
 // plural is the resource name of a kind whose lower-case form is lower, by the common
 // English rules: -es after s, x, z, ch and sh; -ies for a y after a consonant; -s
 // otherwise. controller-gen's own guess (flect.Pluralize) knows many irregular words
@@ -196,7 +238,10 @@ func plural(lower string) string {
 func (o options) nextSteps() string {
 	lower := strings.ToLower(o.kind)
 	from := "examples/" + o.from
-	if o.from == minimal {
+	switch {
+	case o.from == minimal && o.scope == cluster:
+		from = "the minimal template, cluster-scoped: each " + o.kind + " makes a namespace of its own"
+	case o.from == minimal:
 		from = "the minimal template"
 	}
 	return fmt.Sprintf(`Created %[1]s: module %[2]s, kind %[3]s of group %[4]s, from %[5]s.

@@ -42,16 +42,59 @@ func TestLibraryIsTheCheckoutElseTheBuildsVersion(t *testing.T) {
 	}
 }
 
+// -scope Cluster copies the cluster-scoped variant of the minimal template; an example,
+// whose logic puts its children in its object's namespace, is refused with the template to
+// use instead, and a scope of another spelling with the two there are.
+func TestScopeClusterMakesAClusterScopedKindFromTheMinimalTemplateAlone(t *testing.T) {
+	checkout := checkoutAbove(mustAbs(t, "."))
+	for _, tc := range []struct {
+		name, from, scope string
+		wantScope         string // of the copy's CRD and +kubebuilder:resource marker
+		wantErr           string
+	}{
+		{name: "namespaced by default", from: minimal, wantScope: namespaced},
+		{name: "namespaced when asked", from: minimal, scope: namespaced, wantScope: namespaced},
+		{name: "cluster-scoped minimal", from: minimal, scope: cluster, wantScope: cluster},
+		{name: "cluster-scoped example", from: "memcached", scope: cluster, wantErr: "use -from minimal -scope Cluster"},
+		{name: "a scope in lower case", from: minimal, scope: "cluster", wantErr: `-scope "cluster": want Namespaced or Cluster`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := options{from: tc.from, module: "example.com/acme/redis-operator", group: "cache.acme.io", kind: "Redis",
+				library: "v0.1.0", dir: filepath.Join(t.TempDir(), "redis-operator"), scope: tc.scope}
+			err := o.complete(checkout, "")
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("complete() = %v, want an error that says %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := create(o); err != nil {
+				t.Fatal(err)
+			}
+			files := readTree(t, o.dir)
+			if crd := files["config/crd/bases/cache.acme.io_redises.yaml"]; !strings.Contains(crd, "\n  scope: "+tc.wantScope+"\n") {
+				t.Errorf("the copy's CRD is not of scope %s:\n%s", tc.wantScope, crd)
+			}
+			if types := files["api/v1alpha1/redis_types.go"]; !strings.Contains(types, "+kubebuilder:resource:path=redises,scope="+tc.wantScope) {
+				t.Errorf("the copy's types do not say scope=%s:\n%s", tc.wantScope, types)
+			}
+		})
+	}
+}
+
 // Outside a checkout the templates are the embedded ones, and a copy made from them is
 // the copy of the checkout's template: the same files, renamed the same way.
 func TestEmbeddedTemplatesMakeTheCheckoutsCopy(t *testing.T) {
 	checkout := checkoutAbove(mustAbs(t, "."))
-	for _, from := range []string{minimal, "memcached"} {
-		t.Run(from, func(t *testing.T) {
+	for _, tc := range []struct{ from, scope string }{{minimal, ""}, {minimal, cluster}, {"memcached", ""}} {
+		t.Run(tc.from+" "+tc.scope, func(t *testing.T) {
 			copies := map[string]map[string]string{}
 			for how, root := range map[string]string{"checkout": checkout, "embedded": ""} {
-				o := options{from: from, module: "example.com/acme/redis-operator", group: "cache.acme.io", kind: "Redis",
-					library: "v0.1.0", dir: filepath.Join(t.TempDir(), "redis-operator")}
+				o := options{from: tc.from, module: "example.com/acme/redis-operator", group: "cache.acme.io", kind: "Redis",
+					library: "v0.1.0", dir: filepath.Join(t.TempDir(), "redis-operator"), scope: tc.scope}
 				if err := o.complete(root, ""); err != nil {
 					t.Fatal(err)
 				}

@@ -89,14 +89,14 @@ func create(o options) error {
 	if _, err := os.Stat(o.dir); err == nil {
 		return fmt.Errorf("%s exists already", o.dir)
 	}
-	files, err := templateFiles(o.lib, o.from)
+	files, err := templateFiles(o.lib, o.source())
 	if err != nil {
 		return err
 	}
 	project := files["PROJECT"]
 	oldModule, oldFirst, domain, oldKind := field(project, "repo"), field(project, "group"), field(project, "domain"), field(project, "kind")
 	if oldModule == "" || oldFirst == "" || domain == "" || oldKind == "" {
-		return fmt.Errorf("the PROJECT file of template %s names no repo, group, domain or kind", o.from)
+		return fmt.Errorf("the PROJECT file of template %s names no repo, group, domain or kind", o.source())
 	}
 	r := &renamer{
 		oldModule: oldModule, newModule: o.module,
@@ -761,7 +761,7 @@ func goMod(o options, out map[string][]byte) error {
 	}
 	templateModule := "examples"
 	if o.from == minimal {
-		templateModule = templateDir(minimal)
+		templateModule = templateDir(o.source())
 	}
 	templateMod, err := fs.ReadFile(o.lib, templateModule+"/go.mod")
 	if err != nil {

@@ -32,11 +32,12 @@ const libraryArchive = "library"
 // a copy starts from.
 var libraryFiles = []string{"go.mod", "go.sum", "examples/go.mod", "examples/go.sum", "hack/tools/go.mod", "hack/tools/go.sum"}
 
-// templateDir is where a template lives in a checkout of the library: the minimal one
-// beside this program, as a module of its own, the others among the examples.
+// templateDir is where a template lives in a checkout of the library: the minimal one,
+// and its cluster-scoped variant, beside this program, each a module of its own; the
+// others among the examples.
 func templateDir(name string) string {
-	if name == minimal {
-		return "cmd/newoperator/" + minimal
+	if name == minimal || name == minimalCluster {
+		return "cmd/newoperator/" + name
 	}
 	return "examples/" + name
 }
@@ -86,6 +87,17 @@ func templateNames(lib fs.FS) []string {
 	return names
 }
 
+// templateSources lists the templates of lib, as templateNames, and the variants of
+// them that options choose (the minimal template's cluster-scoped one): what the archives
+// hold.
+func templateSources(lib fs.FS) []string {
+	names := templateNames(lib)
+	if _, err := fs.Stat(lib, templateDir(minimalCluster)+"/PROJECT"); err == nil {
+		names = append(names, minimalCluster)
+	}
+	return names
+}
+
 // templateFiles reads the files of template name in lib that a copy is made of, by
 // slash-separated path in the template: all but the tests ported from upstream.
 func templateFiles(lib fs.FS, name string) (map[string][]byte, error) {
@@ -128,7 +140,7 @@ func archive(lib fs.FS, name string) ([]byte, error) {
 func writeArchives(root, dir string) error {
 	lib := os.DirFS(root)
 	want := map[string]bool{}
-	for _, name := range append(templateNames(lib), libraryArchive) {
+	for _, name := range append(templateSources(lib), libraryArchive) {
 		data, err := archive(lib, name)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)

@@ -34,10 +34,14 @@ func TestEmbeddedTemplatesAreTheCheckouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(committed) != len(names)+1 {
-		t.Errorf("templates/ holds %d archives, want %d (one for each template and the library's): run make generate", len(committed), len(names)+1)
+	sources := templateSources(lib)
+	if want := append(names, minimalCluster); !reflect.DeepEqual(sources, want) {
+		t.Errorf("the checkout's templates and their variants are %v, want %v", sources, want)
 	}
-	for _, name := range append(names, libraryArchive) {
+	if len(committed) != len(sources)+1 {
+		t.Errorf("templates/ holds %d archives, want %d (one for each template and variant, and the library's): run make generate", len(committed), len(sources)+1)
+	}
+	for _, name := range append(sources, libraryArchive) {
 		want, err := archive(lib, name)
 		if err != nil {
 			t.Fatal(err)

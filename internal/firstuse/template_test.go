@@ -19,7 +19,9 @@ import (
 // role and deepcopy functions are what controller-gen makes of the renamed markers) and passes tests there,
 // against this checkout of the library: all of them, the controllers' on a control plane
 // of their own (about 35 s a template on 2 cores). The minimal template and the Keyval
-// example make StatefulSet operators.
+// example make StatefulSet operators; minimal-cluster is the minimal template copied with
+// -scope Cluster, a cluster-scoped kind whose objects each make a namespace for their
+// StatefulSet, as a tenant would.
 func TestTemplateWorksAsTheStartOfANewOperator(t *testing.T) {
 	root := checkout(t)
 	offlineModules(t, root)
@@ -27,12 +29,13 @@ func TestTemplateWorksAsTheStartOfANewOperator(t *testing.T) {
 	run(t, root, goEnv, "go", "build", "-o", newoperator, "./cmd/newoperator")
 	// The groups keep the rules of the generated roles in their order.
 	renames := map[string]struct{ group, kind string }{
-		"minimal":   {"library.acme.io", "Journal"},
-		"memcached": {"cache.acme.io", "Redis"}, // the guide's; plural redises, where controller-gen would guess redis
-		"podset":    {"apps.acme.io", "Fleet"},
-		"at":        {"chores.acme.io", "Errand"}, // an Errand: the article changes
-		"keyval":    {"vault.acme.io", "Ledger"},
-		"cronjob":   {"data.acme.io", "Backup"}, // periodic work
+		"minimal":         {"library.acme.io", "Journal"},
+		"minimal-cluster": {"tenancy.acme.io", "Tenant"}, // cluster-scoped, as a tenant is
+		"memcached":       {"cache.acme.io", "Redis"},    // the guide's; plural redises, where controller-gen would guess redis
+		"podset":          {"apps.acme.io", "Fleet"},
+		"at":              {"chores.acme.io", "Errand"}, // an Errand: the article changes
+		"keyval":          {"vault.acme.io", "Ledger"},
+		"cronjob":         {"data.acme.io", "Backup"}, // periodic work
 	}
 	for _, tmpl := range templates(t, root) {
 		t.Run(tmpl.name, func(t *testing.T) {
@@ -47,8 +50,8 @@ func TestTemplateWorksAsTheStartOfANewOperator(t *testing.T) {
 			// The library comes from this checkout (-library's default) rather than from
 			// a release; everything else from the module cache, as the checkout's go.sum
 			// pins it.
-			t.Log(run(t, root, nil, newoperator, "-from", tmpl.name, "-module", module,
-				"-group", rename.group, "-kind", rename.kind, "-dir", dir))
+			t.Log(run(t, root, nil, newoperator, append([]string{"-from", tmpl.from, "-module", module,
+				"-group", rename.group, "-kind", rename.kind, "-dir", dir}, tmpl.args...)...))
 			if out := run(t, dir, nil, "gofmt", "-l", "."); out != "" {
 				t.Errorf("gofmt would change the copy's files:\n%s", out)
 			}
@@ -95,9 +98,11 @@ func TestTemplateWorksAsTheStartOfANewOperator(t *testing.T) {
 	}
 }
 
-// A namedTemplate is a template of cmd/newoperator, by the name -from takes.
+// A namedTemplate is a template of cmd/newoperator, by the name of its directory: the
+// template -from names, copied with args beside (-scope Cluster).
 type namedTemplate struct {
-	name string
+	name, from string
+	args       []string
 	template
 }
 
@@ -105,8 +110,11 @@ type namedTemplate struct {
 // examples, each described by its PROJECT file and its CRD's file name.
 func templates(t *testing.T, root string) []namedTemplate {
 	t.Helper()
-	dirs := map[string]string{"minimal": filepath.Join(root, "cmd", "newoperator", "minimal")}
-	names := []string{"minimal"}
+	dirs := map[string]string{
+		"minimal":         filepath.Join(root, "cmd", "newoperator", "minimal"),
+		"minimal-cluster": filepath.Join(root, "cmd", "newoperator", "minimal-cluster"),
+	}
+	names := []string{"minimal", "minimal-cluster"}
 	for _, ex := range examples(t, root) {
 		dirs[ex.name] = filepath.Join(root, "examples", ex.name)
 		names = append(names, ex.name)
@@ -142,7 +150,11 @@ func templates(t *testing.T, root string) []namedTemplate {
 			t.Fatalf("template %s: want one CRD of group %s in config/crd/bases, have %v (%v)", name, tmpl.group, crds, err)
 		}
 		tmpl.plural = strings.TrimSuffix(strings.TrimPrefix(filepath.Base(crds[0]), tmpl.group+"_"), ".yaml")
-		list = append(list, namedTemplate{name: name, template: tmpl})
+		nt := namedTemplate{name: name, from: name, template: tmpl}
+		if name == "minimal-cluster" {
+			nt.from, nt.args = "minimal", []string{"-scope", "Cluster"}
+		}
+		list = append(list, nt)
 	}
 	return list
 }
