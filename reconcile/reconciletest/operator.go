@@ -238,6 +238,10 @@ type Env struct {
 // cache watch every namespace.
 const AllNamespaces = "*"
 
+// namespacesField is what a refusal of a namespace outside the cache tells to add it to:
+// explore runs the operator with Env.Run too.
+const namespacesField = "Env.Namespaces (explore.Exploration.Namespaces in an exploration)"
+
 // Env returns a new Env for the test t. The operator must have been started.
 func (o *Operator) Env(t testing.TB) *Env {
 	t.Helper()
@@ -344,10 +348,10 @@ func (e *Env) run(t testing.TB, metricsAddr string) *Manager {
 			report(t, message)
 		}
 	}
-	cfg := Intercept(e.Config, watched.guard("Env.Namespaces", outside))
+	cfg := Intercept(e.Config, watched.guard(namespacesField, outside))
 	m := StartManager(t, e.Requests.Wrap(Intercept(cfg, e.operator.usage.record)), spec)
 	m.log.mu.Lock()
-	m.log.namespaces = "Env.Namespaces"
+	m.log.namespaces = namespacesField
 	m.log.mu.Unlock()
 	if e.refusals != nil {
 		m.refused = e.refusals.first

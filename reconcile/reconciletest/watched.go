@@ -60,8 +60,8 @@ func (w *watchedNamespaces) guard(field string, fail func(message string)) func(
 		if r.Namespace != "" && isWrite(r.Verb, r.Resource) && r.Resource != "events" && !w.has(r.Namespace) {
 			w.once.Do(func() {
 				fail(fmt.Sprintf("reconciletest: the operator wrote %s in the namespace %q, which its cache does not watch (it watches %s): "+
-					"it would never see what it wrote there. Add the namespace to %s before the operator starts, or %s = []string{reconciletest.AllNamespaces} for every one",
-					r.Verb+" "+r.resource(), r.Namespace, strings.Join(w.names, ", "), field, field))
+					"it would never see what it wrote there. Add the namespace to %s before the operator starts, or reconciletest.AllNamespaces in it for every one",
+					r.Verb+" "+r.resource(), r.Namespace, strings.Join(w.names, ", "), field))
 			})
 		}
 		return r.Send()
