@@ -40,7 +40,8 @@ type Adopted struct {
 	decl Declaration
 
 	mu     sync.Mutex
-	shells map[client.Client]rtreconcile.Reconciler // by the client they read and write through
+	client client.Client          // the client of the last Reconcile
+	shell  rtreconcile.Reconciler // the shell through it
 }
 
 // Adopt returns d, adopted by a scaffolded reconciler (see Adopted).
@@ -63,29 +64,26 @@ func (a *Adopted) SetupWithManager(mgr manager.Manager) error {
 // writing through c (the reconciler's client), as the scaffold's Reconcile does: it is for
 // the scaffold's tests, which call Reconcile themselves. Under a manager the shell
 // SetupWithManager set up reconciles, and this is not called. The shell, with the state a
-// shell keeps between reconciles (its expectations, its backoff), is made once for each
-// client c; a client whose type cannot be compared, which no client constructor returns,
-// gets a new shell at each call.
+// shell keeps between reconciles (its expectations, its backoff), is made at the first
+// call and kept while the calls pass the same client; a call with another client makes a
+// new one in its place, so that an Adopted, a package's variable, holds one shell at most
+// (a shell alive reports its kind's objects in reconcilekit_condition). A client whose type
+// cannot be compared, which no client constructor returns, gets a new shell at each call.
 func (a *Adopted) Reconcile(ctx context.Context, c client.Client, req rtreconcile.Request) (rtreconcile.Result, error) {
-	return a.shell(c).Reconcile(ctx, req)
+	return a.shellOf(c).Reconcile(ctx, req)
 }
 
-// shell returns the shell that reads and writes through c, made at its first use.
-func (a *Adopted) shell(c client.Client) rtreconcile.Reconciler {
+// shellOf returns the shell that reads and writes through c, made at its first use.
+func (a *Adopted) shellOf(c client.Client) rtreconcile.Reconciler {
 	if c == nil || !reflect.TypeOf(c).Comparable() {
 		return a.decl.Reconciler(c)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if s, ok := a.shells[c]; ok {
-		return s
+	if a.shell == nil || a.client != c {
+		a.client, a.shell = c, a.decl.Reconciler(c)
 	}
-	if a.shells == nil {
-		a.shells = map[client.Client]rtreconcile.Reconciler{}
-	}
-	s := a.decl.Reconciler(c)
-	a.shells[c] = s
-	return s
+	return a.shell
 }
 
 // SetupCheck is the name of the readiness check Setup adds for d: "controller-" and the

@@ -90,8 +90,14 @@ func TestSetupCheckIsNamedAfterTheKind(t *testing.T) {
 // package, each adopting a declaration: their logic functions are methods, so neither
 // takes a name of the other's.
 type (
-	widgetReconciler struct{ client.Client }
-	gadgetReconciler struct{ client.Client }
+	widgetReconciler struct {
+		client.Client
+		adopted *reconcile.Adopted
+	}
+	gadgetReconciler struct {
+		client.Client
+		adopted *reconcile.Adopted
+	}
 )
 
 // configure keeps a Widget's ConfigMap.
@@ -112,34 +118,35 @@ func (gadgetReconciler) configure(_ context.Context, w *Widget, _ reconcile.Scop
 	return requeue.Done()
 }
 
-var (
-	adoptedWidgets = reconcile.Adopt(reconcile.For(&Widget{}, reconcile.LogicFunc[*Widget](widgetReconciler{}.configure), "widget-operator",
-		reconcile.WithChildren(&corev1.ConfigMap{})))
-	adoptedGadgets = reconcile.Adopt(reconcile.For(&Widget{}, reconcile.LogicFunc[*Widget](gadgetReconciler{}.configure), "gadget-operator"))
-)
-
 func (r *widgetReconciler) Reconcile(ctx context.Context, req rtreconcile.Request) (rtreconcile.Result, error) {
-	return adoptedWidgets.Reconcile(ctx, r.Client, req)
+	return r.adopted.Reconcile(ctx, r.Client, req)
 }
 
 func (r *gadgetReconciler) Reconcile(ctx context.Context, req rtreconcile.Request) (rtreconcile.Result, error) {
-	return adoptedGadgets.Reconcile(ctx, r.Client, req)
+	return r.adopted.Reconcile(ctx, r.Client, req)
 }
 
 // The scaffold's tests call a reconciler's Reconcile themselves, through the client the
 // reconciler holds: an adopted reconciler reconciles with its declaration's shell, through
 // that client, against the API server; the second adopted reconciler of the package runs
 // its own logic.
+//
+// A scaffold keeps each Adopted in a package variable (test/adopt does); here they are the
+// test's own, so that their shells go with it: a shell alive reports every Widget of the
+// API server in reconcilekit_condition, which other tests of the package count.
 func TestAdoptedReconcilesThroughTheReconcilersClient(t *testing.T) {
 	ns := cp.Namespace(t)
 	c := cp.Client(t, withBuiltins)
+	widgets := reconcile.Adopt(reconcile.For(&Widget{}, reconcile.LogicFunc[*Widget](widgetReconciler{}.configure), "widget-operator",
+		reconcile.WithChildren(&corev1.ConfigMap{})))
+	gadgets := reconcile.Adopt(reconcile.For(&Widget{}, reconcile.LogicFunc[*Widget](gadgetReconciler{}.configure), "gadget-operator"))
 	for _, tc := range []struct {
 		name       string
 		object     string
 		reconciler rtreconcile.Reconciler
 		check      func(*testing.T, *Widget)
 	}{
-		{"the first adopted reconciler keeps the Widget's ConfigMap", "widget", &widgetReconciler{c}, func(t *testing.T, w *Widget) {
+		{"the first adopted reconciler keeps the Widget's ConfigMap", "widget", &widgetReconciler{c, widgets}, func(t *testing.T, w *Widget) {
 			var cm corev1.ConfigMap
 			if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: w.Name + "-config"}, &cm); err != nil {
 				t.Fatalf("the ConfigMap of the adopted Widget controller: %v", err)
@@ -148,7 +155,7 @@ func TestAdoptedReconcilesThroughTheReconcilersClient(t *testing.T) {
 				t.Errorf("the ConfigMap is owned by %v; want the Widget %s", owners, w.Name)
 			}
 		}},
-		{"the second adopted reconciler runs its own logic", "gadget", &gadgetReconciler{c}, func(t *testing.T, w *Widget) {
+		{"the second adopted reconciler runs its own logic", "gadget", &gadgetReconciler{c, gadgets}, func(t *testing.T, w *Widget) {
 			if cond := conditions.Find(w, "Sized"); cond == nil || cond.Status != metav1.ConditionTrue {
 				t.Errorf("the Gadget's Sized condition is %v; want True, set by the second reconciler's logic", cond)
 			}
