@@ -37,6 +37,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -242,7 +243,9 @@ type Deps struct {
 // can be owned by an object that does not exist yet when the table is written.
 // Cluster-scoped objects keep their names; a case that names one, or an object in a
 // namespace not made of its own, runs alone (not in parallel), and deletes those Given
-// objects when it ends.
+// objects when it ends. A namespace the case made, given or for a given object in it,
+// goes for good when the case ends, with the objects in it of the kinds the case gives
+// or wants, on an API server alone too.
 type ReconcilerTestCase struct {
 	// Name names the case's subtest and, through it, its namespace.
 	Name string
@@ -657,7 +660,7 @@ func (h *harness) run(t testing.TB, tc ReconcilerTestCase, objs caseObjects) {
 			t.Fatalf("reconciletest: %s: %v", obj.GetName(), err)
 		}
 		objs.given[i] = said
-		h.create(t, ns, said)
+		h.create(t, ns, said, objs)
 	}
 	key := client.ObjectKeyFromObject(objs.given[0])
 
@@ -795,16 +798,25 @@ func drain(r *events.FakeRecorder) []string {
 }
 
 // create creates a case's object in its namespace, then writes its status, which a
-// create ignores where there is a status subresource.
-func (h *harness) create(t testing.TB, ns string, obj client.Object) {
+// create ignores where there is a status subresource. A namespace it makes, given or for
+// an object given in it, it removes when the case ends, with the objects of the case's
+// kinds in it (objs).
+func (h *harness) create(t testing.TB, ns string, obj client.Object, objs caseObjects) {
 	t.Helper()
 	ctx := t.Context()
 	switch {
 	case !h.namespaced(t, obj):
 		obj.SetNamespace("")
-		t.Cleanup(func() { h.deleteClusterScoped(t, obj) })
+		if _, ok := obj.(*corev1.Namespace); ok {
+			t.Cleanup(func() { h.removeNamespace(t, obj.GetName(), objs) })
+		} else {
+			t.Cleanup(func() { h.deleteClusterScoped(t, obj) })
+		}
 	case obj.GetNamespace() != "" && obj.GetNamespace() != ns: // another namespace, made if need be
-		h.ensureNamespace(t, obj.GetNamespace())
+		if h.ensureNamespace(t, obj.GetNamespace()) {
+			// Registered first, so that it runs after the object's deletion.
+			t.Cleanup(func() { h.removeNamespace(t, obj.GetNamespace(), objs) })
+		}
 		t.Cleanup(func() { h.deleteClusterScoped(t, obj) })
 	default:
 		obj.SetNamespace(ns)
@@ -860,14 +872,58 @@ func merge(stored, given map[string]any) map[string]any {
 	return out
 }
 
-// ensureNamespace creates the namespace ns, another than the case's, unless it exists. It
-// is left when the case ends: other cases may use it, and on an API server alone a
-// namespace is never deleted for good.
-func (h *harness) ensureNamespace(t testing.TB, ns string) {
+// ensureNamespace creates the namespace ns, another than the case's, unless it exists, and
+// reports whether it did: the case that made it removes it (removeNamespace). One that
+// existed is left alone: another case, or the test, has it.
+func (h *harness) ensureNamespace(t testing.TB, ns string) (made bool) {
 	t.Helper()
 	err := h.admin.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatalf("reconciletest: creating the namespace %s of a given object: %v", ns, err)
+	}
+	return err == nil
+}
+
+// removeNamespace removes, for good, a namespace a case made when the case ends: the
+// objects in it of the kinds the case gives or wants (objs), the reconciler's among them,
+// then the namespace, whose finalizer it removes itself. An API server alone has no
+// namespace controller to finish the deletion, and would leave the namespace Terminating
+// for ever: behind the case, and refusing the objects of the next case that names it.
+func (h *harness) removeNamespace(t testing.TB, ns string, objs caseObjects) {
+	ctx := context.Background() // the test's is done by the time cleanups run
+	done := map[schema.GroupVersionKind]bool{}
+	for _, o := range slices.Concat(objs.given, objs.want) {
+		gvk, err := apiutil.GVKForObject(o, h.scheme)
+		if err != nil || done[gvk] {
+			continue
+		}
+		done[gvk] = true
+		if namespaced, err := h.admin.IsObjectNamespaced(o); err != nil || !namespaced {
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		if err := h.admin.DeleteAllOf(ctx, u, client.InNamespace(ns)); client.IgnoreNotFound(err) != nil {
+			t.Errorf("reconciletest: deleting the %ss of namespace %s: %v", gvk.Kind, ns, err)
+		}
+	}
+	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	if err := h.admin.Delete(ctx, namespace); err != nil {
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("reconciletest: deleting namespace %s: %v", ns, err)
+		}
+		return
+	}
+	// A namespace controller may finish first: then there is nothing left to finalize.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := h.admin.Get(ctx, client.ObjectKeyFromObject(namespace), namespace); err != nil {
+			return err
+		}
+		namespace.Spec.Finalizers = nil
+		return h.admin.SubResource("finalize").Update(ctx, namespace)
+	})
+	if client.IgnoreNotFound(err) != nil {
+		t.Errorf("reconciletest: finalizing namespace %s: %v", ns, err)
 	}
 }
 

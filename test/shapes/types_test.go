@@ -1,7 +1,7 @@
 package shapes_test
 
 import (
-	"slices"
+	"encoding/json"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -12,18 +12,54 @@ import (
 var version = schema.GroupVersion{Group: "shapes.example.com", Version: "v1"}
 
 func addToScheme(s *runtime.Scheme) error {
-	s.AddKnownTypes(version, &Tenant{}, &TenantList{}, &Site{}, &SiteList{}, &Access{}, &AccessList{},
-		&Bucket{}, &BucketList{}, &Batch{}, &BatchList{}, &Mirror{}, &MirrorList{})
+	s.AddKnownTypes(version, &Tenant{}, &Site{}, &Access{}, &Bucket{}, &Batch{}, &Mirror{})
+	// A list's kind is its item's followed by List, which the generic type's name is not.
+	for kind, list := range map[string]runtime.Object{
+		"TenantList": &List[Tenant]{}, "SiteList": &List[Site]{}, "AccessList": &List[Access]{},
+		"BucketList": &List[Bucket]{}, "BatchList": &List[Batch]{}, "MirrorList": &List[Mirror]{},
+	} {
+		s.AddKnownTypeWithName(version.WithKind(kind), list)
+	}
 	metav1.AddToGroupVersion(s, version)
 	return nil
 }
 
-// Status is the status every shape's custom resource has: conditions, as the shell
-// writes them.
+// Status is the status every shape's custom resource has, embedded (its field is named
+// Status, as the shell wants): conditions, as the shell writes them.
 type Status struct {
 	ObservedGeneration int64              `json:"observedGeneration,omitempty"`
 	Conditions         []metav1.Condition `json:"conditions,omitempty"`
 }
+
+// The accessors of a shape's conditions and observed generation, which the shell reads
+// and writes through: each kind embeds its Status, which brings them along.
+func (s *Status) GetConditions() []metav1.Condition  { return s.Conditions }
+func (s *Status) SetConditions(c []metav1.Condition) { s.Conditions = c }
+func (s *Status) GetObservedGeneration() int64       { return s.ObservedGeneration }
+func (s *Status) SetObservedGeneration(g int64)      { s.ObservedGeneration = g }
+
+// deepCopy is a deep copy of o through its JSON, which holds all of a shape's object: one
+// function for every kind, where generated ones would repeat each field's copy.
+func deepCopy[T any](o *T) *T {
+	data, err := json.Marshal(o)
+	if err != nil {
+		panic(err)
+	}
+	c := new(T)
+	if err := json.Unmarshal(data, c); err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// List is a list of a shape's objects: TenantList, SiteList and so on (addToScheme).
+type List[T any] struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []T `json:"items"`
+}
+
+func (l *List[T]) DeepCopyObject() runtime.Object { return deepCopy(l) }
 
 // Tenant is the cluster-scoped owner of shape (b): it makes a namespace named after it
 // and a ResourceQuota there, and is not deleted while claims are left in the namespace.
@@ -31,7 +67,7 @@ type Tenant struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	Spec              TenantSpec `json:"spec,omitempty"`
-	Status            Status     `json:"status,omitempty"`
+	Status            `json:"status,omitempty"`
 }
 
 // TenantSpec is what a tenant is given.
@@ -40,31 +76,4 @@ type TenantSpec struct {
 	Pods string `json:"pods,omitempty"`
 }
 
-func (o *Tenant) GetConditions() []metav1.Condition  { return o.Status.Conditions }
-func (o *Tenant) SetConditions(c []metav1.Condition) { o.Status.Conditions = c }
-func (o *Tenant) GetObservedGeneration() int64       { return o.Status.ObservedGeneration }
-func (o *Tenant) SetObservedGeneration(g int64)      { o.Status.ObservedGeneration = g }
-
-func (o *Tenant) DeepCopyObject() runtime.Object {
-	c := *o
-	o.ObjectMeta.DeepCopyInto(&c.ObjectMeta)
-	c.Status.Conditions = slices.Clone(o.Status.Conditions)
-	return &c
-}
-
-// TenantList is a list of Tenants.
-type TenantList struct {
-	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []Tenant `json:"items"`
-}
-
-func (l *TenantList) DeepCopyObject() runtime.Object {
-	c := *l
-	l.ListMeta.DeepCopyInto(&c.ListMeta)
-	c.Items = make([]Tenant, len(l.Items))
-	for i := range l.Items {
-		c.Items[i] = *l.Items[i].DeepCopyObject().(*Tenant)
-	}
-	return &c
-}
+func (o *Tenant) DeepCopyObject() runtime.Object { return deepCopy(o) }

@@ -878,6 +878,12 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 				continue
 			default:
 			}
+			if t.Failed() {
+				// A refusal, or an error the manager's log saw, failed the run and cut its
+				// requests (Env.Run): what it waits for will not come, and its next step
+				// stops it, naming the cause, rather than after the settle limit.
+				return
+			}
 			wait := 20 * time.Millisecond
 			if reconciles() >= expected && led.events() >= awaited && reacted() && led.idleFor() >= ex.x.Quiet && led.writeIdleFor() >= childDelay && inc.settled() {
 				if owedOnly = ex.owed(ctx, admin, e.Namespace); owedOnly == "" {
