@@ -23,6 +23,7 @@ import (
 	"github.com/reconcilekit/reconcilekit/conditions"
 	"github.com/reconcilekit/reconcilekit/internal/fight"
 	"github.com/reconcilekit/reconcilekit/internal/telemetry"
+	"github.com/reconcilekit/reconcilekit/internal/writerpolicy"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/requeue"
 	"github.com/reconcilekit/reconcilekit/storage"
@@ -200,12 +201,7 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		}
 	}
 	var this attempt
-	s := Scope{Now: r.options.clock.Now(), APIReader: r.apiReader, Writer: ownership.Writer{
-		Client:     scopeClient{Client: r.client, fights: r.fights, refused: &this.refused, crds: r.crds, waiting: &this.waiting, owns: r.owns, wrote: &this.wrote},
-		FieldOwner: r.options.fieldOwner,
-		Recorder:   r.options.recorder,
-		Owns:       r.owns,
-	}}
+	s := Scope{Now: r.options.clock.Now(), APIReader: r.apiReader, Writer: r.writer(&this)}
 	if r.gate != nil {
 		labels, admitted, err := r.gate.Enter(ctx, obj)
 		if !admitted || err != nil {
@@ -224,6 +220,21 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	return r.finish(ctx, obj, outcome, this.held)
 }
 
+// writer returns the Writer the shell gives the logic for one reconcile, this: through
+// the manager's client behind the CRD gate, noting the children written, as the
+// controller's field owner, bound to the declaration (the kinds it owns, the refusal of any
+// other noted in this, the controller's fight detector). The binding is the Writer's own
+// value, so a logic that wraps the Writer's Client keeps it.
+func (r *shell[T]) writer(this *attempt) ownership.Writer {
+	w := ownership.Writer{
+		Client:     scopeClient{Client: r.client, crds: r.crds, waiting: &this.waiting, owns: r.owns, wrote: &this.wrote},
+		FieldOwner: r.options.fieldOwner,
+		Recorder:   r.options.recorder,
+		Owns:       r.owns,
+	}
+	return writerpolicy.Bind(w, &writerpolicy.Policy{Declared: true, Owns: r.owns, Fights: r.fights, Refused: this.refuse}).(ownership.Writer)
+}
+
 // attempt is what one reconcile notes besides its outcome.
 type attempt struct {
 	refused error // the first child kind ownership refused: a wiring mistake
@@ -232,30 +243,21 @@ type attempt struct {
 	wrote   []childWrite
 }
 
-// scopeClient is the client of the Writer the shell gives the logic: the manager's, with the
-// controller's fight detector, and a place to note a child kind refused in this reconcile.
+// refuse notes the first child kind the Writer refused in this reconcile.
+func (a *attempt) refuse(err error) {
+	if a.refused == nil {
+		a.refused = err
+	}
+}
+
+// scopeClient is the client of the Writer the shell gives the logic: the manager's, behind
+// the CRD gate, noting the children written. Whatever wraps it still goes through it.
 type scopeClient struct {
 	client.Client
-	fights  *fight.Detector
-	refused *error
 	crds    *crdGate // refuses optional kinds whose CRD is absent (optional.go)
 	waiting *error
 	owns    []schema.GroupVersionKind
 	wrote   *[]childWrite // the writes of children, for read-your-own-writes (children.go)
-}
-
-// Fights returns the controller's fight detector, for ownership.Ensure.
-func (c scopeClient) Fights() *fight.Detector { return c.fights }
-
-// DeclaredChildren returns the kinds the declaration owns: the only kinds the Writer of the
-// Scope writes, none when it owns none.
-func (c scopeClient) DeclaredChildren() []schema.GroupVersionKind { return c.owns }
-
-// Refused notes the first child kind ownership refused in this reconcile.
-func (c scopeClient) Refused(err error) {
-	if *c.refused == nil {
-		*c.refused = err
-	}
 }
 
 func (r *shell[T]) run(ctx context.Context, obj T, s Scope, this *attempt) requeue.Outcome {
