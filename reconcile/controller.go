@@ -13,20 +13,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
-	"github.com/reconcilekit/reconcilekit/internal/fight"
 	"github.com/reconcilekit/reconcilekit/readiness"
 	"github.com/reconcilekit/reconcilekit/requeue"
 	"github.com/reconcilekit/reconcilekit/webhook"
@@ -176,7 +173,7 @@ func (c *Controller[T]) kind() string { return reflect.TypeOf(c.object).Elem().N
 // cl and reading uncached through apiReader; and an error when the declaration cannot run.
 func (c *Controller[T]) shell(cl client.Client, apiReader client.Reader) (*shell[T], error) {
 	s := &shell[T]{client: cl, apiReader: apiReader, logic: c.logic, options: c.options(), memory: newMemory(), children: newChildren(),
-		bereaved: newOwnerSet(), failures: newFailures(), fights: new(fight.Detector), owns: []schema.GroupVersionKind{},
+		bereaved: newOwnerSet(), failures: newFailures(), fights: newFights(),
 		cleanup: c.typed.cleanup, suspended: c.typed.suspended}
 	s.newObject = func() T { return newLike(c.object) }
 	var errs []error
@@ -189,24 +186,17 @@ func (c *Controller[T]) shell(cl client.Client, apiReader client.Reader) (*shell
 	if _, ok := any(c.object).(RequestStatus); s.options.requestAnnotation != "" && !ok {
 		errs = append(errs, fmt.Errorf("WithReconcileRequests needs a status that records the request handled: give %T the methods of reconcile.RequestStatus, over a status field lastHandledReconcileAt", c.object))
 	}
-	if cl != nil && cl.Scheme() != nil {
-		for _, child := range s.options.children {
-			gvk, err := apiutil.GVKForObject(child, cl.Scheme())
-			if err != nil {
-				errs = append(errs, fmt.Errorf("child kind %T: %w", child, err))
-				continue
-			}
-			s.owns = append(s.owns, gvk)
-		}
+	var scheme *runtime.Scheme
+	if cl != nil {
+		scheme = cl.Scheme()
 	}
+	var undeclarable []error
+	s.declared, undeclarable = declare(s.options.children, scheme)
+	errs = append(errs, undeclarable...)
 	for _, ref := range c.typed.references {
 		if ref.names == nil {
 			errs = append(errs, fmt.Errorf("WithReferences(&%s{}, nil): give it the function that reads the names an object references", goName(ref.kind)))
 		}
-	}
-	var scheme *runtime.Scheme
-	if cl != nil {
-		scheme = cl.Scheme()
 	}
 	errs = append(errs, checkOptional(&s.options, c.object, scheme)...)
 	errs = append(errs, checkStatusIgnored(&s.options)...)

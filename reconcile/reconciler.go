@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -21,7 +20,6 @@ import (
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
-	"github.com/reconcilekit/reconcilekit/internal/fight"
 	"github.com/reconcilekit/reconcilekit/internal/telemetry"
 	"github.com/reconcilekit/reconcilekit/internal/writerpolicy"
 	"github.com/reconcilekit/reconcilekit/ownership"
@@ -89,10 +87,10 @@ type shell[T client.Object] struct {
 	memory    *memory
 	children  *children // read-your-own-writes of the logic's child writes
 	warnings  warnings
-	bereaved  *ownerSet       // owners whose child the cache saw deleted
-	failures  *failures       // consecutive failed attempts, by object
-	fights    *fight.Detector // of the children the logic writes
-	owns      []schema.GroupVersionKind
+	bereaved  *ownerSet // owners whose child the cache saw deleted
+	failures  *failures // consecutive failed attempts, by object
+	fights    fights    // of the children the logic writes (fights.go)
+	declared  declared  // the only kinds the logic writes (refusal.go)
 	gate      Gate
 	crds      *crdGate     // of the manager's optional kinds; nil without a manager
 	kind      string       // the reconciled kind's name, for spans
@@ -181,7 +179,7 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 			telemetry.Deferred.WithLabelValues(r.kind, telemetry.Own).Inc()
 			return ctrl.Result{RequeueAfter: wait}, nil
 		}
-		if wait, behind := r.children.behind(ctx, scopeClient{Client: r.client, crds: r.crds}, r.newChild, req.NamespacedName, r.options.clock.Now(), r.options.expectationTimeout); behind {
+		if wait, behind := r.children.behind(ctx, gatedClient{Client: r.client, gate: r.crds}, r.newChild, req.NamespacedName, r.options.clock.Now(), r.options.expectationTimeout); behind {
 			// The watch event of the child brings the object back.
 			log.FromContext(ctx).V(1).Info("the cache has yet to show the last reconcile's write of a child")
 			telemetry.Deferred.WithLabelValues(r.kind, telemetry.Child).Inc()
@@ -220,44 +218,29 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	return r.finish(ctx, obj, outcome, this.held)
 }
 
-// writer returns the Writer the shell gives the logic for one reconcile, this: through
-// the manager's client behind the CRD gate, noting the children written, as the
-// controller's field owner, bound to the declaration (the kinds it owns, the refusal of any
-// other noted in this, the controller's fight detector). The binding is the Writer's own
-// value, so a logic that wraps the Writer's Client keeps it.
+// writer returns the Writer the shell gives the logic for one reconcile, this. Its client
+// is a chain of layers, outermost first: the noting of child writes for
+// read-your-own-writes (children.go), the CRD gate (crdgate.go), then the shell's own client
+// with its metrics and tracing (trace.go). Its policy is a value it holds: the declaration's
+// kinds, a refusal noted in this (refusal.go), the shell's fight detector (fights.go); a
+// logic that wraps the Writer's Client keeps it.
 func (r *shell[T]) writer(this *attempt) ownership.Writer {
-	w := ownership.Writer{
-		Client:     scopeClient{Client: r.client, crds: r.crds, waiting: &this.waiting, owns: r.owns, wrote: &this.wrote},
-		FieldOwner: r.options.fieldOwner,
-		Recorder:   r.options.recorder,
-		Owns:       r.owns,
-	}
-	return writerpolicy.Bind(w, &writerpolicy.Policy{Declared: true, Owns: r.owns, Fights: r.fights, Refused: this.refuse}).(ownership.Writer)
+	var c client.Client = gatedClient{Client: r.client, gate: r.crds, waiting: &this.waiting}
+	c = notingClient{Client: c, owns: r.declared.owns, wrote: &this.wrote}
+	w := ownership.Writer{Client: c, FieldOwner: r.options.fieldOwner, Recorder: r.options.recorder, Owns: r.declared.owns}
+	var p writerpolicy.Policy
+	r.declared.bind(&p, &this.refused)
+	r.fights.bind(&p)
+	return writerpolicy.Bind(w, &p).(ownership.Writer)
 }
 
-// attempt is what one reconcile notes besides its outcome.
+// attempt is what one reconcile notes besides its outcome: what the parts of the shell
+// learn while the logic runs, which the shell reads once it has returned.
 type attempt struct {
-	refused error // the first child kind ownership refused: a wiring mistake
-	waiting error // the first optional kind read or written while its CRD is absent
-	held    bool  // a transient failure, retried without a word (WithReportAfter)
-	wrote   []childWrite
-}
-
-// refuse notes the first child kind the Writer refused in this reconcile.
-func (a *attempt) refuse(err error) {
-	if a.refused == nil {
-		a.refused = err
-	}
-}
-
-// scopeClient is the client of the Writer the shell gives the logic: the manager's, behind
-// the CRD gate, noting the children written. Whatever wraps it still goes through it.
-type scopeClient struct {
-	client.Client
-	crds    *crdGate // refuses optional kinds whose CRD is absent (optional.go)
-	waiting *error
-	owns    []schema.GroupVersionKind
-	wrote   *[]childWrite // the writes of children, for read-your-own-writes (children.go)
+	refused error        // the first child kind the Writer refused: a wiring mistake (refusal.go)
+	waiting error        // the first optional kind read or written while its CRD is absent (crdgate.go)
+	held    bool         // a transient failure, retried without a word (WithReportAfter)
+	wrote   []childWrite // the writes of children, for read-your-own-writes (children.go)
 }
 
 func (r *shell[T]) run(ctx context.Context, obj T, s Scope, this *attempt) requeue.Outcome {
@@ -286,8 +269,8 @@ func (r *shell[T]) run(ctx context.Context, obj T, s Scope, this *attempt) reque
 	if err := revertUnwritable(before, obj); err != nil {
 		outcome = requeue.Merge(outcome, requeue.Terminal(err))
 	}
-	if this.refused != nil { // a wiring mistake: no retry can fix it, a new declaration can
-		outcome = requeue.Terminal(this.refused)
+	if this.refused != nil {
+		outcome = r.declared.verdict(outcome, this.refused)
 	} else if this.waiting != nil {
 		outcome = waitForCRD(obj, this.waiting) // the CRD's arrival reconciles obj again
 	}
@@ -429,14 +412,14 @@ func (r *shell[T]) finish(ctx context.Context, obj T, outcome requeue.Outcome, h
 			logger.V(1).Info("requeued after a conflict", "reason", err.Error())
 			return ctrl.Result{RequeueAfter: conflictDelay}, nil
 		}
-		if !held && !ownership.IsFighting(err) { // the fight has a Warning of its own
+		if !held && !r.fights.reported(err) { // the fight has a Warning of its own
 			r.event(obj, corev1.EventTypeWarning, "ReconcileError", err.Error())
 		}
 	}
 	result, err := outcome.Result(r.options.clock.Now())
 	switch {
 	case err != nil || outcome.Err() == nil:
-	case ownership.IsFighting(outcome.Err()):
+	case r.fights.reported(outcome.Err()):
 		// Logged once when the fight was detected; each held-off reconcile is not news.
 		logger.V(1).Info("backing off a fight", "reason", outcome.Err().Error(), "retryAfter", result.RequeueAfter)
 	default:
