@@ -48,7 +48,7 @@ import (
 // of a manager declares optional and another does not. A shell without a manager
 // (Controller.Reconciler) treats every kind as installed.
 func WithOptional(kinds ...client.Object) Option {
-	return func(o *options) { o.optional = append(o.optional, kinds...) }
+	return func(o *options) { o.wiring.optional = append(o.wiring.optional, kinds...) }
 }
 
 // ReasonWaitingForCRD is Stalled's reason while the logic needs a kind declared optional
@@ -60,12 +60,12 @@ const ReasonWaitingForCRD = "WaitingForCRD"
 // built in, the reconciled kind, or not declared otherwise.
 func checkOptional(o *options, obj client.Object, scheme *runtime.Scheme) []error {
 	var errs []error
-	declared := slices.Clone(o.children)
-	declared = append(declared, o.referenced...)
-	for _, w := range o.watches {
+	declared := slices.Clone(o.wiring.children)
+	declared = append(declared, o.wiring.referenced...)
+	for _, w := range o.wiring.watches {
 		declared = append(declared, w.kind)
 	}
-	for _, kind := range o.optional {
+	for _, kind := range o.wiring.optional {
 		name := reflect.TypeOf(kind).Elem().Name()
 		switch {
 		case reflect.TypeOf(kind) == reflect.TypeOf(obj):

@@ -103,32 +103,19 @@ type shell[T client.Object] struct {
 type Option func(*options)
 
 type options struct {
-	recorder        events.EventRecorder
-	clock           clock.PassiveClock
-	fieldOwner      string
-	finalizer       string
-	cleanupDeadline time.Duration
+	fieldOwner  string               // For's: of every write, the shell's and the Writer's
+	recorder    events.EventRecorder // WithRecorder; the manager's by default
+	clock       clock.PassiveClock   // WithClock
+	concurrency int                  // WithConcurrency
 
-	backoffFloor, backoffCeiling time.Duration
-	reportAfter                  int
+	wiring  wiring         // what the declaration derives: WithChildren, WithCache... (controller.go)
+	cleanup cleanupOptions // WithFinalizer, WithCleanupDeadline (finalizer.go)
+	retry   retryOptions   // WithBackoff, WithReportAfter (backoff.go)
+	memory  memoryOptions  // WithExpectationTimeout, WithProgressInterval (memory.go)
 
-	tracer      trace.Tracer // WithTracing; nil: no span
-	concurrency int
-
-	requestAnnotation string
-
-	children   []client.Object
-	referenced []client.Object // WithReferences' kinds
-	caches     []cacheRule
-	watches    []watch
-	optional   []client.Object // WithOptional
-	// ignoredStatus are the child kinds of WithStatusIgnored.
-	ignoredStatus []client.Object
-
-	expectationTimeout time.Duration
-	progressInterval   time.Duration
-
-	migration *[]storage.Option // WithStorageMigration; nil: none
+	tracer            trace.Tracer      // WithTracing (trace.go); nil: no span
+	requestAnnotation string            // WithReconcileRequests (request.go)
+	migration         *[]storage.Option // WithStorageMigration (migration.go); nil: none
 }
 
 // WithRecorder makes the shell record events with r instead of the manager's recorder for
@@ -153,7 +140,9 @@ func WithConcurrency(n int) Option {
 	return func(o *options) { o.concurrency = n }
 }
 
-// Reconcile implements controller-runtime's reconcile.Reconciler.
+// Reconcile implements controller-runtime's reconcile.Reconciler: the steps of
+// docs/reconcile.md ("What one reconcile does, in order"), each step's code in the file
+// its comment names; the shell's parts (docs/architecture.md) are the fields of shell.
 func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	if r.invalid != nil {
 		return ctrl.Result{}, rtreconcile.TerminalError(r.invalid)
@@ -162,6 +151,8 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	defer exit()
 	ctx = withVisit(ctx, v)
 	obj := r.newObject()
+	// 1. Read (docs/reconcile.md, "What one reconcile does, in order"). Gone is no error:
+	// every part forgets the object.
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.memory.forget(req.NamespacedName)
@@ -172,20 +163,24 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if r.options.expectationTimeout > 0 {
-		if wait, behind := r.memory.behind(req.NamespacedName, obj.GetResourceVersion(), r.options.clock.Now(), r.options.expectationTimeout); behind {
+	// The memory of the shell's writes (memory.go) and of the logic's writes of children
+	// (children.go): no logic on a cache behind them.
+	if r.options.memory.expectationTimeout > 0 {
+		if wait, behind := r.memory.behind(req.NamespacedName, obj.GetResourceVersion(), r.options.clock.Now(), r.options.memory.expectationTimeout); behind {
 			// The watch event of the shell's own write brings the object back.
 			log.FromContext(ctx).V(1).Info("the cache has yet to show the shell's last write", "resourceVersion", obj.GetResourceVersion())
 			telemetry.Deferred.WithLabelValues(r.kind, telemetry.Own).Inc()
 			return ctrl.Result{RequeueAfter: wait}, nil
 		}
-		if wait, behind := r.children.behind(ctx, gatedClient{Client: r.client, gate: r.crds}, r.newChild, req.NamespacedName, r.options.clock.Now(), r.options.expectationTimeout); behind {
+		if wait, behind := r.children.behind(ctx, gatedClient{Client: r.client, gate: r.crds}, r.newChild, req.NamespacedName, r.options.clock.Now(), r.options.memory.expectationTimeout); behind {
 			// The watch event of the child brings the object back.
 			log.FromContext(ctx).V(1).Info("the cache has yet to show the last reconcile's write of a child")
 			telemetry.Deferred.WithLabelValues(r.kind, telemetry.Child).Inc()
 			return ctrl.Result{RequeueAfter: wait}, nil
 		}
 	}
+	// A child's deletion: read the owner fresh, so that an owner going is not given new
+	// children (vanished.go).
 	if r.bereaved.take(req.NamespacedName) {
 		gone, err := goneLive(ctx, r.client, obj)
 		if err != nil {
@@ -200,6 +195,7 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	}
 	var this attempt
 	s := Scope{Now: r.options.clock.Now(), APIReader: r.apiReader, Writer: r.writer(&this)}
+	// The Gate (sharding): whether this process reconciles the object now.
 	if r.gate != nil {
 		labels, admitted, err := r.gate.Enter(ctx, obj)
 		if !admitted || err != nil {
@@ -209,6 +205,7 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		s.Labels = labels
 	}
 	defer func() { r.children.wrote(req.NamespacedName, this.wrote, r.options.clock.Now()) }()
+	// Tracing (trace.go) around the run, then 9. Result.
 	if r.options.tracer == nil {
 		return r.finish(ctx, obj, r.metrics.observe(r.run(ctx, obj, s, &this)), this.held)
 	}
@@ -244,22 +241,26 @@ type attempt struct {
 }
 
 func (r *shell[T]) run(ctx context.Context, obj T, s Scope, this *attempt) requeue.Outcome {
-	if r.options.finalizer != "" {
+	// 2. Finalizer (finalizer.go).
+	if r.options.cleanup.finalizer != "" {
 		if !obj.GetDeletionTimestamp().IsZero() {
 			return r.cleanupDeleted(ctx, obj, s, this)
 		}
-		if !controllerutil.ContainsFinalizer(obj, r.options.finalizer) {
-			if err := r.patch(ctx, obj, func() { controllerutil.AddFinalizer(obj, r.options.finalizer) }); err != nil {
+		if !controllerutil.ContainsFinalizer(obj, r.options.cleanup.finalizer) {
+			if err := r.patch(ctx, obj, func() { controllerutil.AddFinalizer(obj, r.options.cleanup.finalizer) }); err != nil {
 				return requeue.Retry(err)
 			}
 		}
 	} else if !obj.GetDeletionTimestamp().IsZero() {
 		return requeue.Done()
 	}
+	// 3. Pause (pause.go).
 	if reason, resume := r.pausedBy(obj); reason != "" {
 		return r.pause(ctx, obj, s.Now, reason, resume)
 	}
 
+	// 4. Logic, then what the parts learnt while it ran: a kind refused (refusal.go), an
+	// optional kind whose CRD is absent (crdgate.go), an owner reference that cannot be.
 	before := obj.DeepCopyObject().(T)
 	conds, hasConditions := any(obj).(conditions.Setter)
 	if hasConditions {
@@ -282,18 +283,20 @@ func (r *shell[T]) run(ctx context.Context, obj T, s Scope, this *attempt) reque
 	}
 	quiet := isQuiet(outcome.Err())
 	if !quiet && !outcome.IsTerminal() {
-		if this.held = r.failures.held(client.ObjectKeyFromObject(obj), outcome.Err(), r.options.reportAfter); this.held {
+		if this.held = r.failures.held(client.ObjectKeyFromObject(obj), outcome.Err(), r.options.retry.reportAfter); this.held {
 			return outcome // nothing written: the retry will do better, or say so
 		}
 	} else if outcome.IsTerminal() {
 		r.failures.forget(client.ObjectKeyFromObject(obj))
 	}
+	// 5. observedGeneration.
 	if outcome.Err() == nil || outcome.IsTerminal() {
 		if s, ok := any(obj).(ObservedGenerationSetter); ok {
 			s.SetObservedGeneration(obj.GetGeneration())
 		}
 		r.handled(obj)
 	}
+	// 6. The standard conditions (status.go).
 	var news []shellEvent
 	if hasConditions {
 		old := any(before).(conditions.Setter)
@@ -312,6 +315,7 @@ func (r *shell[T]) run(ctx context.Context, obj T, s Scope, this *attempt) reque
 		stamp(conds, old, s.Now)
 		news = transitions(conds, old, r.warnings.after(client.ObjectKeyFromObject(obj), old, conds))
 	}
+	// 7. Writes, only on change (write.go), paced while only progress (memory.go).
 	if !equality.Semantic.DeepEqual(before, obj) {
 		if wait, hold := r.holdProgress(before, obj); hold {
 			return requeue.Merge(outcome, requeue.After(wait))
@@ -326,6 +330,7 @@ func (r *shell[T]) run(ctx context.Context, obj T, s Scope, this *attempt) reque
 			return requeue.Retry(err)
 		}
 	}
+	// 8. Events, once the write succeeded.
 	for _, e := range news {
 		r.event(obj, e.kind, e.reason, e.note)
 	}
@@ -365,7 +370,7 @@ func (r *shell[T]) patch(ctx context.Context, obj T, change func()) error {
 // resourceVersion the API server answered.
 func (r *shell[T]) remember(ctx context.Context, obj T) {
 	rv := obj.GetResourceVersion()
-	if r.options.expectationTimeout <= 0 {
+	if r.options.memory.expectationTimeout <= 0 {
 		rv = ""
 	}
 	r.memory.wrote(client.ObjectKeyFromObject(obj), visitOf(ctx), rv, r.options.clock.Now(), reconciling(obj))
@@ -374,14 +379,14 @@ func (r *shell[T]) remember(ctx context.Context, obj T) {
 // holdProgress reports whether the change from before to obj is progress to be written
 // later (see WithProgressInterval), and how much later at most.
 func (r *shell[T]) holdProgress(before, obj T) (time.Duration, bool) {
-	if r.options.progressInterval <= 0 || !onlyProgress(before, obj) {
+	if r.options.memory.progressInterval <= 0 || !onlyProgress(before, obj) {
 		return 0, false
 	}
 	last, ok := r.memory.lastProgress(client.ObjectKeyFromObject(obj))
 	if !ok {
 		return 0, false
 	}
-	wait := r.options.progressInterval - r.options.clock.Now().Sub(last)
+	wait := r.options.memory.progressInterval - r.options.clock.Now().Sub(last)
 	return wait, wait > 0
 }
 
