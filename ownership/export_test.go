@@ -5,19 +5,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/internal/fight"
+	"github.com/reconcilekit/reconcilekit/internal/writerpolicy"
 )
 
 // TestFieldOwner is the field manager of the tests' writes.
 const TestFieldOwner = "reconcilekit-test"
-
-// fightingClient gives a Writer a fight detector of its own, as the reconcile shell's
-// client does.
-type fightingClient struct {
-	client.Client
-	fights *fight.Detector
-}
-
-func (c fightingClient) Fights() *fight.Detector { return c.fights }
 
 // testFights is the detector of every NewTestWriter: each test's objects have UIDs of their own.
 var testFights fight.Detector
@@ -25,7 +17,7 @@ var testFights fight.Detector
 // NewTestWriter returns a Writer of c as the tests' field manager, detecting fights as the
 // shell's does.
 func NewTestWriter(c client.Client) Writer {
-	return Writer{Client: fightingClient{c, &testFights}, FieldOwner: TestFieldOwner}
+	return Writer{Client: c, FieldOwner: TestFieldOwner, policy: &writerpolicy.Policy{Fights: &testFights}}
 }
 
 // EarlierIntent is the intent of desired, controlled by owner, in the JSON form earlier

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/reconcilekit/reconcilekit/internal/fight"
+	"github.com/reconcilekit/reconcilekit/internal/writerpolicy"
 )
 
 // Writer is what Ensure, EnsureSet and Delete write an owner's children with: the client,
@@ -44,28 +45,35 @@ type Writer struct {
 	// A Writer filled in by hand with an empty Owns writes any kind: outside a declaration
 	// there are no watches for a kind list to keep honest, and a hand-filled Writer's
 	// caller chose its kinds itself. The Writer the reconcile shell gives the logic
-	// (reconcile.Scope) is bound to its declaration through its Client instead: it writes
-	// exactly the kinds the declaration owns (reconcile.WithChildren), whatever Owns says,
-	// and none when the declaration owns none, so that a child the manager does not watch
-	// is never written silently.
+	// (reconcile.Scope) is bound to its declaration: it writes exactly the kinds the
+	// declaration owns (reconcile.WithChildren), whatever Owns says, and none when the
+	// declaration owns none, so that a child the manager does not watch is never written
+	// silently. The binding is a value the Writer holds, not a property of its Client, so
+	// a copy of the Writer whose Client the logic wraps (a log, metrics, a dry run) keeps
+	// it, and so does its fight detector; a Writer filled in by hand has none.
 	Owns []schema.GroupVersionKind
+
+	// policy is the declaration the reconcile shell binds the Writer to (internal/writerpolicy).
+	policy *writerpolicy.Policy
 }
 
-// Declared is implemented by the client the reconcile shell puts in its Writer: the kinds
-// its controller's declaration owns (reconcile.WithChildren), which are the only kinds
-// that Writer writes, even when there are none.
+func init() {
+	writerpolicy.Bind = func(w any, p *writerpolicy.Policy) any {
+		bound := w.(Writer)
+		bound.policy = p
+		return bound
+	}
+}
+
+// Declared may be implemented by the Client of a Writer filled in by hand: the kinds that
+// Writer writes, exactly, even when there are none, whatever Owns says.
+//
+// Deprecated: the reconcile shell no longer puts such a client in its Writer: it binds
+// the Writer to its declaration explicitly, which survives a wrapped Client. A Writer
+// bound so ignores Declared; fill in Owns instead.
 type Declared interface {
 	DeclaredChildren() []schema.GroupVersionKind
 }
-
-// refuser is implemented by the client the reconcile shell puts in its Writer: it learns of
-// a child kind refused, so that the reconcile stalls whatever the logic does with the error.
-type refuser interface{ Refused(error) }
-
-// fighter is implemented by the client the reconcile shell puts in its Writer: the fight
-// detector of its controller, one for each manager. A Writer filled in by hand detects no
-// fights.
-type fighter interface{ Fights() *fight.Detector }
 
 // check refuses a write that cannot be right before anything is sent: a Writer without a
 // field owner, or a child of a kind it does not own. It returns the child's kind.
@@ -81,8 +89,9 @@ func (w Writer) check(obj client.Object) (schema.GroupVersionKind, error) {
 		return gvk, fmt.Errorf("ownership: writing %s %s without a field owner: set Writer.FieldOwner, or write with the Writer the reconcile shell gives the logic (reconcile.Scope)", gvk.Kind, obj.GetName())
 	}
 	owns := w.Owns
-	d, declared := w.Client.(Declared)
-	if declared {
+	if p := w.policy; p != nil && p.Declared {
+		owns = p.Owns
+	} else if d, ok := w.Client.(Declared); ok {
 		owns = d.DeclaredChildren()
 	} else if len(owns) == 0 {
 		return gvk, nil
@@ -93,8 +102,8 @@ func (w Writer) check(obj client.Object) (schema.GroupVersionKind, error) {
 		}
 	}
 	err = refusal(gvk, obj, owns)
-	if r, ok := w.Client.(refuser); ok {
-		r.Refused(err)
+	if p := w.policy; p != nil && p.Refused != nil {
+		p.Refused(err)
 	}
 	return gvk, err
 }
@@ -147,12 +156,12 @@ func goType(gvk schema.GroupVersionKind) string {
 	return group + gvk.Version + "." + gvk.Kind
 }
 
-// fights returns the fight detector of w's client, or nil.
+// fights returns the fight detector w is bound to, or nil.
 func (w Writer) fights() *fight.Detector {
-	if f, ok := w.Client.(fighter); ok {
-		return f.Fights()
+	if w.policy == nil {
+		return nil
 	}
-	return nil
+	return w.policy.Fights
 }
 
 // addLabels adds w's labels to obj.

@@ -102,7 +102,7 @@ func SetupCheck(d Declaration) string {
 
 // finalizes reports whether the declaration keeps a finalizer of its own (WithFinalizer):
 // the shell then patches the reconciled object to add and remove it.
-func (c *Controller[T]) finalizes() bool { return c.options().finalizer != "" }
+func (c *Controller[T]) finalizes() bool { return c.options().cleanup.finalizer != "" }
 
 // RBACMarkers returns the +kubebuilder:rbac marker lines that grant what the shell of d
 // does, one a resource, for the controller's file of a kubebuilder project, whose

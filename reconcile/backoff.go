@@ -22,6 +22,12 @@ import (
 // shell retries before it reports the error, unless WithReportAfter says otherwise.
 const DefaultReportAfter = 3
 
+// retryOptions are the options of the retry of failed reconciles.
+type retryOptions struct {
+	backoffFloor, backoffCeiling time.Duration // WithBackoff
+	reportAfter                  int           // WithReportAfter
+}
+
 // WithBackoff sets the floor and the ceiling of the delay before an object whose reconcile
 // failed is tried again: the delay starts at floor and doubles with each consecutive
 // failure of that object, up to ceiling, and a success starts it again from floor. It is
@@ -35,7 +41,7 @@ const DefaultReportAfter = 3
 // event of the status the shell writes for a failure is its own and brings no earlier
 // retry.
 func WithBackoff(floor, ceiling time.Duration) Option {
-	return func(o *options) { o.backoffFloor, o.backoffCeiling = floor, ceiling }
+	return func(o *options) { o.retry.backoffFloor, o.retry.backoffCeiling = floor, ceiling }
 }
 
 // WithReportAfter sets how many consecutive failed attempts of a transient error (a
@@ -46,16 +52,16 @@ func WithBackoff(floor, ceiling time.Duration) Option {
 // conflict is never reported (it is a quiet requeue). 1 reports every failure;
 // DefaultReportAfter otherwise.
 func WithReportAfter(attempts int) Option {
-	return func(o *options) { o.reportAfter = attempts }
+	return func(o *options) { o.retry.reportAfter = attempts }
 }
 
 // rateLimiter returns the controller's rate limiter for WithBackoff, or nil for
 // controller-runtime's default.
 func (o *options) rateLimiter() workqueue.TypedRateLimiter[rtreconcile.Request] {
-	if o.backoffFloor <= 0 && o.backoffCeiling <= 0 {
+	if o.retry.backoffFloor <= 0 && o.retry.backoffCeiling <= 0 {
 		return nil
 	}
-	floor, ceiling := o.backoffFloor, o.backoffCeiling
+	floor, ceiling := o.retry.backoffFloor, o.retry.backoffCeiling
 	if floor <= 0 {
 		floor = 5 * time.Millisecond // controller-runtime's
 	}

@@ -1,5 +1,9 @@
 package reconcile
 
+// This file is the shell's part "the memory of the logic's writes of children"
+// (docs/architecture.md, the shell's parts): children, and notingClient, the layer of the
+// Writer's client that feeds it.
+
 import (
 	"context"
 	"fmt"
@@ -206,9 +210,52 @@ func (r *shell[T]) newChild(gvk schema.GroupVersionKind) (client.Object, error) 
 	return obj, nil
 }
 
-// note records an accepted write of obj, when it is a child (a kind the controller owns),
-// for read-your-own-writes (children.go).
-func (c scopeClient) note(obj client.Object, deleted bool) {
+// notingClient is the layer of the Writer's client that notes each accepted write of a
+// child (a kind the controller owns) in wrote, for read-your-own-writes.
+type notingClient struct {
+	client.Client
+	owns  []schema.GroupVersionKind
+	wrote *[]childWrite
+}
+
+// Create notes a child created.
+func (c notingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	if err := c.Client.Create(ctx, obj, opts...); err != nil {
+		return err
+	}
+	c.note(obj, false)
+	return nil
+}
+
+// Update notes a child written.
+func (c notingClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	if err := c.Client.Update(ctx, obj, opts...); err != nil {
+		return err
+	}
+	c.note(obj, false)
+	return nil
+}
+
+// Patch notes a child written.
+func (c notingClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	if err := c.Client.Patch(ctx, obj, patch, opts...); err != nil {
+		return err
+	}
+	c.note(obj, false)
+	return nil
+}
+
+// Delete notes a child deleted.
+func (c notingClient) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
+	if err := c.Client.Delete(ctx, obj, opts...); err != nil {
+		return err
+	}
+	c.note(obj, true)
+	return nil
+}
+
+// note records an accepted write of obj, when it is a child (a kind the controller owns).
+func (c notingClient) note(obj client.Object, deleted bool) {
 	if c.wrote == nil {
 		return
 	}

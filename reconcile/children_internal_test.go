@@ -96,3 +96,28 @@ func TestAnOwnerWaitsForTheCacheNoLongerThanTheTimeout(t *testing.T) {
 		})
 	}
 }
+
+// The noting layer of the Writer's client notes every accepted write of a child, and
+// nothing of another kind or of a refused write.
+func TestTheWritersClientNotesTheChildrenWritten(t *testing.T) {
+	ctx := context.Background()
+	base := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).Build()
+	var wrote []childWrite
+	c := notingClient{Client: base, owns: []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}, wrote: &wrote}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "child"}}
+	if err := c.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, cm.DeepCopy()); err == nil {
+		t.Fatal("a second create of the child succeeded")
+	}
+	if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "other"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	if len(wrote) != 2 || wrote[0].deleted || wrote[0].rv == "" || !wrote[1].deleted || wrote[0].Name != "child" {
+		t.Errorf("wrote = %+v; want the ConfigMap's create then its deletion", wrote)
+	}
+}

@@ -13,20 +13,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
-	"github.com/reconcilekit/reconcilekit/internal/fight"
 	"github.com/reconcilekit/reconcilekit/readiness"
 	"github.com/reconcilekit/reconcilekit/requeue"
 	"github.com/reconcilekit/reconcilekit/webhook"
@@ -136,8 +133,8 @@ func (c *Controller[T]) Object() client.Object { return newLike(c.object) }
 // Children returns an empty object of each kind the controller owns (WithChildren).
 func (c *Controller[T]) Children() []client.Object {
 	o := c.options()
-	out := make([]client.Object, 0, len(o.children))
-	for _, child := range o.children {
+	out := make([]client.Object, 0, len(o.wiring.children))
+	for _, child := range o.wiring.children {
 		out = append(out, newLike(child))
 	}
 	return out
@@ -158,13 +155,15 @@ func (c *Controller[T]) Reconciler(cl client.Client, opts ...Option) rtreconcile
 
 // options returns the declaration's options, applied over the defaults.
 func (c *Controller[T]) options() options {
-	o := options{clock: clock.RealClock{}, expectationTimeout: DefaultExpectationTimeout, progressInterval: DefaultProgressInterval,
-		cleanupDeadline: DefaultCleanupDeadline, reportAfter: DefaultReportAfter, fieldOwner: c.fieldOwner, finalizer: c.typed.finalizer}
+	o := options{clock: clock.RealClock{}, fieldOwner: c.fieldOwner,
+		memory:  memoryOptions{expectationTimeout: DefaultExpectationTimeout, progressInterval: DefaultProgressInterval},
+		cleanup: cleanupOptions{finalizer: c.typed.finalizer, cleanupDeadline: DefaultCleanupDeadline},
+		retry:   retryOptions{reportAfter: DefaultReportAfter}}
 	for _, opt := range c.opts {
 		opt(&o)
 	}
 	for _, r := range c.typed.references {
-		o.referenced = append(o.referenced, r.kind)
+		o.wiring.referenced = append(o.wiring.referenced, r.kind)
 	}
 	return o
 }
@@ -176,37 +175,30 @@ func (c *Controller[T]) kind() string { return reflect.TypeOf(c.object).Elem().N
 // cl and reading uncached through apiReader; and an error when the declaration cannot run.
 func (c *Controller[T]) shell(cl client.Client, apiReader client.Reader) (*shell[T], error) {
 	s := &shell[T]{client: cl, apiReader: apiReader, logic: c.logic, options: c.options(), memory: newMemory(), children: newChildren(),
-		bereaved: newOwnerSet(), failures: newFailures(), fights: new(fight.Detector), owns: []schema.GroupVersionKind{},
+		bereaved: newOwnerSet(), failures: newFailures(), fights: newFights(),
 		cleanup: c.typed.cleanup, suspended: c.typed.suspended}
 	s.newObject = func() T { return newLike(c.object) }
 	var errs []error
 	if s.options.fieldOwner == "" {
 		errs = append(errs, fmt.Errorf("no field owner: name the operator in the declaration, reconcile.For(&%s{}, logic, \"<operator name>\", ...)", goName(c.object)))
 	}
-	if s.options.finalizer != "" && s.cleanup == nil {
-		errs = append(errs, fmt.Errorf("WithFinalizer(%q, nil): give it the cleanup to run before the finalizer is removed", s.options.finalizer))
+	if s.options.cleanup.finalizer != "" && s.cleanup == nil {
+		errs = append(errs, fmt.Errorf("WithFinalizer(%q, nil): give it the cleanup to run before the finalizer is removed", s.options.cleanup.finalizer))
 	}
 	if _, ok := any(c.object).(RequestStatus); s.options.requestAnnotation != "" && !ok {
 		errs = append(errs, fmt.Errorf("WithReconcileRequests needs a status that records the request handled: give %T the methods of reconcile.RequestStatus, over a status field lastHandledReconcileAt", c.object))
 	}
-	if cl != nil && cl.Scheme() != nil {
-		for _, child := range s.options.children {
-			gvk, err := apiutil.GVKForObject(child, cl.Scheme())
-			if err != nil {
-				errs = append(errs, fmt.Errorf("child kind %T: %w", child, err))
-				continue
-			}
-			s.owns = append(s.owns, gvk)
-		}
+	var scheme *runtime.Scheme
+	if cl != nil {
+		scheme = cl.Scheme()
 	}
+	var undeclarable []error
+	s.declared, undeclarable = declare(s.options.wiring.children, scheme)
+	errs = append(errs, undeclarable...)
 	for _, ref := range c.typed.references {
 		if ref.names == nil {
 			errs = append(errs, fmt.Errorf("WithReferences(&%s{}, nil): give it the function that reads the names an object references", goName(ref.kind)))
 		}
-	}
-	var scheme *runtime.Scheme
-	if cl != nil {
-		scheme = cl.Scheme()
 	}
 	errs = append(errs, checkOptional(&s.options, c.object, scheme)...)
 	errs = append(errs, checkStatusIgnored(&s.options)...)
@@ -223,14 +215,14 @@ func (c *Controller[T]) shell(cl client.Client, apiReader client.Reader) (*shell
 }
 
 // cacheRules returns what the declaration says of the manager's cache.
-func (c *Controller[T]) cacheRules() []cacheRule { return c.options().caches }
+func (c *Controller[T]) cacheRules() []cacheRule { return c.options().wiring.caches }
 
 // kinds returns every kind the controller watches, its own first.
 func (c *Controller[T]) kinds() []client.Object {
 	o := c.options()
-	kinds := append([]client.Object{c.object}, o.children...)
-	kinds = append(kinds, o.referenced...)
-	for _, w := range o.watches {
+	kinds := append([]client.Object{c.object}, o.wiring.children...)
+	kinds = append(kinds, o.wiring.referenced...)
+	for _, w := range o.wiring.watches {
 		kinds = append(kinds, w.kind)
 	}
 	return kinds
@@ -241,8 +233,8 @@ func (c *Controller[T]) kinds() []client.Object {
 // shard's assigner, must wait for too.
 func (c *Controller[T]) Optional() []client.Object {
 	o := c.options()
-	out := make([]client.Object, 0, len(o.optional))
-	for _, kind := range o.optional {
+	out := make([]client.Object, 0, len(o.wiring.optional))
+	for _, kind := range o.wiring.optional {
 		out = append(out, newLike(kind))
 	}
 	return out
@@ -254,7 +246,7 @@ func (c *Controller[T]) setup(mgr manager.Manager, gate Gate, crds *crdGate, met
 	if err != nil {
 		return err
 	}
-	if err := checkScopes(mgr.GetRESTMapper(), mgr.GetScheme(), c.object, s.options.children, s.options.optional); err != nil {
+	if err := checkScopes(mgr.GetRESTMapper(), mgr.GetScheme(), c.object, s.options.wiring.children, s.options.wiring.optional); err != nil {
 		return fmt.Errorf("reconcile: the %s controller: %w", c.kind(), err)
 	}
 	if metrics {
@@ -274,7 +266,7 @@ func (c *Controller[T]) setup(mgr manager.Manager, gate Gate, crds *crdGate, met
 	// the kind is optional.
 	var gated error
 	watch := func(kind client.Object, h handler.EventHandler) {
-		if !slices.ContainsFunc(s.options.optional, sameKind(kind)) {
+		if !slices.ContainsFunc(s.options.wiring.optional, sameKind(kind)) {
 			b = b.Watches(kind, h)
 			return
 		}
@@ -285,7 +277,7 @@ func (c *Controller[T]) setup(mgr manager.Manager, gate Gate, crds *crdGate, met
 		}
 		b = b.WatchesRawSource(src)
 	}
-	for _, child := range s.options.children {
+	for _, child := range s.options.wiring.children {
 		watch(child, s.enqueueOwner(mgr, c.object, child))
 	}
 	referrers := newList(mgr.GetScheme(), c.object)
@@ -306,7 +298,7 @@ func (c *Controller[T]) setup(mgr manager.Manager, gate Gate, crds *crdGate, met
 			return err
 		}
 	}
-	for _, w := range s.options.watches {
+	for _, w := range s.options.wiring.watches {
 		watch(w.kind, coalesce(w.handler, coalesceDelay))
 	}
 	if s.readsPods() {
@@ -339,14 +331,14 @@ func (c *Controller[T]) setup(mgr manager.Manager, gate Gate, crds *crdGate, met
 // when a declaration has no WithChildren, which stalls the reconcile with a message naming
 // the WithChildren line to declare. Package sharding moves these children with their owner.
 func WithChildren(kinds ...client.Object) Option {
-	return func(o *options) { o.children = append(o.children, kinds...) }
+	return func(o *options) { o.wiring.children = append(o.wiring.children, kinds...) }
 }
 
 // WithCache restricts what the manager caches of a kind the controller reads, such as the
 // pods or ConfigMaps of its own by a label selector, rather than every one of the cluster.
 // Two controllers of one manager that restrict one kind differently are refused.
 func WithCache(kind client.Object, by cache.ByObject) Option {
-	return func(o *options) { o.caches = append(o.caches, cacheRule{kind: kind, by: by}) }
+	return func(o *options) { o.wiring.caches = append(o.wiring.caches, cacheRule{kind: kind, by: by}) }
 }
 
 // WithWatch declares a kind the controller follows that it neither owns nor references by
@@ -355,7 +347,7 @@ func WithCache(kind client.Object, by cache.ByObject) Option {
 // watches pods reads them through an index by Deployment (readiness.Pods), registered once
 // the manager runs.
 func WithWatch(kind client.Object, h handler.EventHandler) Option {
-	return func(o *options) { o.watches = append(o.watches, watch{kind: kind, handler: h}) }
+	return func(o *options) { o.wiring.watches = append(o.wiring.watches, watch{kind: kind, handler: h}) }
 }
 
 type reference[T client.Object] struct {
@@ -366,6 +358,17 @@ type reference[T client.Object] struct {
 // field names the index of the referrers by the names of the kind they reference.
 func (r reference[T]) field() string {
 	return "reconcilekit.io/references-" + reflect.TypeOf(r.kind).Elem().String()
+}
+
+// wiring is what a declaration says of its watches and cache, which Manager derives the
+// controller's wiring from.
+type wiring struct {
+	children      []client.Object // WithChildren
+	referenced    []client.Object // WithReferences' kinds
+	caches        []cacheRule     // WithCache
+	watches       []watch         // WithWatch
+	optional      []client.Object // WithOptional (optional.go)
+	ignoredStatus []client.Object // WithStatusIgnored (statusignored.go)
 }
 
 type cacheRule struct {
@@ -390,13 +393,13 @@ func newLike[T client.Object](obj T) T {
 // pods: it reads their pods (readiness.Pods, readiness.StatefulSetPods), which an index by
 // workload makes cheap.
 func (r *shell[T]) readsPods() bool {
-	workloads := slices.ContainsFunc(r.options.children, func(o client.Object) bool {
+	workloads := slices.ContainsFunc(r.options.wiring.children, func(o client.Object) bool {
 		switch o.(type) {
 		case *appsv1.Deployment, *appsv1.StatefulSet:
 			return true
 		}
 		return false
 	})
-	pods := slices.ContainsFunc(r.options.watches, func(w watch) bool { _, ok := w.kind.(*corev1.Pod); return ok })
+	pods := slices.ContainsFunc(r.options.wiring.watches, func(w watch) bool { _, ok := w.kind.(*corev1.Pod); return ok })
 	return workloads && pods
 }

@@ -40,12 +40,18 @@ const (
 	ReasonCleanupAbandoned = "CleanupAbandoned"
 )
 
+// cleanupOptions are the options of the finalizer protocol.
+type cleanupOptions struct {
+	finalizer       string        // WithFinalizer; "": none
+	cleanupDeadline time.Duration // WithCleanupDeadline
+}
+
 // WithCleanupDeadline sets how long after an object's deletion its cleanup (WithFinalizer)
 // may go on before the shell reports it: Stalled with ReasonCleanupOverdue, once, with a
 // Warning event naming SkipCleanupAnnotation. The deadline counts from the object's
 // deletionTimestamp, so a restart does not reset it. DefaultCleanupDeadline otherwise.
 func WithCleanupDeadline(d time.Duration) Option {
-	return func(o *options) { o.cleanupDeadline = d }
+	return func(o *options) { o.cleanup.cleanupDeadline = d }
 }
 
 // ReasonCleaningUp is Reconciling's reason while an object is being deleted and its
@@ -64,7 +70,7 @@ const ReasonCleaningUp = "CleaningUp"
 // reports any object with a deletionTimestamp as Terminating; these conditions are what
 // `kubectl describe` and `kubectl get -o yaml` show of why the deletion waits.
 func (r *shell[T]) cleanupDeleted(ctx context.Context, obj T, s Scope, this *attempt) requeue.Outcome {
-	if !controllerutil.ContainsFinalizer(obj, r.options.finalizer) {
+	if !controllerutil.ContainsFinalizer(obj, r.options.cleanup.finalizer) {
 		return requeue.Done()
 	}
 	if obj.GetAnnotations()[SkipCleanupAnnotation] == "true" {
@@ -79,14 +85,14 @@ func (r *shell[T]) cleanupDeleted(ctx context.Context, obj T, s Scope, this *att
 	if err := outcome.Err(); err != nil && apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 		return r.release(ctx, obj, ReasonCleanupAbandoned, "deletion goes on without cleanup: its namespace is being deleted, so what the cleanup creates cannot be: "+err.Error())
 	}
-	overdue := s.Now.Sub(obj.GetDeletionTimestamp().Time) > r.options.cleanupDeadline && !outcome.IsDone()
+	overdue := s.Now.Sub(obj.GetDeletionTimestamp().Time) > r.options.cleanup.cleanupDeadline && !outcome.IsDone()
 	if outcome.IsDone() && len(obj.GetFinalizers()) == 1 {
 		// The object goes with the finalizer: a status written now would never be read.
 		return r.release(ctx, obj, "", "")
 	}
 	quiet := isQuiet(outcome.Err())
 	if !quiet && !outcome.IsTerminal() {
-		if this.held = r.failures.held(client.ObjectKeyFromObject(obj), outcome.Err(), r.options.reportAfter); this.held {
+		if this.held = r.failures.held(client.ObjectKeyFromObject(obj), outcome.Err(), r.options.retry.reportAfter); this.held {
 			return outcome // nothing written: the retry will do better, or say so (WithReportAfter)
 		}
 	}
@@ -101,7 +107,7 @@ func (r *shell[T]) cleanupDeleted(ctx context.Context, obj T, s Scope, this *att
 			logicSet = r.overdue(old, outcome)
 		case logicSet.stalled == nil && logicSet.reconciling == nil && !outcome.IsDone() && outcome.Err() == nil:
 			logicSet.reconciling = &metav1.Condition{Reason: ReasonCleaningUp,
-				Message: fmt.Sprintf("the object is being deleted: its cleanup (finalizer %s) is not done yet", r.options.finalizer)}
+				Message: fmt.Sprintf("the object is being deleted: its cleanup (finalizer %s) is not done yet", r.options.cleanup.finalizer)}
 		}
 		if !quiet {
 			markStandard(conds, logicSet, outcome)
@@ -142,7 +148,7 @@ func (r *shell[T]) cleanupDeleted(ctx context.Context, obj T, s Scope, this *att
 // release removes the finalizer from obj so that its deletion completes, recording a
 // Warning event with reason when one is given. An object gone already is released.
 func (r *shell[T]) release(ctx context.Context, obj T, reason, note string) requeue.Outcome {
-	if err := r.patch(ctx, obj, func() { controllerutil.RemoveFinalizer(obj, r.options.finalizer) }); err != nil && !apierrors.IsNotFound(err) {
+	if err := r.patch(ctx, obj, func() { controllerutil.RemoveFinalizer(obj, r.options.cleanup.finalizer) }); err != nil && !apierrors.IsNotFound(err) {
 		return requeue.Retry(err)
 	}
 	if reason != "" {
@@ -169,5 +175,5 @@ func (r *shell[T]) overdueMessage(outcome requeue.Outcome) string {
 		why = err.Error()
 	}
 	return fmt.Sprintf("cleanup has not succeeded within %s of the deletion (%s): fix its cause, or annotate %s=true to delete without cleanup",
-		r.options.cleanupDeadline, why, SkipCleanupAnnotation)
+		r.options.cleanup.cleanupDeadline, why, SkipCleanupAnnotation)
 }

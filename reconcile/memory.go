@@ -31,7 +31,7 @@ const DefaultProgressInterval = 30 * time.Second
 // the write, which brings the object back by itself, or until timeout has passed, so that a
 // lost event cannot hold an object forever. 0 turns read-your-own-writes off.
 func WithExpectationTimeout(timeout time.Duration) Option {
-	return func(o *options) { o.expectationTimeout = timeout }
+	return func(o *options) { o.memory.expectationTimeout = timeout }
 }
 
 // WithProgressInterval paces the writes of progress. While an object is Reconciling, before
@@ -44,7 +44,13 @@ func WithExpectationTimeout(timeout time.Duration) Option {
 // status writes (Reconciling, then Ready) however many steps it takes, and one that hangs
 // still shows its progress within the interval. 0 writes every change at once.
 func WithProgressInterval(interval time.Duration) Option {
-	return func(o *options) { o.progressInterval = interval }
+	return func(o *options) { o.memory.progressInterval = interval }
+}
+
+// memoryOptions are the options of the memory of the shell's writes.
+type memoryOptions struct {
+	expectationTimeout time.Duration // WithExpectationTimeout; 0: no read-your-own-writes
+	progressInterval   time.Duration // WithProgressInterval; 0: every change written at once
 }
 
 // memory is what the shell remembers of its own writes, per object: the resourceVersion it

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -21,8 +20,8 @@ import (
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
-	"github.com/reconcilekit/reconcilekit/internal/fight"
 	"github.com/reconcilekit/reconcilekit/internal/telemetry"
+	"github.com/reconcilekit/reconcilekit/internal/writerpolicy"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/requeue"
 	"github.com/reconcilekit/reconcilekit/storage"
@@ -88,10 +87,10 @@ type shell[T client.Object] struct {
 	memory    *memory
 	children  *children // read-your-own-writes of the logic's child writes
 	warnings  warnings
-	bereaved  *ownerSet       // owners whose child the cache saw deleted
-	failures  *failures       // consecutive failed attempts, by object
-	fights    *fight.Detector // of the children the logic writes
-	owns      []schema.GroupVersionKind
+	bereaved  *ownerSet // owners whose child the cache saw deleted
+	failures  *failures // consecutive failed attempts, by object
+	fights    fights    // of the children the logic writes (fights.go)
+	declared  declared  // the only kinds the logic writes (refusal.go)
 	gate      Gate
 	crds      *crdGate     // of the manager's optional kinds; nil without a manager
 	kind      string       // the reconciled kind's name, for spans
@@ -104,32 +103,19 @@ type shell[T client.Object] struct {
 type Option func(*options)
 
 type options struct {
-	recorder        events.EventRecorder
-	clock           clock.PassiveClock
-	fieldOwner      string
-	finalizer       string
-	cleanupDeadline time.Duration
+	fieldOwner  string               // For's: of every write, the shell's and the Writer's
+	recorder    events.EventRecorder // WithRecorder; the manager's by default
+	clock       clock.PassiveClock   // WithClock
+	concurrency int                  // WithConcurrency
 
-	backoffFloor, backoffCeiling time.Duration
-	reportAfter                  int
+	wiring  wiring         // what the declaration derives: WithChildren, WithCache... (controller.go)
+	cleanup cleanupOptions // WithFinalizer, WithCleanupDeadline (finalizer.go)
+	retry   retryOptions   // WithBackoff, WithReportAfter (backoff.go)
+	memory  memoryOptions  // WithExpectationTimeout, WithProgressInterval (memory.go)
 
-	tracer      trace.Tracer // WithTracing; nil: no span
-	concurrency int
-
-	requestAnnotation string
-
-	children   []client.Object
-	referenced []client.Object // WithReferences' kinds
-	caches     []cacheRule
-	watches    []watch
-	optional   []client.Object // WithOptional
-	// ignoredStatus are the child kinds of WithStatusIgnored.
-	ignoredStatus []client.Object
-
-	expectationTimeout time.Duration
-	progressInterval   time.Duration
-
-	migration *[]storage.Option // WithStorageMigration; nil: none
+	tracer            trace.Tracer      // WithTracing (trace.go); nil: no span
+	requestAnnotation string            // WithReconcileRequests (request.go)
+	migration         *[]storage.Option // WithStorageMigration (migration.go); nil: none
 }
 
 // WithRecorder makes the shell record events with r instead of the manager's recorder for
@@ -154,7 +140,9 @@ func WithConcurrency(n int) Option {
 	return func(o *options) { o.concurrency = n }
 }
 
-// Reconcile implements controller-runtime's reconcile.Reconciler.
+// Reconcile implements controller-runtime's reconcile.Reconciler: the steps of
+// docs/reconcile.md ("What one reconcile does, in order"), each step's code in the file
+// its comment names; the shell's parts (docs/architecture.md) are the fields of shell.
 func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	if r.invalid != nil {
 		return ctrl.Result{}, rtreconcile.TerminalError(r.invalid)
@@ -163,6 +151,8 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	defer exit()
 	ctx = withVisit(ctx, v)
 	obj := r.newObject()
+	// 1. Read (docs/reconcile.md, "What one reconcile does, in order"). Gone is no error:
+	// every part forgets the object.
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.memory.forget(req.NamespacedName)
@@ -173,20 +163,24 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if r.options.expectationTimeout > 0 {
-		if wait, behind := r.memory.behind(req.NamespacedName, obj.GetResourceVersion(), r.options.clock.Now(), r.options.expectationTimeout); behind {
+	// The memory of the shell's writes (memory.go) and of the logic's writes of children
+	// (children.go): no logic on a cache behind them.
+	if r.options.memory.expectationTimeout > 0 {
+		if wait, behind := r.memory.behind(req.NamespacedName, obj.GetResourceVersion(), r.options.clock.Now(), r.options.memory.expectationTimeout); behind {
 			// The watch event of the shell's own write brings the object back.
 			log.FromContext(ctx).V(1).Info("the cache has yet to show the shell's last write", "resourceVersion", obj.GetResourceVersion())
 			telemetry.Deferred.WithLabelValues(r.kind, telemetry.Own).Inc()
 			return ctrl.Result{RequeueAfter: wait}, nil
 		}
-		if wait, behind := r.children.behind(ctx, scopeClient{Client: r.client, crds: r.crds}, r.newChild, req.NamespacedName, r.options.clock.Now(), r.options.expectationTimeout); behind {
+		if wait, behind := r.children.behind(ctx, gatedClient{Client: r.client, gate: r.crds}, r.newChild, req.NamespacedName, r.options.clock.Now(), r.options.memory.expectationTimeout); behind {
 			// The watch event of the child brings the object back.
 			log.FromContext(ctx).V(1).Info("the cache has yet to show the last reconcile's write of a child")
 			telemetry.Deferred.WithLabelValues(r.kind, telemetry.Child).Inc()
 			return ctrl.Result{RequeueAfter: wait}, nil
 		}
 	}
+	// A child's deletion: read the owner fresh, so that an owner going is not given new
+	// children (vanished.go).
 	if r.bereaved.take(req.NamespacedName) {
 		gone, err := goneLive(ctx, r.client, obj)
 		if err != nil {
@@ -200,12 +194,8 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		}
 	}
 	var this attempt
-	s := Scope{Now: r.options.clock.Now(), APIReader: r.apiReader, Writer: ownership.Writer{
-		Client:     scopeClient{Client: r.client, fights: r.fights, refused: &this.refused, crds: r.crds, waiting: &this.waiting, owns: r.owns, wrote: &this.wrote},
-		FieldOwner: r.options.fieldOwner,
-		Recorder:   r.options.recorder,
-		Owns:       r.owns,
-	}}
+	s := Scope{Now: r.options.clock.Now(), APIReader: r.apiReader, Writer: r.writer(&this)}
+	// The Gate (sharding): whether this process reconciles the object now.
 	if r.gate != nil {
 		labels, admitted, err := r.gate.Enter(ctx, obj)
 		if !admitted || err != nil {
@@ -215,6 +205,7 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		s.Labels = labels
 	}
 	defer func() { r.children.wrote(req.NamespacedName, this.wrote, r.options.clock.Now()) }()
+	// Tracing (trace.go) around the run, then 9. Result.
 	if r.options.tracer == nil {
 		return r.finish(ctx, obj, r.metrics.observe(r.run(ctx, obj, s, &this)), this.held)
 	}
@@ -224,57 +215,52 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	return r.finish(ctx, obj, outcome, this.held)
 }
 
-// attempt is what one reconcile notes besides its outcome.
+// writer returns the Writer the shell gives the logic for one reconcile, this. Its client
+// is a chain of layers, outermost first: the noting of child writes for
+// read-your-own-writes (children.go), the CRD gate (crdgate.go), then the shell's own client
+// with its metrics and tracing (trace.go). Its policy is a value it holds: the declaration's
+// kinds, a refusal noted in this (refusal.go), the shell's fight detector (fights.go); a
+// logic that wraps the Writer's Client keeps it.
+func (r *shell[T]) writer(this *attempt) ownership.Writer {
+	var c client.Client = gatedClient{Client: r.client, gate: r.crds, waiting: &this.waiting}
+	c = notingClient{Client: c, owns: r.declared.owns, wrote: &this.wrote}
+	w := ownership.Writer{Client: c, FieldOwner: r.options.fieldOwner, Recorder: r.options.recorder, Owns: r.declared.owns}
+	var p writerpolicy.Policy
+	r.declared.bind(&p, &this.refused)
+	r.fights.bind(&p)
+	return writerpolicy.Bind(w, &p).(ownership.Writer)
+}
+
+// attempt is what one reconcile notes besides its outcome: what the parts of the shell
+// learn while the logic runs, which the shell reads once it has returned.
 type attempt struct {
-	refused error // the first child kind ownership refused: a wiring mistake
-	waiting error // the first optional kind read or written while its CRD is absent
-	held    bool  // a transient failure, retried without a word (WithReportAfter)
-	wrote   []childWrite
-}
-
-// scopeClient is the client of the Writer the shell gives the logic: the manager's, with the
-// controller's fight detector, and a place to note a child kind refused in this reconcile.
-type scopeClient struct {
-	client.Client
-	fights  *fight.Detector
-	refused *error
-	crds    *crdGate // refuses optional kinds whose CRD is absent (optional.go)
-	waiting *error
-	owns    []schema.GroupVersionKind
-	wrote   *[]childWrite // the writes of children, for read-your-own-writes (children.go)
-}
-
-// Fights returns the controller's fight detector, for ownership.Ensure.
-func (c scopeClient) Fights() *fight.Detector { return c.fights }
-
-// DeclaredChildren returns the kinds the declaration owns: the only kinds the Writer of the
-// Scope writes, none when it owns none.
-func (c scopeClient) DeclaredChildren() []schema.GroupVersionKind { return c.owns }
-
-// Refused notes the first child kind ownership refused in this reconcile.
-func (c scopeClient) Refused(err error) {
-	if *c.refused == nil {
-		*c.refused = err
-	}
+	refused error        // the first child kind the Writer refused: a wiring mistake (refusal.go)
+	waiting error        // the first optional kind read or written while its CRD is absent (crdgate.go)
+	held    bool         // a transient failure, retried without a word (WithReportAfter)
+	wrote   []childWrite // the writes of children, for read-your-own-writes (children.go)
 }
 
 func (r *shell[T]) run(ctx context.Context, obj T, s Scope, this *attempt) requeue.Outcome {
-	if r.options.finalizer != "" {
+	// 2. Finalizer (finalizer.go).
+	if r.options.cleanup.finalizer != "" {
 		if !obj.GetDeletionTimestamp().IsZero() {
 			return r.cleanupDeleted(ctx, obj, s, this)
 		}
-		if !controllerutil.ContainsFinalizer(obj, r.options.finalizer) {
-			if err := r.patch(ctx, obj, func() { controllerutil.AddFinalizer(obj, r.options.finalizer) }); err != nil {
+		if !controllerutil.ContainsFinalizer(obj, r.options.cleanup.finalizer) {
+			if err := r.patch(ctx, obj, func() { controllerutil.AddFinalizer(obj, r.options.cleanup.finalizer) }); err != nil {
 				return requeue.Retry(err)
 			}
 		}
 	} else if !obj.GetDeletionTimestamp().IsZero() {
 		return requeue.Done()
 	}
+	// 3. Pause (pause.go).
 	if reason, resume := r.pausedBy(obj); reason != "" {
 		return r.pause(ctx, obj, s.Now, reason, resume)
 	}
 
+	// 4. Logic, then what the parts learnt while it ran: a kind refused (refusal.go), an
+	// optional kind whose CRD is absent (crdgate.go), an owner reference that cannot be.
 	before := obj.DeepCopyObject().(T)
 	conds, hasConditions := any(obj).(conditions.Setter)
 	if hasConditions {
@@ -284,8 +270,8 @@ func (r *shell[T]) run(ctx context.Context, obj T, s Scope, this *attempt) reque
 	if err := revertUnwritable(before, obj); err != nil {
 		outcome = requeue.Merge(outcome, requeue.Terminal(err))
 	}
-	if this.refused != nil { // a wiring mistake: no retry can fix it, a new declaration can
-		outcome = requeue.Terminal(this.refused)
+	if this.refused != nil {
+		outcome = r.declared.verdict(outcome, this.refused)
 	} else if this.waiting != nil {
 		outcome = waitForCRD(obj, this.waiting) // the CRD's arrival reconciles obj again
 	}
@@ -297,18 +283,20 @@ func (r *shell[T]) run(ctx context.Context, obj T, s Scope, this *attempt) reque
 	}
 	quiet := isQuiet(outcome.Err())
 	if !quiet && !outcome.IsTerminal() {
-		if this.held = r.failures.held(client.ObjectKeyFromObject(obj), outcome.Err(), r.options.reportAfter); this.held {
+		if this.held = r.failures.held(client.ObjectKeyFromObject(obj), outcome.Err(), r.options.retry.reportAfter); this.held {
 			return outcome // nothing written: the retry will do better, or say so
 		}
 	} else if outcome.IsTerminal() {
 		r.failures.forget(client.ObjectKeyFromObject(obj))
 	}
+	// 5. observedGeneration.
 	if outcome.Err() == nil || outcome.IsTerminal() {
 		if s, ok := any(obj).(ObservedGenerationSetter); ok {
 			s.SetObservedGeneration(obj.GetGeneration())
 		}
 		r.handled(obj)
 	}
+	// 6. The standard conditions (status.go).
 	var news []shellEvent
 	if hasConditions {
 		old := any(before).(conditions.Setter)
@@ -327,6 +315,7 @@ func (r *shell[T]) run(ctx context.Context, obj T, s Scope, this *attempt) reque
 		stamp(conds, old, s.Now)
 		news = transitions(conds, old, r.warnings.after(client.ObjectKeyFromObject(obj), old, conds))
 	}
+	// 7. Writes, only on change (write.go), paced while only progress (memory.go).
 	if !equality.Semantic.DeepEqual(before, obj) {
 		if wait, hold := r.holdProgress(before, obj); hold {
 			return requeue.Merge(outcome, requeue.After(wait))
@@ -341,6 +330,7 @@ func (r *shell[T]) run(ctx context.Context, obj T, s Scope, this *attempt) reque
 			return requeue.Retry(err)
 		}
 	}
+	// 8. Events, once the write succeeded.
 	for _, e := range news {
 		r.event(obj, e.kind, e.reason, e.note)
 	}
@@ -380,7 +370,7 @@ func (r *shell[T]) patch(ctx context.Context, obj T, change func()) error {
 // resourceVersion the API server answered.
 func (r *shell[T]) remember(ctx context.Context, obj T) {
 	rv := obj.GetResourceVersion()
-	if r.options.expectationTimeout <= 0 {
+	if r.options.memory.expectationTimeout <= 0 {
 		rv = ""
 	}
 	r.memory.wrote(client.ObjectKeyFromObject(obj), visitOf(ctx), rv, r.options.clock.Now(), reconciling(obj))
@@ -389,14 +379,14 @@ func (r *shell[T]) remember(ctx context.Context, obj T) {
 // holdProgress reports whether the change from before to obj is progress to be written
 // later (see WithProgressInterval), and how much later at most.
 func (r *shell[T]) holdProgress(before, obj T) (time.Duration, bool) {
-	if r.options.progressInterval <= 0 || !onlyProgress(before, obj) {
+	if r.options.memory.progressInterval <= 0 || !onlyProgress(before, obj) {
 		return 0, false
 	}
 	last, ok := r.memory.lastProgress(client.ObjectKeyFromObject(obj))
 	if !ok {
 		return 0, false
 	}
-	wait := r.options.progressInterval - r.options.clock.Now().Sub(last)
+	wait := r.options.memory.progressInterval - r.options.clock.Now().Sub(last)
 	return wait, wait > 0
 }
 
@@ -427,14 +417,14 @@ func (r *shell[T]) finish(ctx context.Context, obj T, outcome requeue.Outcome, h
 			logger.V(1).Info("requeued after a conflict", "reason", err.Error())
 			return ctrl.Result{RequeueAfter: conflictDelay}, nil
 		}
-		if !held && !ownership.IsFighting(err) { // the fight has a Warning of its own
+		if !held && !r.fights.reported(err) { // the fight has a Warning of its own
 			r.event(obj, corev1.EventTypeWarning, "ReconcileError", err.Error())
 		}
 	}
 	result, err := outcome.Result(r.options.clock.Now())
 	switch {
 	case err != nil || outcome.Err() == nil:
-	case ownership.IsFighting(outcome.Err()):
+	case r.fights.reported(outcome.Err()):
 		// Logged once when the fight was detected; each held-off reconcile is not news.
 		logger.V(1).Info("backing off a fight", "reason", outcome.Err().Error(), "retryAfter", result.RequeueAfter)
 	default:

@@ -29,16 +29,16 @@ import (
 // with no status field (a ConfigMap, a Secret), or one not declared by WithChildren, is
 // refused when the manager is made.
 func WithStatusIgnored(kinds ...client.Object) Option {
-	return func(o *options) { o.ignoredStatus = append(o.ignoredStatus, kinds...) }
+	return func(o *options) { o.wiring.ignoredStatus = append(o.wiring.ignoredStatus, kinds...) }
 }
 
 // checkStatusIgnored refuses the kinds of WithStatusIgnored that are no children or have
 // no status.
 func checkStatusIgnored(o *options) []error {
 	var errs []error
-	for _, kind := range o.ignoredStatus {
+	for _, kind := range o.wiring.ignoredStatus {
 		switch {
-		case !slices.ContainsFunc(o.children, sameKind(kind)):
+		case !slices.ContainsFunc(o.wiring.children, sameKind(kind)):
 			errs = append(errs, fmt.Errorf("WithStatusIgnored(&%s{}) names a kind the controller does not own: declare it with WithChildren too, or remove it", goName(kind)))
 		case !hasStatus(kind):
 			errs = append(errs, fmt.Errorf("WithStatusIgnored(&%s{}) names a kind with no status: its updates all change something else; remove it", goName(kind)))
@@ -49,7 +49,7 @@ func checkStatusIgnored(o *options) []error {
 
 // ignoresStatus says whether the status of child's kind is ignored.
 func (o *options) ignoresStatus(child client.Object) bool {
-	return slices.ContainsFunc(o.ignoredStatus, sameKind(child))
+	return slices.ContainsFunc(o.wiring.ignoredStatus, sameKind(child))
 }
 
 // sameKind returns whether an object is of kind's Go type.
