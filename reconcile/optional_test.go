@@ -207,13 +207,13 @@ func TestAnOptionalKindsWatchStartsAndStopsWithItsCRDWithoutARestart(t *testing.
 		steps:      []step{install, remove},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := cp.Client(t, withGadgets)
+			c := cp(t).Client(t, withGadgets)
 			removeGadgets(t, c) // a CRD left by an earlier test that failed
 			t.Cleanup(func() { removeGadgets(t, c) })
 			if tc.atStart {
 				installGadgets(t, c)
 			}
-			ns := cp.Namespace(t)
+			ns := cp(t).Namespace(t)
 
 			var runs atomic.Int32 // of the logic
 			logic := reconcile.LogicFunc[*Widget](func(ctx context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
@@ -228,7 +228,7 @@ func TestAnOptionalKindsWatchStartsAndStopsWithItsCRDWithoutARestart(t *testing.
 				return requeue.Done()
 			})
 			var gadgetRequests atomic.Int32
-			cfg := reconciletest.Intercept(cp.Config, func(r *reconciletest.Request) (*http.Response, error) {
+			cfg := reconciletest.Intercept(cp(t).Config, func(r *reconciletest.Request) (*http.Response, error) {
 				if r.Resource == "gadgets" {
 					gadgetRequests.Add(1)
 				}
@@ -391,10 +391,10 @@ func TestAnOptionalKindsWatchStartsAndStopsWithItsCRDWithoutARestart(t *testing.
 // references goes on when one is created, which only the watch of Gadgets tells the
 // controller (the logic asks for no retry). Removed again, the CRD stalls the Widget again.
 func TestAReferencedOptionalKindIsWaitedForThenWatched(t *testing.T) {
-	c := cp.Client(t, withGadgets)
+	c := cp(t).Client(t, withGadgets)
 	removeGadgets(t, c)
 	t.Cleanup(func() { removeGadgets(t, c) })
-	ns := cp.Namespace(t)
+	ns := cp(t).Namespace(t)
 	const configured = "Configured"
 	logic := reconcile.LogicFunc[*Widget](func(ctx context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 		err := s.Client.Get(ctx, client.ObjectKey{Namespace: w.Namespace, Name: "config"}, &Gadget{})
@@ -408,7 +408,7 @@ func TestAReferencedOptionalKindIsWaitedForThenWatched(t *testing.T) {
 		}
 		return requeue.Done()
 	})
-	reconciletest.StartManager(t, cp.Config, reconcile.Manager{
+	reconciletest.StartManager(t, cp(t).Config, reconcile.Manager{
 		Options: ctrl.Options{
 			Scheme: withGadgets,
 			Cache:  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
@@ -453,10 +453,10 @@ func TestAReferencedOptionalKindIsWaitedForThenWatched(t *testing.T) {
 // fails until Gadget's informer has synced. The lists are held by the test until it
 // releases them.
 func TestReadyzCountsAnOptionalKindOnlyWhileItsCRDExists(t *testing.T) {
-	c := cp.Client(t, withGadgets)
+	c := cp(t).Client(t, withGadgets)
 	removeGadgets(t, c)
 	t.Cleanup(func() { removeGadgets(t, c) })
-	ns := cp.Namespace(t)
+	ns := cp(t).Namespace(t)
 
 	held := map[string]chan struct{}{"customresourcedefinitions": make(chan struct{}), "gadgets": make(chan struct{})}
 	released := map[string]bool{}
@@ -466,7 +466,7 @@ func TestReadyzCountsAnOptionalKindOnlyWhileItsCRDExists(t *testing.T) {
 			close(held[resource])
 		}
 	}
-	cfg := reconciletest.Intercept(cp.Config, func(r *reconciletest.Request) (*http.Response, error) {
+	cfg := reconciletest.Intercept(cp(t).Config, func(r *reconciletest.Request) (*http.Response, error) {
 		if ch, ok := held[r.Resource]; ok && (r.Verb == "list" || r.Verb == "watch") {
 			select {
 			case <-ch:
@@ -569,7 +569,7 @@ func TestOptionalKindsThatCannotBeAreRefusedNamingTheFix(t *testing.T) {
 			spec.Options.Scheme = withGadgets
 			spec.Options.Metrics = metricsserver.Options{BindAddress: "0"}
 			spec.Options.Controller = config.Controller{SkipNameValidation: new(true)}
-			_, err := spec.New(cp.Config)
+			_, err := spec.New(cp(t).Config)
 			if err == nil {
 				t.Fatal("the manager was made")
 			}

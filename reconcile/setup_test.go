@@ -32,9 +32,9 @@ import (
 // controller and the scaffold's health checks: both controllers reconcile their objects,
 // and the declaration's readiness check is served beside the scaffold's.
 func TestSetupRunsBesideAPlainController(t *testing.T) {
-	ns := cp.Namespace(t)
+	ns := cp(t).Namespace(t)
 	addr := reconciletest.FreeAddress(t)
-	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
+	mgr, err := ctrl.NewManager(cp(t).Config, ctrl.Options{
 		Scheme:                 withBuiltins,
 		HealthProbeBindAddress: addr,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
@@ -68,7 +68,7 @@ func TestSetupRunsBesideAPlainController(t *testing.T) {
 	}
 	startManager(t, mgr)
 
-	c := cp.Client(t, withBuiltins)
+	c := cp(t).Client(t, withBuiltins)
 	widget := &Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "adopted"}, Spec: WidgetSpec{Size: 1}}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "plain"}}
 	for _, obj := range []client.Object{widget, cm} {
@@ -136,7 +136,7 @@ func TestSetupRefusesWhatAMadeManagerCannotTake(t *testing.T) {
 			if tt.scheme != nil {
 				s = tt.scheme
 			}
-			mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{Scheme: s, Metrics: metricsserver.Options{BindAddress: "0"},
+			mgr, err := ctrl.NewManager(cp(t).Config, ctrl.Options{Scheme: s, Metrics: metricsserver.Options{BindAddress: "0"},
 				WebhookServer: ctrlwebhook.NewServer(ctrlwebhook.Options{})})
 			if err != nil {
 				t.Fatal(err)

@@ -108,7 +108,7 @@ func TestAManagerRefusesWiringMistakesNamingTheFix(t *testing.T) {
 			}
 			spec.Options.Metrics = metricsserver.Options{BindAddress: "0"}
 			spec.Options.Controller = config.Controller{SkipNameValidation: new(true)}
-			_, err := spec.New(cp.Config)
+			_, err := spec.New(cp(t).Config)
 			if err == nil {
 				t.Fatal("the manager was made")
 			}
@@ -156,7 +156,7 @@ func TestWritingAChildOfAKindNotDeclaredStallsNamingTheFix(t *testing.T) {
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			c, err := client.New(f.counter.Wrap(cp.Config), client.Options{Scheme: withBuiltins})
+			c, err := client.New(f.counter.Wrap(cp(t).Config), client.Options{Scheme: withBuiltins})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/controlplane"
+	"github.com/reconcilekit/reconcilekit/internal/fasttier"
 )
 
 // Options configure a control plane: they are package controlplane's.
@@ -89,6 +90,7 @@ func StartCluster(t testing.TB, nodes int, crdDirectories ...string) *ControlPla
 
 func startForTest(t testing.TB, opts Options) *ControlPlane {
 	t.Helper()
+	fasttier.Skip(t)
 	cp, err := Start(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package reconciletest
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -27,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/reconcilekit/reconcilekit/internal/fasttier"
 	"github.com/reconcilekit/reconcilekit/internal/rbac"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/webhook"
@@ -176,7 +178,15 @@ func (o *Operator) Stop() error {
 // (CheckRole): the role generated from the operator's markers must grant exactly what its
 // managers used in the tests and what its declarations imply, and a role that grants more,
 // or less, fails the run with the marker lines to remove and to add.
+//
+// Under go test -short Main starts nothing and runs the tests, and Env skips each that
+// asks for one: the tests that need no control plane run without its
+// binaries.
 func (o *Operator) Main(m *testing.M) int {
+	if flag.Parse(); testing.Short() {
+		// The fast tier: no control plane, and each test's Env skips it.
+		return m.Run()
+	}
 	if err := o.Start(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -245,6 +255,7 @@ const namespacesField = "Env.Namespaces (explore.Exploration.Namespaces in an ex
 // Env returns a new Env for the test t. The operator must have been started.
 func (o *Operator) Env(t testing.TB) *Env {
 	t.Helper()
+	fasttier.Skip(t)
 	cp := o.ControlPlane
 	if cp == nil || o.role == "" {
 		t.Fatalf("reconciletest: operator %s has not been started", o.User)
