@@ -43,3 +43,20 @@ func SkipExamples(names ...string) {
 	}
 	fmt.Fprintf(os.Stderr, "skipping %s: %s\n", strings.Join(names, ", "), reason)
 }
+
+// SkipPackage, called first in the TestMain of a package whose every test needs a
+// control plane, reports whether -short is on; if so it has left every test out, saying
+// so, and TestMain runs m.Run without starting one.
+func SkipPackage() bool {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	if !testing.Short() {
+		return false
+	}
+	if err := flag.Set("test.skip", "."); err != nil {
+		panic(err) // the testing package's own flag
+	}
+	fmt.Fprintf(os.Stderr, "skipping every test of the package: each %s\n", reason)
+	return true
+}
