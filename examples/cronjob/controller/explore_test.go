@@ -7,7 +7,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1 "github.com/reconcilekit/reconcilekit/examples/cronjob/api/v1"
-	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest/explore"
 )
 
@@ -18,7 +17,6 @@ import (
 // every run: the status, its conditions, and no Job made twice. Budget keeps it short;
 // -explore.all explores every point.
 func TestExploringTheCronJobOperatorFindsNothing(t *testing.T) {
-	reconciletest.SkipShort(t)
 	cj := hello("")
 	cj.Spec.Schedule = "0 0 1 1 *"
 	explore.Run(t, explore.Exploration{

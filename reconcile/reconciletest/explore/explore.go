@@ -278,6 +278,7 @@ func Run(t *testing.T, x Exploration) *Report {
 // violations, such as one proving the oracles catch a buggy operator.
 func Explore(t *testing.T, x Exploration) *Report {
 	t.Helper()
+	reconciletest.SkipShort(t) // under -short, which runs the tests that need no control plane
 	start := time.Now()
 	if err := x.validate(); err != nil {
 		t.Fatal(err)
