@@ -547,15 +547,15 @@ func TestOptionalKindsThatCannotBeAreRefusedNamingTheFix(t *testing.T) {
 	}{{
 		name: "the reconciled kind optional",
 		spec: reconcile.Manager{Controllers: []reconcile.Declaration{widgets(reconcile.WithOptional(&Widget{}))}},
-		want: []string{"WithOptional(&Widget{}) names the reconciled kind"},
+		want: []string{"WithOptional(&reconcile_test.Widget{}) names the reconciled kind"},
 	}, {
 		name: "an optional kind declared nowhere else",
 		spec: reconcile.Manager{Controllers: []reconcile.Declaration{widgets(reconcile.WithOptional(&Gadget{}))}},
-		want: []string{"WithOptional(&Gadget{}) names a kind the controller does not declare", "WithChildren, WithReferences or WithWatch"},
+		want: []string{"WithOptional(&reconcile_test.Gadget{}) names a kind the controller does not declare", "WithChildren, WithReferences or WithWatch"},
 	}, {
 		name: "a kind the API server serves itself",
 		spec: reconcile.Manager{Controllers: []reconcile.Declaration{widgets(reconcile.WithChildren(&corev1.ConfigMap{}), reconcile.WithOptional(&corev1.ConfigMap{}))}},
-		want: []string{"WithOptional(&ConfigMap{})", "served by the API server itself", "remove it from WithOptional"},
+		want: []string{"WithOptional(&corev1.ConfigMap{})", "served by the API server itself", "remove it from WithOptional"},
 	}, {
 		name: "a kind optional for one controller and required by another",
 		spec: reconcile.Manager{Controllers: []reconcile.Declaration{

@@ -116,12 +116,12 @@ func TestSetupRefusesWhatAMadeManagerCannotTake(t *testing.T) {
 		name: "a cache restriction",
 		decls: []reconcile.Declaration{reconcile.For(&Widget{}, sized, "adopted",
 			reconcile.WithCache(&corev1.Pod{}, cache.ByObject{}))},
-		want: "reconcile: the Widget controller restricts the cache of *v1.Pod (WithCache), which a manager fixes when it is made",
+		want: "reconcile: the Widget controller restricts the cache of corev1.Pod (WithCache), which a manager fixes when it is made",
 	}, {
 		name:   "a kind the scheme does not know",
 		scheme: scheme,
 		decls:  []reconcile.Declaration{reconcile.For(&Widget{}, sized, "adopted", reconcile.WithChildren(&corev1.Pod{}))},
-		want:   "reconcile: the Widget controller declares *v1.Pod, which the manager's scheme does not know",
+		want:   "reconcile: the Widget controller declares corev1.Pod, which the manager's scheme does not know",
 	}, {
 		name:  "a webhook the project serves too",
 		decls: []reconcile.Declaration{reconcile.For(&Widget{}, sized, "adopted").WithDefaulter(noDefaults{})},

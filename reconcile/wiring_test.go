@@ -80,15 +80,15 @@ func TestAManagerRefusesWiringMistakesNamingTheFix(t *testing.T) {
 		spec: reconcile.Manager{Controllers: []reconcile.Declaration{
 			reconcile.For(&corev1.ConfigMap{}, reconcile.LogicFunc[*corev1.ConfigMap](func(context.Context, *corev1.ConfigMap, reconcile.Scope) requeue.Outcome { return requeue.Done() }), "other", reconcile.WithReconcileRequests("")),
 		}},
-		want: []string{"WithReconcileRequests needs a status that records the request handled", "give *v1.ConfigMap the methods of reconcile.RequestStatus"},
+		want: []string{"WithReconcileRequests needs a status that records the request handled", "give corev1.ConfigMap the methods of reconcile.RequestStatus"},
 	}, {
 		name: "a status ignored of a kind the controller does not own",
 		spec: reconcile.Manager{Controllers: []reconcile.Declaration{widgets(reconcile.WithChildren(&appsv1.Deployment{}), reconcile.WithStatusIgnored(&policyv1.PodDisruptionBudget{}))}},
-		want: []string{"WithStatusIgnored(&v1.PodDisruptionBudget{}) names a kind the controller does not own", "declare it with WithChildren too"},
+		want: []string{"WithStatusIgnored(&policyv1.PodDisruptionBudget{}) names a kind the controller does not own", "declare it with WithChildren too"},
 	}, {
 		name: "a status ignored of a kind with none",
 		spec: reconcile.Manager{Controllers: []reconcile.Declaration{widgets(reconcile.WithChildren(&corev1.ConfigMap{}), reconcile.WithStatusIgnored(&corev1.ConfigMap{}))}},
-		want: []string{"WithStatusIgnored(&v1.ConfigMap{}) names a kind with no status"},
+		want: []string{"WithStatusIgnored(&corev1.ConfigMap{}) names a kind with no status"},
 	}, {
 		name: "a kind the scheme does not know",
 		spec: reconcile.Manager{Options: ctrl.Options{Scheme: withoutWidgets}, Controllers: []reconcile.Declaration{widgets()}},

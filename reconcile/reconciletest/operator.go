@@ -29,6 +29,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/reconcilekit/reconcilekit/internal/fasttier"
+	"github.com/reconcilekit/reconcilekit/internal/gotype"
 	"github.com/reconcilekit/reconcilekit/internal/rbac"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/webhook"
@@ -634,7 +635,7 @@ func (r *refusals) misdeclared(group, resource string) string {
 				}
 				gvk, err := r.operator.ControlPlane.client.RESTMapper().KindFor(schema.GroupVersionResource{Group: g, Resource: res})
 				if err == nil {
-					kinds = append(kinds, "&"+goType(gvk)+"{}")
+					kinds = append(kinds, "&"+gotype.OfKind(gvk)+"{}")
 				}
 			}
 		}
@@ -646,7 +647,7 @@ func (r *refusals) misdeclared(group, resource string) string {
 	for _, child := range owner.Children() {
 		if g, res, ok := r.resourceOf(child); ok && !(g == group && res == resource) {
 			if gvk, err := apiutil.GVKForObject(child, r.operator.Scheme); err == nil {
-				declared = append(declared, "&"+goType(gvk)+"{}")
+				declared = append(declared, "&"+gotype.OfKind(gvk)+"{}")
 			}
 		}
 	}
@@ -673,16 +674,6 @@ func (r *refusals) declared(group, resource string) bool {
 		}
 	}
 	return false
-}
-
-// goType names the Go type of a kind as a declaration spells it by convention, its package
-// imported as its group's first label and its version: corev1.ConfigMap, batchv1.Job.
-func goType(gvk schema.GroupVersionKind) string {
-	group, _, _ := strings.Cut(gvk.Group, ".")
-	if group == "" {
-		group = "core"
-	}
-	return group + gvk.Version + "." + gvk.Kind
 }
 
 // is reports whether obj is of the resource of the API group.
