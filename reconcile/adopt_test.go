@@ -74,8 +74,8 @@ func TestRBACMarkersRefuseAKindTheSchemeDoesNotKnow(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := reconcile.RBACMarkers(reconcile.For(&Widget{}, sized, "widget-operator"), builtins)
-	if err == nil || !strings.Contains(err.Error(), "*reconcile_test.Widget") || !strings.Contains(err.Error(), "AddToScheme") {
-		t.Errorf("RBACMarkers with a scheme that does not know Widget: %v; want an error naming *reconcile_test.Widget and AddToScheme", err)
+	if err == nil || !strings.Contains(err.Error(), "the scheme does not know reconcile_test.Widget:") || !strings.Contains(err.Error(), "AddToScheme") {
+		t.Errorf("RBACMarkers with a scheme that does not know Widget: %v; want an error naming reconcile_test.Widget and AddToScheme", err)
 	}
 }
 

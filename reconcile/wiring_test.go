@@ -74,7 +74,7 @@ func TestAManagerRefusesWiringMistakesNamingTheFix(t *testing.T) {
 			Options:     ctrl.Options{Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.ConfigMap{}}}}},
 			Controllers: []reconcile.Declaration{reconcile.For(&Widget{}, sized, "widget-operator").WithReferences(&corev1.ConfigMap{}, func(w *Widget) []string { return nil })},
 		},
-		want: []string{"*v1.ConfigMap", "DisableFor", "remove it from DisableFor"},
+		want: []string{"watches corev1.ConfigMap", "DisableFor", "remove it from DisableFor"},
 	}, {
 		name: "reconcile requests of a kind whose status cannot record them",
 		spec: reconcile.Manager{Controllers: []reconcile.Declaration{
