@@ -12,6 +12,6 @@ import (
 var controlPlane clustertest.Lazy
 
 // cp is the package's control plane; under -short it skips t.
-func cp(t testing.TB) *reconciletest.ControlPlane { return controlPlane.Get(t) }
+func cp(t testing.TB) *reconciletest.ControlPlane { t.Helper(); return controlPlane.Get(t) }
 
 func TestMain(m *testing.M) { os.Exit(controlPlane.Main(m)) }
