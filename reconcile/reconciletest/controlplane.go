@@ -71,7 +71,8 @@ func (cp *ControlPlane) Stop() error {
 // StartAPIServer starts etcd and kube-apiserver with the CRDs of the given directories
 // installed, and stops them when the test ends. It is the right control plane for
 // a controller whose work ends at the API: its objects are stored, validated,
-// defaulted and admitted for real, but nothing acts on them.
+// defaulted and admitted for real, but nothing acts on them. Under go test -short it
+// skips the test instead (SkipShort).
 func StartAPIServer(t testing.TB, crdDirectories ...string) *ControlPlane {
 	t.Helper()
 	return startForTest(t, Options{CRDDirectories: crdDirectories})
@@ -80,6 +81,7 @@ func StartAPIServer(t testing.TB, crdDirectories ...string) *ControlPlane {
 // StartCluster starts a cluster of simulated nodes, with the CRDs of the given
 // directories installed, and stops it when the test ends. Deployments roll out, pods are
 // scheduled, run and complete, and the garbage collector deletes what an owner leaves.
+// Under go test -short it skips the test instead (SkipShort).
 func StartCluster(t testing.TB, nodes int, crdDirectories ...string) *ControlPlane {
 	t.Helper()
 	if nodes < 1 {
