@@ -253,7 +253,8 @@ const AllNamespaces = "*"
 // explore runs the operator with Env.Run too.
 const namespacesField = "Env.Namespaces (explore.Exploration.Namespaces in an exploration)"
 
-// Env returns a new Env for the test t. The operator must have been started.
+// Env returns a new Env for the test t. The operator must have been started. Under go
+// test -short it skips t instead (SkipShort).
 func (o *Operator) Env(t testing.TB) *Env {
 	t.Helper()
 	fasttier.Skip(t)
