@@ -43,8 +43,9 @@ cluster_own=(api/v1alpha1/widget_types.go controller/widget.go controller/widget
 		sed -E 's#(cmd/newoperator/minimal)([/" ]|$)#\1-cluster\2#g' "$f" >"../minimal-cluster/$f"
 	done
 	cd ../minimal-cluster
-	sed -i '/^    namespaced: true$/d' PROJECT
-	sed -i 's/ObjectMeta{Name: name, Namespace: "default"}/ObjectMeta{Name: name}/' api/v1alpha1/crd_test.go
+	# perl -i, as sed -i differs between GNU and BSD.
+	perl -ni -e 'print unless /^    namespaced: true$/' PROJECT
+	perl -pi -e 's/ObjectMeta\{Name: name, Namespace: "default"\}/ObjectMeta{Name: name}/' api/v1alpha1/crd_test.go
 	perl -0pi -e 's#which keeps a StatefulSet of servers for\n// every Widget object\.#which keeps a namespace and, in it, a\n// StatefulSet of servers for every Widget object.#' cmd/main.go
 )
 
