@@ -1,7 +1,8 @@
 # reconcilekit: every command a contributor or CI needs.
 #
 #   make test      every test, lint and generated-file check (builds the control plane once)
-#   make demo      the five example operators on a local control plane
+#   make unit-fast every test that needs no control plane, in minutes, without its binaries
+#   make demo      the example operators on a local control plane
 #   make cluster   the local control plane alone, for an operator of your own
 #   make bench     operators built from the library against seed-style ones
 #   make help      all targets
@@ -80,6 +81,10 @@ module-graph: ## Count the module graph of a new module that requires only the l
 docs: ## Check the README and docs/: names resolve, Go blocks compile, every exported identifier has godoc (also run by unit).
 	$(GO) test -count=1 ./internal/docs
 
+.PHONY: unit-fast
+unit-fast: ## Run the tests of every module that need no control plane (go test -short), without its binaries; the others say they skip.
+	@$(call each,$(GO) test -short ./...)
+
 .PHONY: unit
 unit: controlplane ## Run the tests of every module with the race detector and print coverage.
 	@$(call each,$(GO) test -race -cover -timeout 25m ./...)
@@ -113,7 +118,7 @@ test-under-load: controlplane ## Run make test beside a CPU load of twice the co
 	@hack/under-load.sh $(MAKE) --no-print-directory test
 
 .PHONY: demo
-demo: controlplane ## Run the five example operators on a local control plane until they converge (ARGS=--keep-running to stay).
+demo: controlplane ## Run the example operators on a local control plane until they converge (ARGS=--keep-running to stay).
 	cd examples && $(GO) run ./demo $(ARGS)
 
 .PHONY: cluster
@@ -126,7 +131,10 @@ demo-sharding: controlplane ## Run the At operator as three shards, separate pro
 	cd test && $(GO) test -count=1 -v -timeout 60m -run '^TestSharded' ./reliability -args $(if $(FULL),-full) $(ARGS)
 
 # Deploying an example to the cluster of the current kubeconfig (docs/deploy.md).
-# EXAMPLE is memcached, podset, at, keyval or cronjob; IMG is the manager image the cluster pulls.
+# EXAMPLES are the examples: the directories of examples/ with a kubebuilder PROJECT file,
+# the one list that hack/generate.sh, newoperator and the tests read too.
+EXAMPLES := $(patsubst examples/%/PROJECT,%,$(wildcard examples/*/PROJECT))
+# EXAMPLE is one of EXAMPLES; IMG is the manager image the cluster pulls.
 EXAMPLE ?= memcached
 IMG ?= controller:latest
 # CONFIG is the example's config directory deploy applies: default, or sharded.
@@ -134,7 +142,7 @@ CONFIG ?= default
 
 .PHONY: manifests
 manifests: ## Print the manifests of example EXAMPLE with manager image IMG (CONFIG=sharded: three shards, docs/sharding.md).
-	@test -d examples/$(EXAMPLE)/config/default || { echo "EXAMPLE=$(EXAMPLE): want memcached, podset, at, keyval or cronjob" >&2; exit 1; }
+	@test -d examples/$(EXAMPLE)/config/default || { echo "EXAMPLE=$(EXAMPLE): want one of $(EXAMPLES)" >&2; exit 1; }
 	@test -d examples/$(EXAMPLE)/config/$(CONFIG) || { echo "CONFIG=$(CONFIG): want default or sharded" >&2; exit 1; }
 	@kustomize=$$($(TOOL) -n kustomize) && mkdir -p bin && overlay=$$(mktemp -d "$(CURDIR)/bin/overlay.XXXXXX") && \
 		trap 'rm -rf "$$overlay"' EXIT && cd "$$overlay" && \

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"testing"
+
+	"github.com/reconcilekit/reconcilekit/internal/fasttier"
 )
 
 // abandonEnv makes the test binary start a cluster, print its directory, and panic
@@ -27,5 +29,6 @@ func TestMain(m *testing.M) {
 	if os.Getenv(abandonEnv) != "" {
 		abandonCluster()
 	}
+	fasttier.SkipExamples("Example")
 	os.Exit(m.Run())
 }

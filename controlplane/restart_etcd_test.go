@@ -11,9 +11,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/controlplane"
+	"github.com/reconcilekit/reconcilekit/internal/fasttier"
 )
 
 func TestRestartEtcdKeepsTheDataAndTheAddress(t *testing.T) {
+	fasttier.Skip(t)
 	cp, c := start(t, controlplane.Options{})
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "kept"}}
 	if err := c.Create(t.Context(), cm); err != nil {

@@ -13,9 +13,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/controlplane"
+	"github.com/reconcilekit/reconcilekit/internal/fasttier"
 )
 
 func TestRestartNodesAfterEtcdRunsEveryPodBoundBeforeDuringAndAfter(t *testing.T) {
+	fasttier.Skip(t)
 	cp, c := start(t, controlplane.Options{Nodes: 3})
 
 	// Pods keep coming, a few a second, from before etcd restarts until after the nodes have.

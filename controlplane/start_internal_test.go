@@ -9,11 +9,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/reconcilekit/reconcilekit/internal/fasttier"
 )
 
 // A port another process takes between envtest choosing it and kube-apiserver binding it
 // (a busy machine's start-up race) costs a try, not the start.
 func TestStartTriesAgainWhenThePortIsTakenBeforeTheAPIServerBindsIt(t *testing.T) {
+	fasttier.Skip(t)
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -48,6 +51,7 @@ func TestStartTriesAgainWhenThePortIsTakenBeforeTheAPIServerBindsIt(t *testing.T
 
 // An API server that cannot start says why: the error quotes its last output.
 func TestStartQuotesTheAPIServersLastOutputWhenItExits(t *testing.T) {
+	fasttier.Skip(t)
 	cp, err := Start(context.Background(), Options{APIServerFlags: map[string]string{"no-such-flag": "1"}})
 	if err == nil {
 		_ = cp.Stop()

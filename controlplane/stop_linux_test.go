@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/reconcilekit/reconcilekit/internal/fasttier"
 )
 
 // processesMentioning returns the names of the running processes whose command line
@@ -59,6 +61,7 @@ func expectNothingLeft(dir string) error {
 }
 
 func TestStopEndsEveryProcess(t *testing.T) {
+	fasttier.Skip(t)
 	cp, err := Start(t.Context(), Options{Nodes: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +79,7 @@ func TestStopEndsEveryProcess(t *testing.T) {
 }
 
 func TestAbandonedClusterDiesWithItsProgram(t *testing.T) {
+	fasttier.Skip(t)
 	child := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
 	child.Env = append(os.Environ(), abandonEnv+"=1")
 	var stderr bytes.Buffer

@@ -39,7 +39,7 @@ func TestStartJobFollowsTheConcurrencyPolicy(t *testing.T) {
 			wantErr: `unknown concurrency policy "Sometimes"`, exists: []string{"earlier"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, _, owner := clustertest.Setup(t, cp)
+			c, _, owner := clustertest.Setup(t, cp(t))
 			w := clustertest.Writer(c)
 			var active []batchv1.Job
 			if tc.running {
@@ -81,7 +81,7 @@ func TestStartJobFollowsTheConcurrencyPolicy(t *testing.T) {
 }
 
 func TestStartJobStartsEachRunOnce(t *testing.T) {
-	c, counter, owner := clustertest.Setup(t, cp)
+	c, counter, owner := clustertest.Setup(t, cp(t))
 	w := clustertest.Writer(c)
 	job := func() *batchv1.Job { return jobs.New(owner.Namespace, "run", scheduled, jobTemplate(), nil) }
 	first, err := jobs.Start(t.Context(), w, owner, job(), nil, jobs.ForbidConcurrent)
@@ -105,7 +105,7 @@ func TestStartJobStartsEachRunOnce(t *testing.T) {
 }
 
 func TestStartJobRefusesAJobOfTheRunsNameItDoesNotControl(t *testing.T) {
-	c, _, owner := clustertest.Setup(t, cp)
+	c, _, owner := clustertest.Setup(t, cp(t))
 	theirs := jobs.New(owner.Namespace, "run", scheduled, jobTemplate(), nil)
 	if err := c.Create(t.Context(), theirs); err != nil {
 		t.Fatal(err)

@@ -85,8 +85,8 @@ func TestJobCarriesTheTemplateTheRunAndTheOwnersLabels(t *testing.T) {
 }
 
 func TestJobsPodsAreAdmittedWhereRestrictedIsEnforced(t *testing.T) {
-	c, _, _ := clustertest.Setup(t, cp)
-	ns := cp.RestrictedNamespace(t)
+	c, _, _ := clustertest.Setup(t, cp(t))
+	ns := cp(t).RestrictedNamespace(t)
 	job := jobs.New(ns, "backup", scheduled, jobTemplate(), nil)
 	// The API server checks a pod template against the namespace's level and warns;
 	// a Pod of the same spec is what it would refuse.
@@ -182,7 +182,7 @@ func finish(t *testing.T, c client.Client, j *batchv1.Job, state jobs.State, sta
 }
 
 func TestTheAPIServerRefusesCompleteWithoutSuccessCriteriaMet(t *testing.T) {
-	c, _, owner := clustertest.Setup(t, cp)
+	c, _, owner := clustertest.Setup(t, cp(t))
 	j := jobs.New(owner.Namespace, "run", scheduled, jobTemplate(), nil)
 	if err := c.Create(t.Context(), j); err != nil {
 		t.Fatal(err)
@@ -229,7 +229,7 @@ func names(jobs []batchv1.Job) []string {
 }
 
 func TestHistorySortsTheOwnersJobsOldestFirst(t *testing.T) {
-	c, _, owner := clustertest.Setup(t, cp)
+	c, _, owner := clustertest.Setup(t, cp(t))
 	ownedJob(t, c, owner, "ok-new", jobs.Succeeded, scheduled)
 	ownedJob(t, c, owner, "ok-old", jobs.Succeeded, scheduled.Add(-time.Hour))
 	ownedJob(t, c, owner, "failed", jobs.Failed, scheduled.Add(-2*time.Hour))
@@ -282,7 +282,7 @@ func TestPruneJobsKeepsTheNewestOfEachVerdict(t *testing.T) {
 		keepSucceeded: jobs.KeepAll, keepFailed: jobs.KeepAll,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, _, owner := clustertest.Setup(t, cp)
+			c, _, owner := clustertest.Setup(t, cp(t))
 			var owned []batchv1.Job
 			for _, j := range tc.jobs {
 				owned = append(owned, ownedJob(t, c, owner, j.name, j.state, scheduled.Add(-j.started)))
@@ -335,7 +335,7 @@ func TestPruneJobsKubernetesCleanupCases(t *testing.T) {
 		keep: 2,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, _, owner := clustertest.Setup(t, cp)
+			c, _, owner := clustertest.Setup(t, cp(t))
 			// The quota of the first case: no more Jobs in the namespace.
 			quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: owner.Namespace, Name: "jobs"},
 				Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"count/jobs.batch": resourceOf(len(tc.jobs))}}}
@@ -358,7 +358,7 @@ func TestPruneJobsKubernetesCleanupCases(t *testing.T) {
 }
 
 func TestPruneJobsLeavesWhatTheOwnerDoesNotControl(t *testing.T) {
-	c, _, owner := clustertest.Setup(t, cp)
+	c, _, owner := clustertest.Setup(t, cp(t))
 	mine := ownedJob(t, c, owner, "mine", jobs.Succeeded, scheduled.Add(-time.Hour))
 	theirs := jobs.New(owner.Namespace, "x", scheduled, jobTemplate(), nil)
 	theirs.Name = "theirs"

@@ -8,6 +8,10 @@ import (
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
-var cp *reconciletest.ControlPlane
+// controlPlane is the package's, started by the first test that needs it.
+var controlPlane clustertest.Lazy
 
-func TestMain(m *testing.M) { os.Exit(clustertest.Main(m, reconciletest.Options{}, &cp)) }
+// cp is the package's control plane; under -short it skips t.
+func cp(t testing.TB) *reconciletest.ControlPlane { t.Helper(); return controlPlane.Get(t) }
+
+func TestMain(m *testing.M) { os.Exit(controlPlane.Main(m)) }

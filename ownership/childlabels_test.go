@@ -11,7 +11,7 @@ import (
 )
 
 func TestEnsureGivesAChildTheLabelsOfItsContextWithoutChangingItsIntent(t *testing.T) {
-	c, counter, owner := clustertest.Setup(t, cp)
+	c, counter, owner := clustertest.Setup(t, cp(t))
 	plain, _ := ensure(t, c, owner, clustertest.Deployment(owner))
 	intent := plain.Annotations[ownership.IntentAnnotation]
 	if err := c.Delete(t.Context(), plain); err != nil {

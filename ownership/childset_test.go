@@ -164,7 +164,7 @@ func TestEnsureSetRefusesASetItCouldNotKeep(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			c, counter, owner := clustertest.Setup(t, cp)
+			c, counter, owner := clustertest.Setup(t, cp(t))
 			list := tt.list
 			if list == nil {
 				list = &corev1.ConfigMapList{}

@@ -23,8 +23,8 @@ import (
 // arrange what the test needs and to see the truth.
 func cached(t *testing.T) (cachedClient client.Client, direct client.Client, counter *reconciletest.Counter, owner *corev1.ConfigMap) {
 	t.Helper()
-	direct, counter, owner = clustertest.Setup(t, cp)
-	cfg := counter.Wrap(cp.Config)
+	direct, counter, owner = clustertest.Setup(t, cp(t))
+	cfg := counter.Wrap(cp(t).Config)
 	informers, err := cache.New(cfg, cache.Options{Scheme: scheme.Scheme, DefaultNamespaces: map[string]cache.Config{owner.Namespace: {}}})
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +165,7 @@ func TestDeleteLeavesAnObjectItDoesNotControlAlone(t *testing.T) {
 // A cache that lags behind a deletion still holds the child: the delete it sends finds
 // nothing, which is what was wanted.
 func TestDeleteTakesAStaleCacheHitForSuccess(t *testing.T) {
-	c, counter, owner := clustertest.Setup(t, cp)
+	c, counter, owner := clustertest.Setup(t, cp(t))
 	cm := child(t, c, owner, "gone", owner, nil)
 	stale := staleReads(c, cm)
 	if err := c.Delete(t.Context(), cm); err != nil {
@@ -184,7 +184,7 @@ func TestDeleteTakesAStaleCacheHitForSuccess(t *testing.T) {
 // The cache still holds the child the owner controlled, but someone has since deleted it
 // and created an object of their own under its name: that one must survive.
 func TestDeleteNeverDeletesAnObjectRecreatedUnderTheSameName(t *testing.T) {
-	c, _, owner := clustertest.Setup(t, cp)
+	c, _, owner := clustertest.Setup(t, cp(t))
 	cm := child(t, c, owner, "recreated", owner, nil)
 	stale := staleReads(c, cm)
 	if err := c.Delete(t.Context(), cm); err != nil {
@@ -202,7 +202,7 @@ func TestDeleteNeverDeletesAnObjectRecreatedUnderTheSameName(t *testing.T) {
 }
 
 func TestDeleteSendsNothingForAChildAlreadyBeingDeleted(t *testing.T) {
-	c, counter, owner := clustertest.Setup(t, cp)
+	c, counter, owner := clustertest.Setup(t, cp(t))
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: owner.Namespace, Name: "held", Finalizers: []string{"example.com/hold"}}}
 	if err := ownership.SetController(owner, cm, scheme.Scheme); err != nil {
 		t.Fatal(err)

@@ -24,9 +24,13 @@ import (
 	"github.com/reconcilekit/reconcilekit/workload"
 )
 
-var cp *reconciletest.ControlPlane
+// controlPlane is the package's, started by the first test that needs it.
+var controlPlane clustertest.Lazy
 
-func TestMain(m *testing.M) { os.Exit(clustertest.Main(m, reconciletest.Options{}, &cp)) }
+// cp is the package's control plane; under -short it skips t.
+func cp(t testing.TB) *reconciletest.ControlPlane { t.Helper(); return controlPlane.Get(t) }
+
+func TestMain(m *testing.M) { os.Exit(controlPlane.Main(m)) }
 
 func ensure(t *testing.T, c client.Client, owner client.Object, d *appsv1.Deployment, opts ...ownership.Option) (*appsv1.Deployment, ownership.Result) {
 	t.Helper()
@@ -38,7 +42,7 @@ func ensure(t *testing.T, c client.Client, owner client.Object, d *appsv1.Deploy
 }
 
 func TestEnsureCreatesAMissingObjectControlledByTheOwner(t *testing.T) {
-	c, _, owner := clustertest.Setup(t, cp)
+	c, _, owner := clustertest.Setup(t, cp(t))
 	live, result := ensure(t, c, owner, clustertest.Deployment(owner))
 	if result.Action != ownership.Created {
 		t.Errorf("Action = %s, want Created", result.Action)
@@ -49,7 +53,7 @@ func TestEnsureCreatesAMissingObjectControlledByTheOwner(t *testing.T) {
 }
 
 func TestEnsureWritesNothingWhenTheLiveObjectMatches(t *testing.T) {
-	c, counter, owner := clustertest.Setup(t, cp)
+	c, counter, owner := clustertest.Setup(t, cp(t))
 	ensure(t, c, owner, clustertest.Deployment(owner))
 	// The desired Deployment leaves every server default out; none may cause an update.
 	reconciletest.ExpectNoWrites(t, counter, func() {
@@ -62,7 +66,7 @@ func TestEnsureWritesNothingWhenTheLiveObjectMatches(t *testing.T) {
 }
 
 func TestEnsureRevertsDriftOnTheFieldsItSets(t *testing.T) {
-	c, _, owner := clustertest.Setup(t, cp)
+	c, _, owner := clustertest.Setup(t, cp(t))
 	live, _ := ensure(t, c, owner, clustertest.Deployment(owner))
 	live.Spec.Replicas = ptr.To[int32](5)
 	live.Spec.Template.Spec.Containers[0].Image = "nginx"
@@ -82,7 +86,7 @@ func TestEnsureRevertsAChangedListKey(t *testing.T) {
 	tests := map[string]string{"a named port": "http", "an unnamed port": ""}
 	for name, portName := range tests {
 		t.Run(name, func(t *testing.T) {
-			c, _, owner := clustertest.Setup(t, cp)
+			c, _, owner := clustertest.Setup(t, cp(t))
 			d := clustertest.Deployment(owner)
 			d.Spec.Template.Spec.Containers[0].Ports[0].Name = portName
 			live, _ := ensure(t, c, owner, d)
@@ -102,7 +106,7 @@ func TestEnsureRevertsAChangedListKey(t *testing.T) {
 }
 
 func TestEnsureLeavesFieldsOthersSetAlone(t *testing.T) {
-	c, counter, owner := clustertest.Setup(t, cp)
+	c, counter, owner := clustertest.Setup(t, cp(t))
 	live, _ := ensure(t, c, owner, clustertest.Deployment(owner))
 	live.Annotations["team"] = "cache"
 	live.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "DEBUG", Value: "1"}}
@@ -143,7 +147,7 @@ func TestEnsureRemovesAFieldTheDesiredObjectNoLongerSets(t *testing.T) {
 	}
 	for name, before := range tests {
 		t.Run(name, func(t *testing.T) {
-			c, _, owner := clustertest.Setup(t, cp)
+			c, _, owner := clustertest.Setup(t, cp(t))
 			withEnv := clustertest.Deployment(owner)
 			withEnv.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "MODE", Value: "fast"}}
 			withEnv.Annotations = map[string]string{"tier": "gold"}
@@ -162,7 +166,7 @@ func TestEnsureRemovesAFieldTheDesiredObjectNoLongerSets(t *testing.T) {
 }
 
 func TestEnsureRewritesNoChildWhoseIntentAnEarlierReleaseRecorded(t *testing.T) {
-	c, counter, owner := clustertest.Setup(t, cp)
+	c, counter, owner := clustertest.Setup(t, cp(t))
 	created, _ := ensure(t, c, owner, clustertest.Deployment(owner))
 	earlier, err := ownership.EarlierIntent(owner, clustertest.Deployment(owner))
 	if err != nil {
@@ -189,7 +193,7 @@ func TestEnsureRewritesNoChildWhoseIntentAnEarlierReleaseRecorded(t *testing.T) 
 }
 
 func TestEnsureCreatesWithOneRequest(t *testing.T) {
-	c, counter, owner := clustertest.Setup(t, cp)
+	c, counter, owner := clustertest.Setup(t, cp(t))
 	ensure(t, c, owner, clustertest.Deployment(owner))
 	if counter.Writes() != 1 || counter.Count("create", "deployments") != 1 {
 		t.Errorf("creating made these requests, want one create:\n%s", counter)
@@ -205,7 +209,7 @@ func TestEnsureNeverTakesOverAnObjectItDoesNotControl(t *testing.T) {
 	}
 	for name, foreign := range tests {
 		t.Run(name, func(t *testing.T) {
-			c, counter, owner := clustertest.Setup(t, cp)
+			c, counter, owner := clustertest.Setup(t, cp(t))
 			existing := clustertest.Deployment(owner)
 			existing.Spec.Replicas = ptr.To[int32](1)
 			foreign(owner, existing)
@@ -225,7 +229,7 @@ func TestEnsureNeverTakesOverAnObjectItDoesNotControl(t *testing.T) {
 }
 
 func TestEnsureRefusesAnObjectItsCacheHasNotSeen(t *testing.T) {
-	c, counter, owner := clustertest.Setup(t, cp)
+	c, counter, owner := clustertest.Setup(t, cp(t))
 	if err := c.Create(t.Context(), clustertest.Deployment(owner)); err != nil { // an orphan
 		t.Fatal(err)
 	}
@@ -256,7 +260,7 @@ func TestEnsureRefusesAnObjectItsCacheHasNotSeen(t *testing.T) {
 }
 
 func TestEnsureRefusesAnOwnerTheGarbageCollectorWouldBreak(t *testing.T) {
-	c, counter, owner := clustertest.Setup(t, cp)
+	c, counter, owner := clustertest.Setup(t, cp(t))
 	d := clustertest.Deployment(owner)
 	d.Namespace = "default"
 	_, _, err := ownership.Ensure(t.Context(), ownership.NewTestWriter(c), owner, d)
@@ -266,7 +270,7 @@ func TestEnsureRefusesAnOwnerTheGarbageCollectorWouldBreak(t *testing.T) {
 }
 
 func TestEnsureCreateOnlyLeavesAnExistingObjectAsItIs(t *testing.T) {
-	c, counter, owner := clustertest.Setup(t, cp)
+	c, counter, owner := clustertest.Setup(t, cp(t))
 	live, _ := ensure(t, c, owner, clustertest.Deployment(owner), ownership.CreateOnly())
 	changed := clustertest.Deployment(owner)
 	changed.Spec.Replicas = ptr.To[int32](3)
@@ -324,7 +328,7 @@ func TestEnsureLeavesAnAutoscalersReplicasAlone(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, counter, owner := clustertest.Setup(t, cp)
+			c, counter, owner := clustertest.Setup(t, cp(t))
 			autoscaled := func() *appsv1.Deployment {
 				return workload.AutoscaledDeployment(owner.GetNamespace(), "web", clustertest.PodTemplate())
 			}

@@ -25,11 +25,11 @@ import (
 // bind on that role, and with that grant the same Ensure succeeds.
 func TestABindingRefusedForEscalationNamesTheBindMarker(t *testing.T) {
 	ctx := t.Context()
-	admin, err := client.New(cp.Config, client.Options{Scheme: scheme.Scheme})
+	admin, err := client.New(cp(t).Config, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := cp.Namespace(t)
+	ns := cp(t).Namespace(t)
 	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant"}}
 	if err := admin.Create(ctx, owner); err != nil {
 		t.Fatal(err)
@@ -43,7 +43,7 @@ func TestABindingRefusedForEscalationNamesTheBindMarker(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = admin.Delete(context.Background(), role) })
-	c, err := client.New(cp.ConfigFor(t, role.Name, role.Name), client.Options{Scheme: scheme.Scheme})
+	c, err := client.New(cp(t).ConfigFor(t, role.Name, role.Name), client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ func fighter(t *testing.T, c client.Client, live *appsv1.Deployment, n int32) {
 }
 
 func TestEnsureDetectsAFightOverAFieldItSetsAndBacksOff(t *testing.T) {
-	c, counter, owner := clustertest.Setup(t, cp)
+	c, counter, owner := clustertest.Setup(t, cp(t))
 	recorder := events.NewFakeRecorder(10)
 	w := ownership.NewTestWriter(c)
 	w.Recorder = recorder
@@ -94,7 +94,7 @@ func TestEnsureRaisesNoAlarmWhenTheDesiredObjectChanges(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, _, owner := clustertest.Setup(t, cp)
+			c, _, owner := clustertest.Setup(t, cp(t))
 			for round := range 10 {
 				d := clustertest.Deployment(owner)
 				tt.change(d, round)
@@ -107,7 +107,7 @@ func TestEnsureRaisesNoAlarmWhenTheDesiredObjectChanges(t *testing.T) {
 }
 
 func TestEnsureRaisesNoAlarmWhenSomeoneChangesAFieldTwice(t *testing.T) {
-	c, _, owner := clustertest.Setup(t, cp)
+	c, _, owner := clustertest.Setup(t, cp(t))
 	live, _ := ensure(t, c, owner, clustertest.Deployment(owner))
 	for range fight.Reverts - 1 {
 		fighter(t, c, live, 5)
@@ -134,7 +134,7 @@ func (c laggingDeployments) Get(ctx context.Context, key client.ObjectKey, obj c
 }
 
 func TestEnsureRaisesNoAlarmWhenItsCacheLagsBehindItsOwnWrite(t *testing.T) {
-	c, counter, owner := clustertest.Setup(t, cp)
+	c, counter, owner := clustertest.Setup(t, cp(t))
 	live, _ := ensure(t, c, owner, clustertest.Deployment(owner))
 	// Someone scales the child once; the cache sees that, then lags while Ensure puts the
 	// replicas back and is called again and again, as under a busy informer.
@@ -160,12 +160,12 @@ func TestEnsureRaisesNoAlarmWhenItsCacheLagsBehindItsOwnWrite(t *testing.T) {
 }
 
 func TestEnsureDetectsAWebhookThatRewritesWhatItApplies(t *testing.T) {
-	c, _, owner := clustertest.Setup(t, cp)
+	c, _, owner := clustertest.Setup(t, cp(t))
 	// A mutating admission webhook of a registry policy: every image sent is rewritten on
 	// the way in, so the stored object never has the desired image and every apply
 	// changes nothing.
 	const rewritten = "registry.local/busybox"
-	hook := cp.MutatingWebhook(t, owner.Namespace, appsv1.SchemeGroupVersion.WithResource("deployments"), func(obj map[string]any) {
+	hook := cp(t).MutatingWebhook(t, owner.Namespace, appsv1.SchemeGroupVersion.WithResource("deployments"), func(obj map[string]any) {
 		for _, c := range nested(obj, "spec", "template", "spec")["containers"].([]any) {
 			c.(map[string]any)["image"] = rewritten
 		}

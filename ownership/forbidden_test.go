@@ -23,7 +23,7 @@ import (
 // role is the whole fix; and the owner's finalizers when blockOwnerDeletion is what was
 // refused.
 func TestARefusalNamesEveryVerbTheCallNeedsAndTheRoleLacks(t *testing.T) {
-	admin, err := client.New(cp.Config, client.Options{Scheme: scheme.Scheme})
+	admin, err := client.New(cp(t).Config, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestARefusalNamesEveryVerbTheCallNeedsAndTheRoleLacks(t *testing.T) {
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
-			ns := cp.Namespace(t)
+			ns := cp(t).Namespace(t)
 			owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "owner"}}
 			if err := admin.Create(ctx, owner); err != nil {
 				t.Fatal(err)
@@ -106,7 +106,7 @@ func TestARefusalNamesEveryVerbTheCallNeedsAndTheRoleLacks(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = admin.Delete(context.Background(), role) })
-			c, err := client.New(cp.ConfigFor(t, role.Name, role.Name), client.Options{Scheme: scheme.Scheme})
+			c, err := client.New(cp(t).ConfigFor(t, role.Name, role.Name), client.Options{Scheme: scheme.Scheme})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -47,7 +47,7 @@ func TestEnsureCountsEveryWriteItSends(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, counter, owner := clustertest.Setup(t, cp)
+			c, counter, owner := clustertest.Setup(t, cp(t))
 			want := tt.change(t, c, owner)
 			counter.Reset()
 			before := deploymentWrites()

@@ -31,7 +31,7 @@ func TestEnsureKeepsTheOwnersVersionWhileItIsServed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	admin := cp.Client(t, scheme)
+	admin := cp(t).Client(t, scheme)
 	crd := gadget.CRD()
 	if err := admin.Create(t.Context(), crd); err != nil {
 		t.Fatal(err)
@@ -40,7 +40,7 @@ func TestEnsureKeepsTheOwnersVersionWhileItIsServed(t *testing.T) {
 	// A new client, whose RESTMapper discovers what the API server serves now.
 	counter := &reconciletest.Counter{}
 	newClient := func() client.Client {
-		c, err := client.New(counter.Wrap(cp.Config), client.Options{Scheme: scheme})
+		c, err := client.New(counter.Wrap(cp(t).Config), client.Options{Scheme: scheme})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +53,7 @@ func TestEnsureKeepsTheOwnersVersionWhileItIsServed(t *testing.T) {
 	reconciletest.Eventually(t, func(context.Context) error { return served(newClient()) })
 
 	c := newClient()
-	ns := cp.Namespace(t)
+	ns := cp(t).Namespace(t)
 	owner := &v1beta1.Gadget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "owner"}}
 	if err := c.Create(t.Context(), owner); err != nil {
 		t.Fatal(err)

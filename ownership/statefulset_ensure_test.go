@@ -47,7 +47,7 @@ func TestEnsureLeavesClaimTemplatesItCannotChange(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, counter, owner := clustertest.Setup(t, cp)
+			c, counter, owner := clustertest.Setup(t, cp(t))
 			w := ownership.NewTestWriter(c)
 			tpl := clustertest.PodTemplate()
 			tpl.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
@@ -113,7 +113,7 @@ func TestEnsureLeavesClaimTemplatesItCannotChange(t *testing.T) {
 // object (a StatefulSet's policies, its claims' volumeMode, a Service's IP families), sends
 // nothing.
 func TestEnsureOfAStatefulOperatorsChildrenConverges(t *testing.T) {
-	c, counter, owner := clustertest.Setup(t, cp)
+	c, counter, owner := clustertest.Setup(t, cp(t))
 	w := ownership.NewTestWriter(c)
 	ns := owner.Namespace
 	tpl := clustertest.PodTemplate()

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/reconcilekit/reconcilekit/internal/fight"
+	"github.com/reconcilekit/reconcilekit/internal/gotype"
 	"github.com/reconcilekit/reconcilekit/internal/writerpolicy"
 )
 
@@ -134,26 +135,15 @@ func refusal(gvk schema.GroupVersionKind, obj client.Object, owns []schema.Group
 	var names, literals []string
 	for _, owned := range owns {
 		names = append(names, owned.Kind)
-		literals = append(literals, "&"+goType(owned)+"{}")
+		literals = append(literals, "&"+gotype.OfKind(owned)+"{}")
 	}
-	literals = append(literals, "&"+goType(gvk)+"{}")
+	literals = append(literals, "&"+gotype.OfKind(gvk)+"{}")
 	it := "none"
 	if len(names) > 0 {
 		it = strings.Join(names, ", ")
 	}
 	return &UndeclaredError{Kind: gvk, Owns: owns, message: fmt.Sprintf("ownership: %s %s is of a kind the controller does not own (it owns %s): declare it, so that its changes are watched and it is cached: reconcile.WithChildren(%s)",
 		gvk.Kind, obj.GetName(), it, strings.Join(literals, ", "))}
-}
-
-// goType names the Go type of a kind as a declaration spells it by convention, its package
-// imported as its group's first label and its version: corev1.ConfigMap, batchv1.Job,
-// cachev1alpha1.Memcached.
-func goType(gvk schema.GroupVersionKind) string {
-	group, _, _ := strings.Cut(gvk.Group, ".")
-	if group == "" {
-		group = "core"
-	}
-	return group + gvk.Version + "." + gvk.Kind
 }
 
 // fights returns the fight detector w is bound to, or nil.

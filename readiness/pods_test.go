@@ -25,7 +25,7 @@ import (
 // matches, and without an owner: from a cache with IndexPods' index, its own pods only;
 // from a cache without it, or from the API server, every pod its selector matches.
 func TestPodsListsTheDeploymentsPods(t *testing.T) {
-	direct, _, owner := clustertest.Setup(t, cp)
+	direct, _, owner := clustertest.Setup(t, cp(t))
 	ns := owner.Namespace
 	web := clustertest.Deployment(owner)
 	replicaSet := func(name string) *metav1.OwnerReference {
@@ -91,7 +91,7 @@ func TestPodsListsTheDeploymentsPods(t *testing.T) {
 // selectors it also matches, and one without an owner: from a cache with IndexPods' index,
 // its own only; from the API server, every pod its selector matches.
 func TestStatefulSetPodsListsItsOwnPods(t *testing.T) {
-	direct, _, owner := clustertest.Setup(t, cp)
+	direct, _, owner := clustertest.Setup(t, cp(t))
 	ns := owner.Namespace
 	db := workload.StatefulSet(ns, "db", 2, corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "db"}}})
 	controller := func(kind, name string) *metav1.OwnerReference {
@@ -154,7 +154,7 @@ func TestStatefulSetPodsListsItsOwnPods(t *testing.T) {
 // indexed.
 func podCache(t *testing.T, namespace string, indexed bool) cache.Cache {
 	t.Helper()
-	c, err := cache.New(cp.Config, cache.Options{Scheme: scheme.Scheme, DefaultNamespaces: map[string]cache.Config{namespace: {}}})
+	c, err := cache.New(cp(t).Config, cache.Options{Scheme: scheme.Scheme, DefaultNamespaces: map[string]cache.Config{namespace: {}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -129,7 +129,7 @@ func RBACMarkers(d Declaration, scheme *runtime.Scheme) ([]string, error) {
 	resourceOf := func(obj client.Object) (resource, error) {
 		gvk, err := apiutil.GVKForObject(obj, scheme)
 		if err != nil {
-			return resource{}, fmt.Errorf("reconcile: the RBAC markers of the %s controller: the scheme does not know %T: add its API's AddToScheme to the scheme: %w", d.kind(), obj, err)
+			return resource{}, fmt.Errorf("reconcile: the RBAC markers of the %s controller: the scheme does not know %s: add its API's AddToScheme to the scheme: %w", d.kind(), goName(obj), err)
 		}
 		plural, _ := meta.UnsafeGuessKindToResource(gvk)
 		return resource{gvk.Group, plural.Resource}, nil

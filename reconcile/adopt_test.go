@@ -74,8 +74,8 @@ func TestRBACMarkersRefuseAKindTheSchemeDoesNotKnow(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := reconcile.RBACMarkers(reconcile.For(&Widget{}, sized, "widget-operator"), builtins)
-	if err == nil || !strings.Contains(err.Error(), "*reconcile_test.Widget") || !strings.Contains(err.Error(), "AddToScheme") {
-		t.Errorf("RBACMarkers with a scheme that does not know Widget: %v; want an error naming *reconcile_test.Widget and AddToScheme", err)
+	if err == nil || !strings.Contains(err.Error(), "the scheme does not know reconcile_test.Widget:") || !strings.Contains(err.Error(), "AddToScheme") {
+		t.Errorf("RBACMarkers with a scheme that does not know Widget: %v; want an error naming reconcile_test.Widget and AddToScheme", err)
 	}
 }
 
@@ -135,8 +135,8 @@ func (r *gadgetReconciler) Reconcile(ctx context.Context, req rtreconcile.Reques
 // test's own, so that their shells go with it: a shell alive reports every Widget of the
 // API server in reconcilekit_condition, which other tests of the package count.
 func TestAdoptedReconcilesThroughTheReconcilersClient(t *testing.T) {
-	ns := cp.Namespace(t)
-	c := cp.Client(t, withBuiltins)
+	ns := cp(t).Namespace(t)
+	c := cp(t).Client(t, withBuiltins)
 	widgets := reconcile.Adopt(reconcile.For(&Widget{}, reconcile.LogicFunc[*Widget](widgetReconciler{}.configure), "widget-operator",
 		reconcile.WithChildren(&corev1.ConfigMap{})))
 	gadgets := reconcile.Adopt(reconcile.For(&Widget{}, reconcile.LogicFunc[*Widget](gadgetReconciler{}.configure), "gadget-operator"))

@@ -96,7 +96,7 @@ func TestReconcileReportsATransientErrorOnlyOnceItPersists(t *testing.T) {
 // the one each Widget makes when it is done.
 func TestTenPercentOfWritesFailingCostNoStatusWrite(t *testing.T) {
 	const objects = 30
-	ns := cp.Namespace(t)
+	ns := cp(t).Namespace(t)
 	var creates atomic.Int64
 	faults := &reconciletest.Faults{Verbs: []string{"create"}, Resources: []string{"configmaps"}, Rate: 0.1,
 		Random: func() float64 {
@@ -106,7 +106,7 @@ func TestTenPercentOfWritesFailingCostNoStatusWrite(t *testing.T) {
 			return 0.5
 		}}
 	counter := &reconciletest.Counter{}
-	c, err := client.New(counter.Wrap(faults.Wrap(cp.Config)), client.Options{Scheme: withBuiltins})
+	c, err := client.New(counter.Wrap(faults.Wrap(cp(t).Config)), client.Options{Scheme: withBuiltins})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ import (
 // create it when missing) would create it a second time. The reconcile is put off until the
 // child's watch event arrives, and then runs.
 func TestAReconcileWaitsForTheCacheToShowAChildTheLastOneCreated(t *testing.T) {
-	ns := cp.Namespace(t)
+	ns := cp(t).Namespace(t)
 	watch := &heldWatch{}
 	var createdTwice, reconciles atomic.Int32
 	var lastSeen sync.Map // a ConfigMap's name -> the data["v"] its last reconcile saw
@@ -53,13 +53,13 @@ func TestAReconcileWaitsForTheCacheToShowAChildTheLastOneCreated(t *testing.T) {
 			}
 			return requeue.Retry(err)
 		}), "copier", reconcile.WithChildren(&corev1.Secret{}))
-	reconciletest.StartManager(t, watch.wrap(cp.Config, "secrets"), reconcile.Manager{
+	reconciletest.StartManager(t, watch.wrap(cp(t).Config, "secrets"), reconcile.Manager{
 		Options:     manager.Options{Scheme: withBuiltins, Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}},
 		Controllers: []reconcile.Declaration{copier},
 	})
 	t.Cleanup(watch.free) // before the manager stops, so that its informer does
 
-	c := cp.Client(t, withBuiltins)
+	c := cp(t).Client(t, withBuiltins)
 	hasSecret := func(name string) func(context.Context) error {
 		return func(ctx context.Context) error {
 			return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &corev1.Secret{})

@@ -23,9 +23,9 @@ import (
 func TestAManagerAsksTheAPIServerForNoCompressionUnlessTold(t *testing.T) {
 	for name, compression := range map[string]bool{"by default": false, "with Compression": true} {
 		t.Run(name, func(t *testing.T) {
-			ns := cp.Namespace(t)
+			ns := cp(t).Namespace(t)
 			var watches, compressed atomic.Int32
-			cfg := reconciletest.Intercept(cp.Config, func(r *reconciletest.Request) (*http.Response, error) {
+			cfg := reconciletest.Intercept(cp(t).Config, func(r *reconciletest.Request) (*http.Response, error) {
 				resp, err := r.Send()
 				if err == nil && r.Verb == "watch" {
 					watches.Add(1)
@@ -57,7 +57,7 @@ func TestAManagerAsksTheAPIServerForNoCompressionUnlessTold(t *testing.T) {
 				}
 				return nil
 			})
-			c := cp.Client(t, withBuiltins)
+			c := cp(t).Client(t, withBuiltins)
 			if err := c.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "after"}}); err != nil {
 				t.Fatal(err)
 			}

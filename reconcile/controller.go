@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -24,6 +23,7 @@ import (
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
+	"github.com/reconcilekit/reconcilekit/internal/gotype"
 	"github.com/reconcilekit/reconcilekit/readiness"
 	"github.com/reconcilekit/reconcilekit/requeue"
 	"github.com/reconcilekit/reconcilekit/webhook"
@@ -186,7 +186,7 @@ func (c *Controller[T]) shell(cl client.Client, apiReader client.Reader) (*shell
 		errs = append(errs, fmt.Errorf("WithFinalizer(%q, nil): give it the cleanup to run before the finalizer is removed", s.options.cleanup.finalizer))
 	}
 	if _, ok := any(c.object).(RequestStatus); s.options.requestAnnotation != "" && !ok {
-		errs = append(errs, fmt.Errorf("WithReconcileRequests needs a status that records the request handled: give %T the methods of reconcile.RequestStatus, over a status field lastHandledReconcileAt", c.object))
+		errs = append(errs, fmt.Errorf("WithReconcileRequests needs a status that records the request handled: give %s the methods of reconcile.RequestStatus, over a status field lastHandledReconcileAt", goName(c.object)))
 	}
 	var scheme *runtime.Scheme
 	if cl != nil {
@@ -381,8 +381,9 @@ type watch struct {
 	handler handler.EventHandler
 }
 
-// goName names obj's Go type as a declaration spells it, such as v1alpha1.Memcached.
-func goName(obj any) string { return strings.TrimPrefix(fmt.Sprintf("%T", obj), "*") }
+// goName names obj's Go type as a declaration spells it, with the conventional import name
+// of its package, such as corev1.ConfigMap, for a message that names a fix.
+func goName(obj any) string { return gotype.Name(obj, nil) }
 
 // newLike returns a new, empty object of obj's type.
 func newLike[T client.Object](obj T) T {

@@ -229,7 +229,7 @@ func (m Manager) check(scheme *runtime.Scheme, uncached *client.CacheOptions) er
 		seen[t] = true
 		for _, kind := range d.kinds() {
 			if _, err := apiutil.GVKForObject(kind, scheme); err != nil {
-				errs = append(errs, fmt.Errorf("reconcile: the %s controller declares %T, which the manager's scheme does not know: add its AddToScheme to Options.Scheme", d.kind(), kind))
+				errs = append(errs, fmt.Errorf("reconcile: the %s controller declares %s, which the manager's scheme does not know: add its AddToScheme to Options.Scheme", d.kind(), goName(kind)))
 				continue
 			}
 			if uncached == nil {
@@ -237,7 +237,7 @@ func (m Manager) check(scheme *runtime.Scheme, uncached *client.CacheOptions) er
 			}
 			for _, off := range uncached.DisableFor {
 				if reflect.TypeOf(off) == reflect.TypeOf(kind) {
-					errs = append(errs, fmt.Errorf("reconcile: the %s controller watches %T, which Options.Client.Cache.DisableFor reads uncached: a watched kind is cached; remove it from DisableFor", d.kind(), kind))
+					errs = append(errs, fmt.Errorf("reconcile: the %s controller watches %s, which Options.Client.Cache.DisableFor reads uncached: a watched kind is cached; remove it from DisableFor", d.kind(), goName(kind)))
 				}
 			}
 		}

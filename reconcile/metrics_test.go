@@ -160,7 +160,7 @@ func TestShellBacksOffFromAStatusTheServerDoesNotKeep(t *testing.T) {
 	f := newFixture(t)
 	// What a webhook or a defaulting that rewrites the status back would do: the server
 	// keeps the status it had, whatever the shell sends.
-	base, err := client.NewWithWatch(f.counter.Wrap(cp.Config), client.Options{Scheme: scheme})
+	base, err := client.NewWithWatch(f.counter.Wrap(cp(t).Config), client.Options{Scheme: scheme})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,16 +277,16 @@ func TestConditionSeriesOfAManagersShellAreItsCachedObjects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ns := cp.Namespace(t)
+			ns := cp(t).Namespace(t)
 			sized := reconcile.For(&Widget{}, reconcile.LogicFunc[*Widget](func(_ context.Context, w *Widget, _ reconcile.Scope) requeue.Outcome {
 				conditions.MarkTrue(w, "Sized", "Sized", "sized")
 				return requeue.Done()
 			}), "sizer")
-			reconciletest.StartManager(t, cp.Config, reconcile.Manager{
+			reconciletest.StartManager(t, cp(t).Config, reconcile.Manager{
 				Options:     manager.Options{Scheme: scheme, Cache: tt.cache(ns)},
 				Controllers: []reconcile.Declaration{sized},
 			})
-			c := cp.Client(t, scheme)
+			c := cp(t).Client(t, scheme)
 			w := &Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w"}, Spec: WidgetSpec{Size: 1}}
 			if err := c.Create(t.Context(), w); err != nil {
 				t.Fatal(err)

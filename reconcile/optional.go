@@ -66,7 +66,7 @@ func checkOptional(o *options, obj client.Object, scheme *runtime.Scheme) []erro
 		declared = append(declared, w.kind)
 	}
 	for _, kind := range o.wiring.optional {
-		name := reflect.TypeOf(kind).Elem().Name()
+		name := goName(kind)
 		switch {
 		case reflect.TypeOf(kind) == reflect.TypeOf(obj):
 			errs = append(errs, fmt.Errorf("WithOptional(&%s{}) names the reconciled kind: a controller cannot run without its own kind; make the operator's start depend on its CRD instead", name))

@@ -207,13 +207,13 @@ func TestAnOptionalKindsWatchStartsAndStopsWithItsCRDWithoutARestart(t *testing.
 		steps:      []step{install, remove},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := cp.Client(t, withGadgets)
+			c := cp(t).Client(t, withGadgets)
 			removeGadgets(t, c) // a CRD left by an earlier test that failed
 			t.Cleanup(func() { removeGadgets(t, c) })
 			if tc.atStart {
 				installGadgets(t, c)
 			}
-			ns := cp.Namespace(t)
+			ns := cp(t).Namespace(t)
 
 			var runs atomic.Int32 // of the logic
 			logic := reconcile.LogicFunc[*Widget](func(ctx context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
@@ -228,7 +228,7 @@ func TestAnOptionalKindsWatchStartsAndStopsWithItsCRDWithoutARestart(t *testing.
 				return requeue.Done()
 			})
 			var gadgetRequests atomic.Int32
-			cfg := reconciletest.Intercept(cp.Config, func(r *reconciletest.Request) (*http.Response, error) {
+			cfg := reconciletest.Intercept(cp(t).Config, func(r *reconciletest.Request) (*http.Response, error) {
 				if r.Resource == "gadgets" {
 					gadgetRequests.Add(1)
 				}
@@ -391,10 +391,10 @@ func TestAnOptionalKindsWatchStartsAndStopsWithItsCRDWithoutARestart(t *testing.
 // references goes on when one is created, which only the watch of Gadgets tells the
 // controller (the logic asks for no retry). Removed again, the CRD stalls the Widget again.
 func TestAReferencedOptionalKindIsWaitedForThenWatched(t *testing.T) {
-	c := cp.Client(t, withGadgets)
+	c := cp(t).Client(t, withGadgets)
 	removeGadgets(t, c)
 	t.Cleanup(func() { removeGadgets(t, c) })
-	ns := cp.Namespace(t)
+	ns := cp(t).Namespace(t)
 	const configured = "Configured"
 	logic := reconcile.LogicFunc[*Widget](func(ctx context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 		err := s.Client.Get(ctx, client.ObjectKey{Namespace: w.Namespace, Name: "config"}, &Gadget{})
@@ -408,7 +408,7 @@ func TestAReferencedOptionalKindIsWaitedForThenWatched(t *testing.T) {
 		}
 		return requeue.Done()
 	})
-	reconciletest.StartManager(t, cp.Config, reconcile.Manager{
+	reconciletest.StartManager(t, cp(t).Config, reconcile.Manager{
 		Options: ctrl.Options{
 			Scheme: withGadgets,
 			Cache:  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
@@ -453,10 +453,10 @@ func TestAReferencedOptionalKindIsWaitedForThenWatched(t *testing.T) {
 // fails until Gadget's informer has synced. The lists are held by the test until it
 // releases them.
 func TestReadyzCountsAnOptionalKindOnlyWhileItsCRDExists(t *testing.T) {
-	c := cp.Client(t, withGadgets)
+	c := cp(t).Client(t, withGadgets)
 	removeGadgets(t, c)
 	t.Cleanup(func() { removeGadgets(t, c) })
-	ns := cp.Namespace(t)
+	ns := cp(t).Namespace(t)
 
 	held := map[string]chan struct{}{"customresourcedefinitions": make(chan struct{}), "gadgets": make(chan struct{})}
 	released := map[string]bool{}
@@ -466,7 +466,7 @@ func TestReadyzCountsAnOptionalKindOnlyWhileItsCRDExists(t *testing.T) {
 			close(held[resource])
 		}
 	}
-	cfg := reconciletest.Intercept(cp.Config, func(r *reconciletest.Request) (*http.Response, error) {
+	cfg := reconciletest.Intercept(cp(t).Config, func(r *reconciletest.Request) (*http.Response, error) {
 		if ch, ok := held[r.Resource]; ok && (r.Verb == "list" || r.Verb == "watch") {
 			select {
 			case <-ch:
@@ -547,15 +547,15 @@ func TestOptionalKindsThatCannotBeAreRefusedNamingTheFix(t *testing.T) {
 	}{{
 		name: "the reconciled kind optional",
 		spec: reconcile.Manager{Controllers: []reconcile.Declaration{widgets(reconcile.WithOptional(&Widget{}))}},
-		want: []string{"WithOptional(&Widget{}) names the reconciled kind"},
+		want: []string{"WithOptional(&reconcile_test.Widget{}) names the reconciled kind"},
 	}, {
 		name: "an optional kind declared nowhere else",
 		spec: reconcile.Manager{Controllers: []reconcile.Declaration{widgets(reconcile.WithOptional(&Gadget{}))}},
-		want: []string{"WithOptional(&Gadget{}) names a kind the controller does not declare", "WithChildren, WithReferences or WithWatch"},
+		want: []string{"WithOptional(&reconcile_test.Gadget{}) names a kind the controller does not declare", "WithChildren, WithReferences or WithWatch"},
 	}, {
 		name: "a kind the API server serves itself",
 		spec: reconcile.Manager{Controllers: []reconcile.Declaration{widgets(reconcile.WithChildren(&corev1.ConfigMap{}), reconcile.WithOptional(&corev1.ConfigMap{}))}},
-		want: []string{"WithOptional(&ConfigMap{})", "served by the API server itself", "remove it from WithOptional"},
+		want: []string{"WithOptional(&corev1.ConfigMap{})", "served by the API server itself", "remove it from WithOptional"},
 	}, {
 		name: "a kind optional for one controller and required by another",
 		spec: reconcile.Manager{Controllers: []reconcile.Declaration{
@@ -569,7 +569,7 @@ func TestOptionalKindsThatCannotBeAreRefusedNamingTheFix(t *testing.T) {
 			spec.Options.Scheme = withGadgets
 			spec.Options.Metrics = metricsserver.Options{BindAddress: "0"}
 			spec.Options.Controller = config.Controller{SkipNameValidation: new(true)}
-			_, err := spec.New(cp.Config)
+			_, err := spec.New(cp(t).Config)
 			if err == nil {
 				t.Fatal("the manager was made")
 			}

@@ -55,13 +55,13 @@ func (a *attempts) gaps() []time.Duration {
 // counting the manager's requests, and creates a Widget there.
 func runWidgets(t *testing.T, logic reconcile.Logic[*Widget], opts ...reconcile.Option) (*Widget, *reconciletest.Counter, client.Client) {
 	t.Helper()
-	ns := cp.Namespace(t)
+	ns := cp(t).Namespace(t)
 	counter := &reconciletest.Counter{}
-	reconciletest.StartManager(t, counter.Wrap(cp.Config), reconcile.Manager{
+	reconciletest.StartManager(t, counter.Wrap(cp(t).Config), reconcile.Manager{
 		Options:     manager.Options{Scheme: withBuiltins, Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}},
 		Controllers: []reconcile.Declaration{reconcile.For(&Widget{}, logic, "widget-operator", opts...)},
 	})
-	c := cp.Client(t, withBuiltins)
+	c := cp(t).Client(t, withBuiltins)
 	w := &Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "widget"}, Spec: WidgetSpec{Size: 1}}
 	if err := c.Create(t.Context(), w); err != nil {
 		t.Fatal(err)

@@ -30,13 +30,13 @@ import (
 // /readyz answers 500 (controller-runtime's probe server), and names ConfigMap alone once the other declared kind has synced, for as
 // long as the list is held; then it passes.
 func TestReadyzFailsUntilCachesSyncedAndControllerStarted(t *testing.T) {
-	ns := cp.Namespace(t)
+	ns := cp(t).Namespace(t)
 
 	release := make(chan struct{})
 	var releaseOnce sync.Once
 	releaseList := func() { releaseOnce.Do(func() { close(release) }) }
 	var held atomic.Int32
-	cfg := reconciletest.Intercept(cp.Config, func(r *reconciletest.Request) (*http.Response, error) {
+	cfg := reconciletest.Intercept(cp(t).Config, func(r *reconciletest.Request) (*http.Response, error) {
 		// An informer lists with a watch that sends the initial objects first, where the
 		// API server and client-go support it, and falls back to a list: both are held.
 		if r.Resource == "configmaps" && (r.Verb == "list" || r.Verb == "watch") {
@@ -128,7 +128,7 @@ func probeGet(ctx context.Context, url string) (int, string, error) {
 // failing one with 500 and its reason at /readyz/<name>, by controller-runtime's probe
 // server; a check added once the manager has started is refused.
 func TestProbesServeTheOperatorsOwnChecksBesideTheLibrarys(t *testing.T) {
-	ns := cp.Namespace(t)
+	ns := cp(t).Namespace(t)
 	addr := reconciletest.FreeAddress(t)
 	mgr, err := reconcile.Manager{
 		Options: manager.Options{
@@ -140,7 +140,7 @@ func TestProbesServeTheOperatorsOwnChecksBesideTheLibrarys(t *testing.T) {
 		},
 		Controllers: []reconcile.Declaration{reconcile.For(&corev1.ConfigMap{}, reconcile.LogicFunc[*corev1.ConfigMap](
 			func(context.Context, *corev1.ConfigMap, reconcile.Scope) requeue.Outcome { return requeue.Done() }), "probed")},
-	}.New(cp.Config)
+	}.New(cp(t).Config)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,27 +23,21 @@ import (
 	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
+	"github.com/reconcilekit/reconcilekit/internal/clustertest"
 	"github.com/reconcilekit/reconcilekit/phase"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 	"github.com/reconcilekit/reconcilekit/requeue"
 )
 
-var cp *reconciletest.ControlPlane
+// controlPlane is the package's, with its test CRDs, started by the first test that needs
+// it: the tests of pure logic (backoff, coalescing, outcomes) run without one.
+var controlPlane = clustertest.Lazy{Options: reconciletest.Options{CRDDirectories: []string{"testdata/crd"}}}
 
-func TestMain(m *testing.M) {
-	var err error
-	cp, err = reconciletest.Start(context.Background(), reconciletest.Options{CRDDirectories: []string{"testdata/crd"}})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := cp.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
-}
+// cp is the package's control plane; under -short it skips t.
+func cp(t testing.TB) *reconciletest.ControlPlane { t.Helper(); return controlPlane.Get(t) }
+
+func TestMain(m *testing.M) { os.Exit(controlPlane.Main(m)) }
 
 // finalizer is the finalizer of the reconcilers under test.
 const finalizer = "test.reconcilekit.io/cleanup"
@@ -65,14 +59,14 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{
-		widget:  &Widget{ObjectMeta: metav1.ObjectMeta{Namespace: cp.Namespace(t), Name: "widget"}, Spec: WidgetSpec{Size: 1}},
+		widget:  &Widget{ObjectMeta: metav1.ObjectMeta{Namespace: cp(t).Namespace(t), Name: "widget"}, Spec: WidgetSpec{Size: 1}},
 		counter: &reconciletest.Counter{},
 		clock:   reconciletest.NewClock(now),
 		logs:    &logSink{},
 		events:  events.NewFakeRecorder(10),
 	}
 	var err error
-	if f.client, err = client.New(f.counter.Wrap(cp.Config), client.Options{Scheme: scheme}); err != nil {
+	if f.client, err = client.New(f.counter.Wrap(cp(t).Config), client.Options{Scheme: scheme}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.client.Create(t.Context(), f.widget); err != nil {
@@ -297,7 +291,7 @@ func TestReconcileSetsObservedGenerationOnlyOnceTheLogicHandledTheGeneration(t *
 
 func TestReconcileRequeuesQuietlyWhenTheObjectChangedSinceItWasRead(t *testing.T) {
 	f := newFixture(t)
-	someoneElse := cp.Client(t, scheme)
+	someoneElse := cp(t).Client(t, scheme)
 	r := f.reconciler(func(ctx context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 		changed := w.DeepCopyObject().(*Widget)
 		changed.Labels = map[string]string{"changed-by": "someone-else"}
@@ -329,7 +323,7 @@ func TestReconcileRequeuesQuietlyWhenTheObjectChangedSinceItWasRead(t *testing.T
 func TestReconcileOfAnObjectDeletedWhileTheLogicRanIsNotAnError(t *testing.T) {
 	f := newFixture(t)
 	r := f.reconciler(func(ctx context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
-		if err := cp.Client(t, scheme).Delete(ctx, w.DeepCopyObject().(*Widget)); err != nil {
+		if err := cp(t).Client(t, scheme).Delete(ctx, w.DeepCopyObject().(*Widget)); err != nil {
 			t.Error(err)
 		}
 		w.Status.Phase = "Gone"
@@ -347,7 +341,7 @@ func TestReconcileAddsTheFinalizerBeforeTheLogicFirstRuns(t *testing.T) {
 	r := f.declared(declare(func(ctx context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 		ran = true
 		stored := &Widget{}
-		if err := cp.Client(t, scheme).Get(ctx, client.ObjectKeyFromObject(w), stored); err != nil {
+		if err := cp(t).Client(t, scheme).Get(ctx, client.ObjectKeyFromObject(w), stored); err != nil {
 			t.Fatal(err)
 		}
 		if !controllerutil.ContainsFinalizer(stored, finalizer) {
@@ -475,7 +469,7 @@ func TestReconcileReportsACleanupPastItsDeadlineOnceAndLetsAPersonEndIt(t *testi
 
 func TestReconcileLetsADeletionGoOnWhenItsNamespaceIsBeingDeleted(t *testing.T) {
 	f := newFixture(t)
-	builtins := cp.Client(t, withBuiltins)
+	builtins := cp(t).Client(t, withBuiltins)
 	r := f.declared(declare(func(context.Context, *Widget, reconcile.Scope) requeue.Outcome { return requeue.Done() }).
 		WithFinalizer(finalizer, func(ctx context.Context, w *Widget, s reconcile.Scope) requeue.Outcome {
 			// A cleanup that needs a Job, say, in the object's namespace.

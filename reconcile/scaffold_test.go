@@ -66,7 +66,7 @@ func answers(url string, code int, body string) func(context.Context) error {
 // with `a check named "healthz" is already added` while the Manager added its own liveness
 // check under that name) and served beside the Manager's readiness check.
 func TestManagerTakesTheScaffoldsHealthChecks(t *testing.T) {
-	ns := cp.Namespace(t)
+	ns := cp(t).Namespace(t)
 	addr := reconciletest.FreeAddress(t)
 	mgr, err := reconcile.Manager{
 		Options: manager.Options{
@@ -77,7 +77,7 @@ func TestManagerTakesTheScaffoldsHealthChecks(t *testing.T) {
 			Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
 		},
 		Controllers: []reconcile.Declaration{reconcile.For(&Widget{}, sized, "scaffolded")},
-	}.New(cp.Config)
+	}.New(cp(t).Config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,8 +100,8 @@ func TestManagerTakesTheScaffoldsHealthChecks(t *testing.T) {
 // as a plain controller of the same manager would: the first is cached without its
 // managedFields (ownership.TransformCompact), the second as the API server sent it.
 func TestManagerCompactsOnlyTheDeclaredKinds(t *testing.T) {
-	ns := cp.Namespace(t)
-	c := cp.Client(t, withBuiltins)
+	ns := cp(t).Namespace(t)
+	c := cp(t).Client(t, withBuiltins)
 	widget := &Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "declared"}, Spec: WidgetSpec{Size: 1}}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "undeclared"}, StringData: map[string]string{"k": "v"}}
 	for _, obj := range []client.Object{widget, secret} {
@@ -110,7 +110,7 @@ func TestManagerCompactsOnlyTheDeclaredKinds(t *testing.T) {
 		}
 	}
 
-	m := reconciletest.StartManager(t, cp.Config, reconcile.Manager{
+	m := reconciletest.StartManager(t, cp(t).Config, reconcile.Manager{
 		Options: manager.Options{
 			Scheme: withBuiltins,
 			Cache:  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},

@@ -50,7 +50,7 @@ func TestManagerRefusesANamespacedOwnerOfAClusterScopedChildKind(t *testing.T) {
 				},
 				NoMetrics:   true,
 				Controllers: []reconcile.Declaration{reconcile.For(&Widget{}, done, "scoped", reconcile.WithChildren(tt.children...))},
-			}.New(cp.Config)
+			}.New(cp(t).Config)
 			if !tt.refused {
 				if err != nil {
 					t.Fatalf("New = %v; want a manager", err)
@@ -71,11 +71,11 @@ func TestManagerRefusesANamespacedOwnerOfAClusterScopedChildKind(t *testing.T) {
 // marker, written once; a second reconcile writes nothing and is not retried.
 func TestReconcileStallsOnANamespacedOwnerOfAClusterScopedChild(t *testing.T) {
 	counter := &reconciletest.Counter{}
-	c, err := client.New(counter.Wrap(cp.Config), client.Options{Scheme: withBuiltins})
+	c, err := client.New(counter.Wrap(cp(t).Config), client.Options{Scheme: withBuiltins})
 	if err != nil {
 		t.Fatal(err)
 	}
-	widget := &Widget{ObjectMeta: metav1.ObjectMeta{Namespace: cp.Namespace(t), Name: "owner"}}
+	widget := &Widget{ObjectMeta: metav1.ObjectMeta{Namespace: cp(t).Namespace(t), Name: "owner"}}
 	if err := c.Create(t.Context(), widget); err != nil {
 		t.Fatal(err)
 	}

@@ -58,8 +58,8 @@ func Setup(mgr manager.Manager, decls ...Declaration) error {
 	errs := []error{m.check(scheme, nil)}
 	for _, d := range decls {
 		for _, rule := range d.cacheRules() {
-			errs = append(errs, fmt.Errorf("reconcile: the %s controller restricts the cache of %T (WithCache), which a manager fixes when it is made: reconcile.Setup cannot add it to a manager made already; give the restriction to the manager's cache options (Options.Cache.ByObject) and drop WithCache, or make the manager with reconcile.Manager",
-				d.kind(), rule.kind))
+			errs = append(errs, fmt.Errorf("reconcile: the %s controller restricts the cache of %s (WithCache), which a manager fixes when it is made: reconcile.Setup cannot add it to a manager made already; give the restriction to the manager's cache options (Options.Cache.ByObject) and drop WithCache, or make the manager with reconcile.Manager",
+				d.kind(), goName(rule.kind)))
 		}
 	}
 	hooks, err := m.webhooks(scheme)

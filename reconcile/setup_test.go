@@ -32,9 +32,9 @@ import (
 // controller and the scaffold's health checks: both controllers reconcile their objects,
 // and the declaration's readiness check is served beside the scaffold's.
 func TestSetupRunsBesideAPlainController(t *testing.T) {
-	ns := cp.Namespace(t)
+	ns := cp(t).Namespace(t)
 	addr := reconciletest.FreeAddress(t)
-	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
+	mgr, err := ctrl.NewManager(cp(t).Config, ctrl.Options{
 		Scheme:                 withBuiltins,
 		HealthProbeBindAddress: addr,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
@@ -68,7 +68,7 @@ func TestSetupRunsBesideAPlainController(t *testing.T) {
 	}
 	startManager(t, mgr)
 
-	c := cp.Client(t, withBuiltins)
+	c := cp(t).Client(t, withBuiltins)
 	widget := &Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "adopted"}, Spec: WidgetSpec{Size: 1}}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "plain"}}
 	for _, obj := range []client.Object{widget, cm} {
@@ -116,12 +116,12 @@ func TestSetupRefusesWhatAMadeManagerCannotTake(t *testing.T) {
 		name: "a cache restriction",
 		decls: []reconcile.Declaration{reconcile.For(&Widget{}, sized, "adopted",
 			reconcile.WithCache(&corev1.Pod{}, cache.ByObject{}))},
-		want: "reconcile: the Widget controller restricts the cache of *v1.Pod (WithCache), which a manager fixes when it is made",
+		want: "reconcile: the Widget controller restricts the cache of corev1.Pod (WithCache), which a manager fixes when it is made",
 	}, {
 		name:   "a kind the scheme does not know",
 		scheme: scheme,
 		decls:  []reconcile.Declaration{reconcile.For(&Widget{}, sized, "adopted", reconcile.WithChildren(&corev1.Pod{}))},
-		want:   "reconcile: the Widget controller declares *v1.Pod, which the manager's scheme does not know",
+		want:   "reconcile: the Widget controller declares corev1.Pod, which the manager's scheme does not know",
 	}, {
 		name:  "a webhook the project serves too",
 		decls: []reconcile.Declaration{reconcile.For(&Widget{}, sized, "adopted").WithDefaulter(noDefaults{})},
@@ -136,7 +136,7 @@ func TestSetupRefusesWhatAMadeManagerCannotTake(t *testing.T) {
 			if tt.scheme != nil {
 				s = tt.scheme
 			}
-			mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{Scheme: s, Metrics: metricsserver.Options{BindAddress: "0"},
+			mgr, err := ctrl.NewManager(cp(t).Config, ctrl.Options{Scheme: s, Metrics: metricsserver.Options{BindAddress: "0"},
 				WebhookServer: ctrlwebhook.NewServer(ctrlwebhook.Options{})})
 			if err != nil {
 				t.Fatal(err)

@@ -218,7 +218,7 @@ func TestShellEventsOfAFlappingObjectCostABoundedNumberOfWrites(t *testing.T) {
 	const flaps = 50
 	f := newFixture(t)
 	writes := &reconciletest.Counter{}
-	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: kubernetes.NewForConfigOrDie(writes.Wrap(cp.Config)).EventsV1()})
+	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: kubernetes.NewForConfigOrDie(writes.Wrap(cp(t).Config)).EventsV1()})
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
 	broadcaster.StartRecordingToSink(ctx.Done())

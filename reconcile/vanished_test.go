@@ -58,7 +58,7 @@ func TestAChildDeletedWithItsOwnerIsNotCreatedAgain(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			c, err := client.New(f.counter.Wrap(cp.Config), client.Options{Scheme: withConfigMaps})
+			c, err := client.New(f.counter.Wrap(cp(t).Config), client.Options{Scheme: withConfigMaps})
 			if err != nil {
 				t.Fatal(err)
 			}

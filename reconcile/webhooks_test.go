@@ -71,7 +71,7 @@ func TestAManagerRefusesWebhookMistakesNamingTheFix(t *testing.T) {
 			}
 			spec.Options.Metrics = metricsserver.Options{BindAddress: "0"}
 			spec.Options.Controller = config.Controller{SkipNameValidation: new(true)}
-			_, err := spec.New(cp.Config)
+			_, err := spec.New(cp(t).Config)
 			if err == nil {
 				t.Fatal("the manager was made")
 			}

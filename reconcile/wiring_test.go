@@ -74,21 +74,21 @@ func TestAManagerRefusesWiringMistakesNamingTheFix(t *testing.T) {
 			Options:     ctrl.Options{Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.ConfigMap{}}}}},
 			Controllers: []reconcile.Declaration{reconcile.For(&Widget{}, sized, "widget-operator").WithReferences(&corev1.ConfigMap{}, func(w *Widget) []string { return nil })},
 		},
-		want: []string{"*v1.ConfigMap", "DisableFor", "remove it from DisableFor"},
+		want: []string{"watches corev1.ConfigMap", "DisableFor", "remove it from DisableFor"},
 	}, {
 		name: "reconcile requests of a kind whose status cannot record them",
 		spec: reconcile.Manager{Controllers: []reconcile.Declaration{
 			reconcile.For(&corev1.ConfigMap{}, reconcile.LogicFunc[*corev1.ConfigMap](func(context.Context, *corev1.ConfigMap, reconcile.Scope) requeue.Outcome { return requeue.Done() }), "other", reconcile.WithReconcileRequests("")),
 		}},
-		want: []string{"WithReconcileRequests needs a status that records the request handled", "give *v1.ConfigMap the methods of reconcile.RequestStatus"},
+		want: []string{"WithReconcileRequests needs a status that records the request handled", "give corev1.ConfigMap the methods of reconcile.RequestStatus"},
 	}, {
 		name: "a status ignored of a kind the controller does not own",
 		spec: reconcile.Manager{Controllers: []reconcile.Declaration{widgets(reconcile.WithChildren(&appsv1.Deployment{}), reconcile.WithStatusIgnored(&policyv1.PodDisruptionBudget{}))}},
-		want: []string{"WithStatusIgnored(&v1.PodDisruptionBudget{}) names a kind the controller does not own", "declare it with WithChildren too"},
+		want: []string{"WithStatusIgnored(&policyv1.PodDisruptionBudget{}) names a kind the controller does not own", "declare it with WithChildren too"},
 	}, {
 		name: "a status ignored of a kind with none",
 		spec: reconcile.Manager{Controllers: []reconcile.Declaration{widgets(reconcile.WithChildren(&corev1.ConfigMap{}), reconcile.WithStatusIgnored(&corev1.ConfigMap{}))}},
-		want: []string{"WithStatusIgnored(&v1.ConfigMap{}) names a kind with no status"},
+		want: []string{"WithStatusIgnored(&corev1.ConfigMap{}) names a kind with no status"},
 	}, {
 		name: "a kind the scheme does not know",
 		spec: reconcile.Manager{Options: ctrl.Options{Scheme: withoutWidgets}, Controllers: []reconcile.Declaration{widgets()}},
@@ -108,7 +108,7 @@ func TestAManagerRefusesWiringMistakesNamingTheFix(t *testing.T) {
 			}
 			spec.Options.Metrics = metricsserver.Options{BindAddress: "0"}
 			spec.Options.Controller = config.Controller{SkipNameValidation: new(true)}
-			_, err := spec.New(cp.Config)
+			_, err := spec.New(cp(t).Config)
 			if err == nil {
 				t.Fatal("the manager was made")
 			}
@@ -156,7 +156,7 @@ func TestWritingAChildOfAKindNotDeclaredStallsNamingTheFix(t *testing.T) {
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			c, err := client.New(f.counter.Wrap(cp.Config), client.Options{Scheme: withBuiltins})
+			c, err := client.New(f.counter.Wrap(cp(t).Config), client.Options{Scheme: withBuiltins})
 			if err != nil {
 				t.Fatal(err)
 			}

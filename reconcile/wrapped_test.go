@@ -50,8 +50,8 @@ func (c loggingClient) Create(ctx context.Context, obj client.Object, opts ...cl
 // refused kind still stalls the reconcile, and a fight over a child is still detected.
 // The declaration is the Writer's own, not something found by probing its client.
 func TestAWriterWhoseClientTheLogicWrapsKeepsItsDeclaration(t *testing.T) {
-	c := cp.Client(t, withBuiltins)
-	ns := cp.Namespace(t)
+	c := cp(t).Client(t, withBuiltins)
+	ns := cp(t).Namespace(t)
 	var mu sync.Mutex
 	var writes []string
 	wrap := func(s reconcile.Scope) ownership.Writer {

@@ -13,12 +13,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/reconcilekit/reconcilekit/internal/fasttier"
 )
 
 // The cluster serves a namespace that enforces restricted Pod Security through the
 // kubeconfig whose export line it prints, until it is interrupted; then it stops, and the
 // kubeconfig is gone.
 func TestClusterServesARestrictedNamespaceUntilInterrupted(t *testing.T) {
+	fasttier.Skip(t)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	ctx, interrupt := context.WithCancel(context.Background())
 	defer interrupt()

@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"strings"
 )
 
@@ -35,7 +36,7 @@ const libraryModule = "github.com/reconcilekit/reconcilekit"
 
 func main() {
 	var o options
-	flag.StringVar(&o.from, "from", "", "the template to copy: minimal (a StatefulSet, one test of each kind), or the example keyval, memcached, podset, at or cronjob (Jobs on a cron schedule)")
+	flag.StringVar(&o.from, "from", "", "the template to copy: minimal (a StatefulSet, one test of each kind), or an example: "+exampleList())
 	flag.StringVar(&o.module, "module", "", "the new operator's Go module path, such as github.com/acme/redis-operator")
 	flag.StringVar(&o.group, "group", "", "the API group of its kind, such as cache.acme.io")
 	flag.StringVar(&o.kind, "kind", "", "its kind, such as Redis")
@@ -264,4 +265,15 @@ reconcilekit checkout, or point KUBEBUILDER_ASSETS at them. After changing the t
 or the RBAC markers, regenerate with 'make generate'; 'make help' lists the other tasks
 of the copy's Makefile.
 `, o.dir, o.module, o.kind, o.group, from, o.plural, lower)
+}
+
+// exampleList names the examples this program holds, for its usage: the examples of the
+// checkout it was built from, each a directory of examples/ with a PROJECT file.
+func exampleList() string {
+	lib, err := embedded()
+	if err != nil {
+		return "those of examples/ in reconcilekit"
+	}
+	names := slices.DeleteFunc(templateNames(lib), func(name string) bool { return name == minimal })
+	return strings.Join(names, ", ")
 }

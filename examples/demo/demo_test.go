@@ -17,9 +17,12 @@ import (
 	storev1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
 	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	appsv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
+
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
 func TestTheSamplesConvergeOnALocalControlPlane(t *testing.T) {
+	reconciletest.SkipShort(t)
 	ctrl.SetLogger(logr.Discard())
 	root, err := repositoryRoot()
 	if err != nil {

@@ -1,12 +1,14 @@
 // Package clustertest is the frame the library's own packages share when their tests run
-// against one control plane a package: the TestMain that starts and stops it, and the
-// counted client, namespace and owner most of those tests begin from.
+// against one control plane a package, started by the first test that needs it and
+// stopped by TestMain, and the counted client, namespace and owner most of those tests
+// begin from.
 package clustertest
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -15,24 +17,48 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/reconcilekit/reconcilekit/internal/fasttier"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 	"github.com/reconcilekit/reconcilekit/workload"
 )
 
-// Main starts a control plane with opts, sets *cp to it, runs the package's tests and
-// stops it, and returns the exit code for os.Exit. A control plane that does not start,
-// or does not stop, is a failure with its reason on stderr.
-func Main(m *testing.M, opts reconciletest.Options, cp **reconciletest.ControlPlane) int {
-	var err error
-	if *cp, err = reconciletest.Start(context.Background(), opts); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+// Lazy is the control plane a package's tests share, started by the first test that
+// asks for it (Get) rather than by TestMain, so that the package's tests that need none
+// run without one, and under -short (the fast tier) without its binaries.
+type Lazy struct {
+	// Options are the control plane's.
+	Options reconciletest.Options
+
+	once sync.Once
+	cp   *reconciletest.ControlPlane
+	err  error
+}
+
+// Get returns the control plane, starting it on the first call. Under -short it skips
+// t instead (fasttier.Skip); a control plane that does not start fails t, and
+// every later caller, with its reason, which names the command that builds a missing
+// binary.
+func (l *Lazy) Get(t testing.TB) *reconciletest.ControlPlane {
+	t.Helper()
+	fasttier.Skip(t)
+	l.once.Do(func() { l.cp, l.err = reconciletest.Start(context.Background(), l.Options) })
+	if l.err != nil {
+		t.Fatal(l.err)
 	}
+	return l.cp
+}
+
+// Main runs the package's tests and stops the control plane if one started, and returns
+// the exit code for os.Exit: the whole TestMain of a package whose tests share a Lazy. A
+// control plane that does not stop is a failure with its reason on stderr.
+func (l *Lazy) Main(m *testing.M) int {
 	code := m.Run()
-	if err := (*cp).Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = max(code, 1)
+	if l.cp != nil {
+		if err := l.cp.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = max(code, 1)
+		}
 	}
 	return code
 }

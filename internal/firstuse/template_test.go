@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/reconcilekit/reconcilekit/internal/fasttier"
 )
 
 // A template, the minimal one or an example, is the start of a new operator. Each,
@@ -23,6 +25,7 @@ import (
 // -scope Cluster, a cluster-scoped kind whose objects each make a namespace for their
 // StatefulSet, as a tenant would.
 func TestTemplateWorksAsTheStartOfANewOperator(t *testing.T) {
+	fasttier.Skip(t) // the copies' tests run on control planes of their own
 	root := checkout(t)
 	offlineModules(t, root)
 	newoperator := filepath.Join(t.TempDir(), "newoperator")
@@ -41,7 +44,9 @@ func TestTemplateWorksAsTheStartOfANewOperator(t *testing.T) {
 		t.Run(tmpl.name, func(t *testing.T) {
 			rename, ok := renames[tmpl.name]
 			if !ok {
-				t.Fatalf("no rename for template %s: add one here", tmpl.name)
+				// A new example is its directory alone: it is copied as a Gadget until it
+				// has a rename of its own here.
+				rename = struct{ group, kind string }{"gadgets.acme.io", "Gadget"}
 			}
 			dir := filepath.Join(t.TempDir(), "operator")
 			// A module path of the new kind's, so that none of the template's names is

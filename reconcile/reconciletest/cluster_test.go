@@ -24,6 +24,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/reconcilekit/reconcilekit/internal/fasttier"
 )
 
 // shared is the cluster the package's tests share, started by the first test that needs
@@ -36,6 +38,7 @@ var shared struct {
 
 func cluster(t *testing.T) *ControlPlane {
 	t.Helper()
+	fasttier.Skip(t)
 	shared.once.Do(func() {
 		shared.cp, shared.err = Start(context.Background(), Options{Nodes: 2})
 	})
@@ -46,6 +49,7 @@ func cluster(t *testing.T) *ControlPlane {
 }
 
 func TestMain(m *testing.M) {
+	fasttier.SkipExamples("Example", "ExampleReconcilerTests_RunCase")
 	code := m.Run()
 	if shared.cp != nil {
 		if err := shared.cp.Stop(); err != nil {
@@ -448,6 +452,7 @@ func TestConfigForIsForbiddenWhatItsRoleDoesNotGrant(t *testing.T) {
 }
 
 func TestStopRemovesTheDirectoriesOfTheVolumesTheClusterProvisioned(t *testing.T) {
+	fasttier.Skip(t)
 	cp, err := Start(t.Context(), Options{Nodes: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/controlplane"
+	"github.com/reconcilekit/reconcilekit/internal/fasttier"
 )
 
 // Options configure a control plane: they are package controlplane's.
@@ -70,7 +71,8 @@ func (cp *ControlPlane) Stop() error {
 // StartAPIServer starts etcd and kube-apiserver with the CRDs of the given directories
 // installed, and stops them when the test ends. It is the right control plane for
 // a controller whose work ends at the API: its objects are stored, validated,
-// defaulted and admitted for real, but nothing acts on them.
+// defaulted and admitted for real, but nothing acts on them. Under go test -short it
+// skips the test instead (SkipShort).
 func StartAPIServer(t testing.TB, crdDirectories ...string) *ControlPlane {
 	t.Helper()
 	return startForTest(t, Options{CRDDirectories: crdDirectories})
@@ -79,6 +81,7 @@ func StartAPIServer(t testing.TB, crdDirectories ...string) *ControlPlane {
 // StartCluster starts a cluster of simulated nodes, with the CRDs of the given
 // directories installed, and stops it when the test ends. Deployments roll out, pods are
 // scheduled, run and complete, and the garbage collector deletes what an owner leaves.
+// Under go test -short it skips the test instead (SkipShort).
 func StartCluster(t testing.TB, nodes int, crdDirectories ...string) *ControlPlane {
 	t.Helper()
 	if nodes < 1 {
@@ -89,6 +92,7 @@ func StartCluster(t testing.TB, nodes int, crdDirectories ...string) *ControlPla
 
 func startForTest(t testing.TB, opts Options) *ControlPlane {
 	t.Helper()
+	fasttier.Skip(t)
 	cp, err := Start(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)

@@ -29,7 +29,8 @@
 //
 // The binaries are built once per machine by `make controlplane` and found through
 // KUBEBUILDER_ASSETS or in the user cache directory. Every process started is stopped by
-// Stop and, should the program die first, killed with it. Pods on simulated nodes behave as
+// Stop and, should the program die first, killed with it. Under go test -short the tests
+// that need them skip themselves, saying so (SkipShort), and the others run without them. Pods on simulated nodes behave as
 // package controlplane says: ExitCodeAnnotation, MessageAnnotation, RunForAnnotation and
 // BadImageTag decide how one ends.
 package reconciletest

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/reconcilekit/reconcilekit/internal/fasttier"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	rkreconcile "github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/requeue"
@@ -76,6 +77,7 @@ rules:
 // prints is the cause with its fix, before any log of the manager and with no stack
 // trace. How long the message takes to appear, control plane start included, is logged.
 func TestANewUsersMistakeIsTheFirstThingPrinted(t *testing.T) {
+	fasttier.Skip(t) // its runs start a control plane each
 	mistakes := []struct {
 		name     string
 		children []rkreconcile.Option // the declaration's

@@ -3,6 +3,7 @@ package reconciletest
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -27,6 +28,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/reconcilekit/reconcilekit/internal/fasttier"
+	"github.com/reconcilekit/reconcilekit/internal/gotype"
 	"github.com/reconcilekit/reconcilekit/internal/rbac"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/webhook"
@@ -176,7 +179,15 @@ func (o *Operator) Stop() error {
 // (CheckRole): the role generated from the operator's markers must grant exactly what its
 // managers used in the tests and what its declarations imply, and a role that grants more,
 // or less, fails the run with the marker lines to remove and to add.
+//
+// Under go test -short Main starts nothing and runs the tests, and Env skips each that
+// asks for one: the tests that need no control plane run without its
+// binaries.
 func (o *Operator) Main(m *testing.M) int {
+	if flag.Parse(); testing.Short() {
+		// The fast tier: no control plane, and each test's Env skips it.
+		return m.Run()
+	}
 	if err := o.Start(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -242,9 +253,11 @@ const AllNamespaces = "*"
 // explore runs the operator with Env.Run too.
 const namespacesField = "Env.Namespaces (explore.Exploration.Namespaces in an exploration)"
 
-// Env returns a new Env for the test t. The operator must have been started.
+// Env returns a new Env for the test t. The operator must have been started. Under go
+// test -short it skips t instead (SkipShort).
 func (o *Operator) Env(t testing.TB) *Env {
 	t.Helper()
+	fasttier.Skip(t)
 	cp := o.ControlPlane
 	if cp == nil || o.role == "" {
 		t.Fatalf("reconciletest: operator %s has not been started", o.User)
@@ -623,7 +636,7 @@ func (r *refusals) misdeclared(group, resource string) string {
 				}
 				gvk, err := r.operator.ControlPlane.client.RESTMapper().KindFor(schema.GroupVersionResource{Group: g, Resource: res})
 				if err == nil {
-					kinds = append(kinds, "&"+goType(gvk)+"{}")
+					kinds = append(kinds, "&"+gotype.OfKind(gvk)+"{}")
 				}
 			}
 		}
@@ -635,7 +648,7 @@ func (r *refusals) misdeclared(group, resource string) string {
 	for _, child := range owner.Children() {
 		if g, res, ok := r.resourceOf(child); ok && !(g == group && res == resource) {
 			if gvk, err := apiutil.GVKForObject(child, r.operator.Scheme); err == nil {
-				declared = append(declared, "&"+goType(gvk)+"{}")
+				declared = append(declared, "&"+gotype.OfKind(gvk)+"{}")
 			}
 		}
 	}
@@ -662,16 +675,6 @@ func (r *refusals) declared(group, resource string) bool {
 		}
 	}
 	return false
-}
-
-// goType names the Go type of a kind as a declaration spells it by convention, its package
-// imported as its group's first label and its version: corev1.ConfigMap, batchv1.Job.
-func goType(gvk schema.GroupVersionKind) string {
-	group, _, _ := strings.Cut(gvk.Group, ".")
-	if group == "" {
-		group = "core"
-	}
-	return group + gvk.Version + "." + gvk.Kind
 }
 
 // is reports whether obj is of the resource of the API group.

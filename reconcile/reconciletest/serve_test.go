@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/reconcilekit/reconcilekit/internal/fasttier"
 	"github.com/reconcilekit/reconcilekit/internal/gadget"
 	"github.com/reconcilekit/reconcilekit/internal/gadget/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/internal/gadget/v1beta1"
@@ -90,6 +91,7 @@ func gadgetAPIServer(t *testing.T) (*reconciletest.ControlPlane, *runtime.Scheme
 // the version named.
 func gadgetAPIServerStoring(t *testing.T, storage string) (*reconciletest.ControlPlane, *runtime.Scheme) {
 	t.Helper()
+	fasttier.Skip(t)
 	cp, err := reconciletest.Start(t.Context(), reconciletest.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -62,6 +62,7 @@ const kubebuilderVersion = "v4.16.0"
 //
 // Each step logs how long it took.
 func TestKubebuilderProjectAdoptsOneController(t *testing.T) {
+	reconciletest.SkipShort(t)
 	env := newEnv(t)
 	dir := filepath.Join(t.TempDir(), "shop")
 	if err := os.MkdirAll(dir, 0o755); err != nil {

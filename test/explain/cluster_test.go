@@ -82,6 +82,7 @@ func TestMain(m *testing.M) {
 // the cluster if no test has yet.
 func env(t *testing.T, operator *reconciletest.Operator) *reconciletest.Env {
 	t.Helper()
+	reconciletest.SkipShort(t)
 	started.Do(func() {
 		ctx := context.Background()
 		if cluster, startErr = reconciletest.Start(ctx, reconciletest.Options{Nodes: 1}); startErr != nil {

@@ -20,6 +20,7 @@ import (
 	memcached "github.com/reconcilekit/reconcilekit/examples/memcached/controller"
 	podsetv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	podset "github.com/reconcilekit/reconcilekit/examples/podset/controller"
+	"github.com/reconcilekit/reconcilekit/internal/fasttier"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest/explore"
@@ -104,6 +105,9 @@ func startOn(t *testing.T, o *reconciletest.Operator) *reconciletest.Operator {
 }
 
 func TestMain(m *testing.M) {
+	if fasttier.SkipPackage() {
+		os.Exit(m.Run())
+	}
 	os.Exit(run(m))
 }
 

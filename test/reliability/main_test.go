@@ -21,6 +21,7 @@ import (
 	keyvalv1alpha1 "github.com/reconcilekit/reconcilekit/examples/keyval/api/v1alpha1"
 	memcachedv1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	podsetv1alpha1 "github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
+	"github.com/reconcilekit/reconcilekit/internal/fasttier"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
@@ -60,6 +61,9 @@ func sized() scale {
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	if fasttier.SkipPackage() {
+		os.Exit(m.Run())
+	}
 	os.Exit(run(m))
 }
 

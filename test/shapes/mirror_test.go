@@ -124,6 +124,7 @@ func TestMirrorOperator(t *testing.T) {
 }
 
 func TestMirrorExplored(t *testing.T) {
+	reconciletest.SkipShort(t)
 	ensureVault(t, operator.ControlPlane.Client(t, nil), vault)
 	m := mirror("")
 	explored(t, explore.Exploration{

@@ -17,6 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/yaml"
 
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 	"github.com/reconcilekit/reconcilekit/rehearsal"
 )
 
@@ -145,6 +146,7 @@ func deployed(t *testing.T, dir string) (crds, webhooks string) {
 }
 
 func TestUpgradingTheMemcachedOperatorToItsSecondVersionRestartsNothing(t *testing.T) {
+	reconciletest.SkipShort(t)
 	// The new build as config/default deploys it: serving its webhooks (the conversion of
 	// the v1alpha1 Memcacheds the old build made among them) with a certificate of its own,
 	// here on the loopback interface the rehearsal's API server reaches it at.
@@ -176,6 +178,7 @@ the new build writes:
 }
 
 func TestAnUpgradeThatChangesAPodTemplatesDefaultIsReportedAsRestarts(t *testing.T) {
+	reconciletest.SkipShort(t)
 	source := filepath.Join(fixture, "controller", "memcached.go")
 	code, err := os.ReadFile(source)
 	if err != nil {

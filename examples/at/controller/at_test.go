@@ -72,6 +72,7 @@ func TestAtWaitsForItsScheduleThenRunsItsCommandOnce(t *testing.T) {
 }
 
 func TestAtRejectsInvalidInput(t *testing.T) {
+	reconciletest.SkipShort(t) // it uses the control plane without an Env
 	c, ns := operator.ControlPlane.Client(t, operator.Scheme), operator.ControlPlane.Namespace(t)
 	for _, spec := range []struct {
 		name     string

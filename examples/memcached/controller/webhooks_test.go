@@ -37,6 +37,7 @@ import (
 // reads or writes v1alpha1.
 func serveWebhooks(t *testing.T) (string, client.Client, *reconciletest.Warnings) {
 	t.Helper()
+	reconciletest.SkipShort(t) // it uses the control plane without an Env
 	cp := operator.ControlPlane
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, cachev1alpha1.AddToScheme, cachev1beta1.AddToScheme} {

@@ -276,8 +276,10 @@ func Run(t *testing.T, x Exploration) *Report {
 // Explore explores x and returns what it found, failing t only if the exploration cannot
 // be made (the workload fails, the control plane is gone): for a test that expects
 // violations, such as one proving the oracles catch a buggy operator.
+// Under go test -short it skips t, as an exploration needs a control plane.
 func Explore(t *testing.T, x Exploration) *Report {
 	t.Helper()
+	reconciletest.SkipShort(t) // under -short, which runs the tests that need no control plane
 	start := time.Now()
 	if err := x.validate(); err != nil {
 		t.Fatal(err)
