@@ -183,7 +183,7 @@ EXPLORE_NODES ?= 2
 
 .PHONY: test-explore-simulated
 test-explore-simulated: controlplane ## make test-explore on a simulated cluster (controller manager, scheduler, EXPLORE_NODES kwok nodes): what only a cluster shows, pods that run, Jobs that complete, the garbage collector.
-	cd test/explore && $(GO) test -count=1 -timeout 30m -run '^TestExploring' -args -test.parallel=$(EXPLORE_AT_ONCE) -explore.mutants -explore.corpus -explore.all -explore.parallel=$(EXPLORE_PARALLEL) -explore.nodes=$(EXPLORE_NODES)
+	cd test/explore && $(GO) test -count=1 -timeout 45m -run '^TestExploring' -args -test.parallel=$(EXPLORE_AT_ONCE) -explore.mutants -explore.corpus -explore.all -explore.parallel=$(EXPLORE_PARALLEL) -explore.nodes=$(EXPLORE_NODES)
 
 # EXPLORE_MATRIX_MUTANTS picks the mutants of make test-explore-matrix (a regular expression
 # of their bugs); empty explores every one, which takes most of an hour on two cores.
