@@ -186,6 +186,13 @@ FUZZTIME ?= 100000x
 test-explore: controlplane ## Explore the examples and the corpus at every point, prove each mutant caught by its oracle; end with "explore: operators=N runs=N points=N mutants_caught=N/N false_alarms=0 unjudged=N seconds=N".
 	cd test/explore && $(GO) test -count=1 -timeout 25m -run '^TestExploring' -args -test.parallel=$(EXPLORE_AT_ONCE) -explore.mutants -explore.corpus -explore.all -explore.parallel=$(EXPLORE_PARALLEL)
 
+# EXPLORE_NODES is how many kwok nodes make test-explore-simulated's cluster simulates.
+EXPLORE_NODES ?= 2
+
+.PHONY: test-explore-simulated
+test-explore-simulated: controlplane ## make test-explore on a simulated cluster (controller manager, scheduler, EXPLORE_NODES kwok nodes): what only a cluster shows, pods that run, Jobs that complete, the garbage collector.
+	cd test/explore && $(GO) test -count=1 -timeout 45m -run '^TestExploring' -args -test.parallel=$(EXPLORE_AT_ONCE) -explore.mutants -explore.corpus -explore.all -explore.parallel=$(EXPLORE_PARALLEL) -explore.nodes=$(EXPLORE_NODES)
+
 # EXPLORE_MATRIX_MUTANTS picks the mutants of make test-explore-matrix (a regular expression
 # of their bugs); empty explores every one, which takes most of an hour on two cores.
 EXPLORE_MATRIX_MUTANTS ?=

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -733,6 +734,11 @@ type result struct {
 	// snapshots are, in a reference run, the objects of the kinds explored once each
 	// step has settled: what two reference runs are compared by to learn masks.
 	snapshots []map[string]*unstructured.Unstructured
+	// settledAt are, in a run perturbed at a point (crash, fail, lost, stale,
+	// unobserved), the objects of the kinds explored once each step but the last has
+	// settled, by the step's index: what the end state oracle compares with the
+	// reference run's snapshots.
+	settledAt map[int]map[string]*unstructured.Unstructured
 	broken    error // while shrinking: a step failed without a step left out
 	// family is, in a run from scratch (perturbation.scratch), the object and its
 	// children once the operator has settled on it.
@@ -750,7 +756,7 @@ func (r *result) unsettled() bool {
 
 // run makes one run of the workload under p, as a subtest named name.
 func (ex *explorer) run(t *testing.T, name string, p perturbation) *result {
-	res := &result{name: name, p: p, deleted: map[string]bool{}, paces: map[int]pace{}}
+	res := &result{name: name, p: p, deleted: map[string]bool{}, paces: map[int]pace{}, settledAt: map[int]map[string]*unstructured.Unstructured{}}
 	t.Run(name, func(t *testing.T) {
 		ex.runIn(t, res)
 		for _, v := range res.findings {
@@ -969,7 +975,7 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 			break // judged by no oracle: the rest is not worth the time
 		}
 		if res.p.class == "" {
-			objs, err := objectsOf(ctx, admin, e.Namespace, ex.kinds)
+			objs, err := ex.collected(ctx, admin, e.Namespace)
 			if err != nil {
 				t.Fatalf("explore: %v", err)
 			}
@@ -1045,6 +1051,15 @@ func (ex *explorer) runIn(t *testing.T, res *result) {
 			start(p)
 			settle(i)
 			inc.checkCurrent(ctx, res, i)
+		}
+		if atPoint(res.p) && i < len(ex.x.Workload)-1 {
+			// The state the step settled in, once the collector has done its part: the
+			// last step's is the end state.
+			objs, err := ex.collected(ctx, admin, e.Namespace)
+			if err != nil {
+				t.Fatalf("explore: %v", err)
+			}
+			res.settledAt[i] = objs
 		}
 		if res.p.class == "" {
 			// The reference run proves convergence: a fresh operator, reconciling every
@@ -1427,10 +1442,60 @@ func (ex *explorer) violations(got, ref *result) []Violation {
 			vs = append(vs, Violation{Oracle: EndState, Detail: "the end state differs from the reference run's (-reference +this run):\n" + d})
 		}
 	}
+	if ref != nil {
+		vs = append(vs, ex.stepStates(got, ref)...)
+	}
 	for i := range vs {
 		vs[i].Run, vs[i].Class = got.name, got.p.class
 	}
 	return vs
+}
+
+// atPoint reports whether p perturbs a run at a point of the workload and lets it run
+// the rest as the reference run does (crash, fail, lost, stale, unobserved): one whose
+// state after each step must be the reference run's. A spec run's steps hold its
+// transition and the spec's return, which the differential and "not recovered" judge;
+// a run from scratch stops at its object.
+func atPoint(p perturbation) bool {
+	return p.class != "" && p.class != Spec && p.class != scratch && p.drop == nil
+}
+
+// stepStates compares the state each step of got settled in, but the last, with the
+// reference run's after the same step, the status of the operator's own objects apart:
+// the first step at which they differ is an end state violation. The end state alone
+// does not see a child the operator left wrong while its owner lived: on a simulated
+// cluster the garbage collector deletes it with the owner the workload deletes, in
+// every run alike (a Deployment never scaled to the new size, or never made). The
+// status of the operator's objects is left to the end state: between steps it follows
+// what the cluster's controllers do at their own pace (a Deployment's rollout, a pod
+// that ends), which the settling of the operator does not wait for.
+func (ex *explorer) stepStates(got, ref *result) []Violation {
+	for _, i := range slices.Sorted(maps.Keys(got.settledAt)) {
+		if i >= len(ref.snapshots) {
+			continue
+		}
+		want := ex.withoutOwnStatus(ex.normalise(ref.snapshots[i], ref.namespace))
+		have := ex.withoutOwnStatus(ex.normalise(got.settledAt[i], got.namespace))
+		if d := cmp.Diff(want, have); d != "" {
+			return []Violation{{Oracle: EndState, Detail: fmt.Sprintf(
+				"once step %d (%s) settled, the objects differ from the reference run's after it, their status apart (-reference +this run):\n%s",
+				i+1, ex.x.Workload[i].Name, d)}}
+		}
+	}
+	return nil
+}
+
+// withoutOwnStatus is s without the status of the objects of the operator's kinds.
+func (ex *explorer) withoutOwnStatus(s state) state {
+	out := state{}
+	for k, o := range s {
+		if kind, _, _ := strings.Cut(k, " "); ex.ours[kind] {
+			o = maps.Clone(o)
+			delete(o, "status")
+		}
+		out[k] = o
+	}
+	return out
 }
 
 // record adds the violations vs of the run got to rep, with the run's report: the
@@ -1596,10 +1661,23 @@ func churn(ref, got *result) []Violation {
 		return n
 	}
 	want, have := count(ref.writes), count(got.writes)
+	// In a spec run, an object the reference run never wrote came to be from the
+	// transition: the claims a StatefulSet's controller makes for the replicas a
+	// transition adds, which it keeps when the spec comes back, and which the workload's
+	// last step has the operator delete with the rest. Its delete is the cleanup of what
+	// the transition made, judged by the differential and "not recovered", not a delete
+	// the reference run did not make.
+	written := map[string]bool{}
+	for _, w := range ref.writes {
+		written[w.Resource+" "+w.Name] = true
+	}
 	var vs []Violation
 	for _, k := range mapsKeys(have) {
 		if have[k] > want[k] {
 			verb, what, _ := strings.Cut(k, " ")
+			if verb == "delete" && got.p.class == Spec && !written[what] {
+				continue
+			}
 			oracle := CreatedTwice
 			if verb == "delete" {
 				oracle = DeletedWrongly

@@ -82,3 +82,29 @@ func TestChildrenNamedByGenerateNameAreToldApartByPurposeNotCount(t *testing.T) 
 		t.Errorf("the states of two runs order their generated children by their random names: %v, %v", a, swapped)
 	}
 }
+
+func TestADeleteOfWhatASpecTransitionMadeIsNotDeletedWrongly(t *testing.T) {
+	deleted := func(name string) write {
+		return write{Verb: "delete", Resource: "persistentvolumeclaims", Name: name, Code: 200}
+	}
+	// The reference run deletes the claims of 3 replicas; a transition to 5 had the
+	// StatefulSet's controller make two more, which the last step deletes with the rest.
+	ref := &result{writes: []write{deleted("data-kv-0"), deleted("data-kv-1"), deleted("data-kv-2")}}
+	for _, tc := range []struct {
+		name  string
+		class Class
+		got   []write
+		want  int
+	}{
+		{"in a spec run, a claim the reference never had", Spec, []write{deleted("data-kv-0"), deleted("data-kv-3")}, 0},
+		{"in a spec run, a claim the reference had deleted twice", Spec, []write{deleted("data-kv-0"), deleted("data-kv-0")}, 1},
+		{"in a crash run, a claim the reference never had", Crash, []write{deleted("data-kv-3")}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vs := churn(ref, &result{p: perturbation{class: tc.class}, writes: tc.got})
+			if len(vs) != tc.want {
+				t.Errorf("found %v, want %d deleted wrongly", vs, tc.want)
+			}
+		})
+	}
+}

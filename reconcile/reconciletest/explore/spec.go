@@ -931,13 +931,85 @@ func (ex *explorer) judgeTransition(ctx context.Context, c client.Client, namesp
 }
 
 // recovered compares the state of the object and its children once the spec is back with
-// the state before the transition: the operator must converge to it again.
+// the state before the transition: the operator must converge to it again. A condition
+// the operator left as it was (leftAsItWas) is recovered: it makes the same claim for the
+// same spec.
 func recovered(tr transition, before, after state) []Violation {
+	after = leftAsItWas(before, after)
 	if d := cmp.Diff(before, after); d != "" {
 		return []Violation{{Oracle: NotRecovered, Detail: fmt.Sprintf(
 			"after %s and the return to the spec before it, %s and its children differ from what they were before (-before +after):\n%s", tr.describe(), tr.object, d)}}
 	}
 	return nil
+}
+
+// leftAsItWas returns after with each condition that is the same as in before but for
+// being further behind the generation given before's observedGeneration: a condition
+// the operator did not write again. The transition and the return each take the
+// generation one on, so such a condition reads "<2 behind>" where it read "<current>";
+// what it says is what it said for the same spec. An At whose command has run keeps
+// the Succeeded of that run, written once, for ever (on a simulated cluster, where its
+// pod ends). A condition written again, or one whose status, reason or message changed,
+// is compared as it is.
+func leftAsItWas(before, after state) state {
+	out := state{}
+	for key, o := range after {
+		b, ok := before[key]
+		if !ok {
+			out[key] = o
+			continue
+		}
+		was := conditionsByType(b)
+		o = maps.Clone(o)
+		if status, ok := o["status"].(map[string]any); ok {
+			conds, _ := status["conditions"].([]any)
+			conds = slices.Clone(conds)
+			for i, c := range conds {
+				m, _ := c.(map[string]any)
+				old, ok := was[fmt.Sprint(m["type"])]
+				if !ok || behind(m["observedGeneration"]) <= behind(old["observedGeneration"]) {
+					continue
+				}
+				m = maps.Clone(m)
+				m["observedGeneration"] = old["observedGeneration"]
+				if cmp.Equal(m, old) {
+					conds[i] = m
+				}
+			}
+			status = maps.Clone(status)
+			status["conditions"] = conds
+			o["status"] = status
+		}
+		out[key] = o
+	}
+	return out
+}
+
+// conditionsByType are the conditions of the normalised object o, by type.
+func conditionsByType(o map[string]any) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	status, _ := o["status"].(map[string]any)
+	conds, _ := status["conditions"].([]any)
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok {
+			out[fmt.Sprint(m["type"])] = m
+		}
+	}
+	return out
+}
+
+// behind is how many generations a normalised observedGeneration ("<current>",
+// "<2 behind>") is behind, -1 if it is neither.
+func behind(og any) float64 {
+	s, _ := og.(string)
+	if s == "<current>" {
+		return 0
+	}
+	var n float64
+	if _, err := fmt.Sscanf(s, "<%g behind>", &n); err == nil {
+		return n
+	}
+	return -1
 }
 
 func conditionOf(obj *unstructured.Unstructured, typ string) map[string]any {

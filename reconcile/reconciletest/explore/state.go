@@ -31,6 +31,7 @@ var Masked = []string{
 	"the annotations " + ownership.IntentAnnotation + " and " + ownership.ConfigHashAnnotation + " (hashes that cover the namespace)",
 	"status.conditions[].lastTransitionTime",
 	"spec.clusterIP and spec.clusterIPs of a Service (allocated)",
+	"spec.nodeName of a Pod (the scheduler's choice of node, on a simulated cluster; compared as set or not)",
 	"the status of every object of a kind the operator does not reconcile (its children's status is their controllers')",
 	"the run's namespace, wherever a string names it (compared as {namespace})",
 }
@@ -174,6 +175,13 @@ func normaliseObject(in map[string]any, namespace string, uids map[string]bool) 
 						a[ownership.ConfigHashAnnotation] = "<masked>"
 					}
 				}
+			}
+		}
+		// The node a pod runs on is the scheduler's choice among equal nodes: two runs
+		// of one workload on a simulated cluster place the same pod apart.
+		if obj["kind"] == "Pod" {
+			if n, ok := spec["nodeName"].(string); ok && n != "" {
+				spec["nodeName"] = "<scheduled>"
 			}
 		}
 		if obj["kind"] == "Service" {
