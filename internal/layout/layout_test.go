@@ -45,38 +45,55 @@ func match(pattern, pkg string) (ok bool, x string) {
 // readRules reads the imports block of docs/architecture.md.
 func readRules(t *testing.T, path string) []rule {
 	t.Helper()
+	var rules []rule
+	for _, l := range readBlock(t, path, "imports", "package: what it may import") {
+		r := rule{line: l.n, pattern: l.key}
+		for _, a := range strings.Fields(l.value) {
+			if a != "-" {
+				r.allowed = append(r.allowed, a)
+			}
+		}
+		rules = append(rules, r)
+	}
+	return rules
+}
+
+// A blockLine is one `key: value` line of a fenced block of docs/architecture.md.
+type blockLine struct {
+	n          int
+	key, value string
+}
+
+// readBlock reads the lines of the fenced block of the given info string in the file at
+// path, each `key: value` as form says; it fails the test on another line, or on no block.
+func readBlock(t *testing.T, path, info, form string) []blockLine {
+	t.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rules []rule
+	var lines []blockLine
 	in := false
 	s := bufio.NewScanner(bytes.NewReader(raw))
 	for n := 1; s.Scan(); n++ {
 		line := s.Text()
 		switch {
-		case line == "```imports":
+		case line == "```"+info:
 			in = true
 		case in && line == "```":
 			in = false
 		case in:
-			pattern, allowed, ok := strings.Cut(line, ":")
+			key, value, ok := strings.Cut(line, ":")
 			if !ok {
-				t.Fatalf("%s:%d: %q is not `package: what it may import`", path, n, line)
+				t.Fatalf("%s:%d: %q is not `%s`", path, n, line, form)
 			}
-			r := rule{line: n, pattern: strings.TrimSpace(pattern)}
-			for _, a := range strings.Fields(allowed) {
-				if a != "-" {
-					r.allowed = append(r.allowed, a)
-				}
-			}
-			rules = append(rules, r)
+			lines = append(lines, blockLine{n, strings.TrimSpace(key), strings.TrimSpace(value)})
 		}
 	}
-	if len(rules) == 0 {
-		t.Fatalf("%s has no ```imports block", path)
+	if len(lines) == 0 {
+		t.Fatalf("%s has no ```%s block", path, info)
 	}
-	return rules
+	return lines
 }
 
 type pkg struct {

@@ -1,7 +1,6 @@
 package layout
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -34,30 +33,9 @@ type part struct {
 // readParts reads the shellparts block of docs/architecture.md.
 func readParts(t *testing.T, path string) []part {
 	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var parts []part
-	in := false
-	s := bufio.NewScanner(bytes.NewReader(raw))
-	for n := 1; s.Scan(); n++ {
-		line := s.Text()
-		switch {
-		case line == "```shellparts":
-			in = true
-		case in && line == "```":
-			in = false
-		case in:
-			name, file, ok := strings.Cut(line, ":")
-			if !ok {
-				t.Fatalf("%s:%d: %q is not `part: file`", path, n, line)
-			}
-			parts = append(parts, part{line: n, name: strings.TrimSpace(name), file: strings.TrimSpace(file)})
-		}
-	}
-	if len(parts) == 0 {
-		t.Fatalf("%s has no ```shellparts block", path)
+	for _, l := range readBlock(t, path, "shellparts", "part: file") {
+		parts = append(parts, part{line: l.n, name: l.key, file: l.value})
 	}
 	return parts
 }
