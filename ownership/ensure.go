@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -55,7 +57,11 @@ type options struct {
 
 // CreateOnly makes Ensure create the object when it is missing and otherwise leave it as it
 // is: for objects whose spec cannot change once they exist, such as a Pod that must run once.
-// The object gets no IntentAnnotation, which only an update would compare.
+// The object gets no IntentAnnotation, which only an update would compare. The one change
+// Ensure still makes is to the Writer's labels (Writer.Labels): an object that exists without
+// them, made before they were given or stripped of them since, gets them with one patch of
+// its labels alone, since a cache restricted by them (the reconcile shell's, OwnedByLabel)
+// would otherwise never hold it. A role without patch on the kind leaves it unlabelled.
 func CreateOnly() Option { return func(o *options) { o.createOnly = true } }
 
 // Ensure makes the object desired describes exist, controlled by owner, with every field
@@ -161,7 +167,7 @@ func ensure[T client.Object](ctx context.Context, w Writer, owner client.Object,
 		}
 	}
 	if o.createOnly {
-		return live, Result{Action: Unchanged}, nil
+		return labelCreated(ctx, w, gvk.Kind, live)
 	}
 	// After the intent: a desired object that keeps asking for other claim templates is the
 	// same intent, which sends nothing once the rest is applied.
@@ -200,6 +206,50 @@ func ensure[T client.Object](ctx context.Context, w Writer, owner client.Object,
 		return updated, result, errors.Join(immutable, err)
 	}
 	return updated, result, err
+}
+
+// labelCreated gives live, an object controlled by the Writer's owner that Ensure does not
+// otherwise change (CreateOnly), the Writer's labels it lacks, with a merge patch of those
+// labels alone guarded by its resourceVersion: a child made before the labels were given,
+// or whose labels someone removed, which a cache restricted by them does not hold. A
+// refusal (forbidden: CreateOnly needs no patch otherwise) leaves it as it is.
+func labelCreated[T client.Object](ctx context.Context, w Writer, kind string, live T) (T, Result, error) {
+	missing := map[string]any{}
+	for k, v := range w.Labels {
+		if got, ok := live.GetLabels()[k]; !ok || got != v {
+			missing[k] = v
+		}
+	}
+	if len(missing) == 0 {
+		return live, Result{Action: Unchanged}, nil
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": missing, "resourceVersion": live.GetResourceVersion()}})
+	if err != nil {
+		return live, Result{}, err
+	}
+	patched := live.DeepCopyObject().(T)
+	switch err := w.Client.Patch(ctx, patched, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(w.FieldOwner)); {
+	case apierrors.IsForbidden(err):
+		return live, Result{Action: Unchanged}, nil
+	case err != nil:
+		return live, Result{}, err
+	}
+	telemetry.Wrote(kind, telemetry.Update, true)
+	return patched, Result{Action: Updated, Diff: labelDiff(missing)}, nil
+}
+
+// labelDiff says which labels labelCreated gave, one per line as a Diff does.
+func labelDiff(labels map[string]any) string {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b []byte
+	for _, k := range keys {
+		b = fmt.Appendf(b, "metadata.labels.%s: <none> → %v\n", k, labels[k])
+	}
+	return strings.TrimSuffix(string(b), "\n")
 }
 
 // keepOwnerVersion gives want's controller reference the apiVersion of live's when both

@@ -16,6 +16,16 @@ import (
 	"github.com/reconcilekit/reconcilekit/internal/writerpolicy"
 )
 
+// OwnedByLabel is the label the reconcile shell's Writer (reconcile.Scope) gives every child
+// it creates or applies, its value naming the kind of the child's owner (such as
+// memcached.cache.example.com): a manager made by reconcile.Manager caches the children of a
+// declaration by it, so that its cache holds the operator's own children rather than every
+// object of their kinds in the cluster. A child without it, made before it was given or
+// stripped of it since, is found by a live read and given it again (Ensure, and the
+// manager's adoption as it starts); an object of a child's name controlled by someone else
+// never is. Like IntentAnnotation it is not part of the desired object's intent.
+const OwnedByLabel = "reconcilekit.io/owned-by"
+
 // Writer is what Ensure, EnsureSet and Delete write an owner's children with: the client,
 // the name the writes carry, where drift and fights are recorded, the labels every child
 // gets and the kinds that may be written. The reconcile shell hands its logic one for each

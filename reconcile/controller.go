@@ -192,6 +192,7 @@ func (c *Controller[T]) shell(cl client.Client, apiReader client.Reader) (*shell
 	if cl != nil {
 		scheme = cl.Scheme()
 	}
+	s.ownedBy = ownedByLabels(c.object, scheme)
 	var undeclarable []error
 	s.declared, undeclarable = declare(s.options.wiring.children, scheme)
 	errs = append(errs, undeclarable...)
@@ -374,6 +375,7 @@ type wiring struct {
 type cacheRule struct {
 	kind client.Object
 	by   cache.ByObject
+	all  bool // WithCacheAll: by is empty, and Setup accepts it
 }
 
 type watch struct {

@@ -39,6 +39,7 @@ type Declaration interface {
 
 	kind() string
 	kinds() []client.Object
+	options() options
 	cacheRules() []cacheRule
 	webhooks(scheme *runtime.Scheme) (served, error)
 	setup(mgr manager.Manager, gate Gate, crds *crdGate, metrics bool) error
@@ -51,7 +52,11 @@ type Declaration interface {
 //	mgr, err := reconcile.Manager{Options: options, Controllers: []reconcile.Declaration{controller.New()}}.New(cfg)
 //
 // New adds to Options what the declarations say:
-//   - the cache's restrictions of each kind (WithCache), and, unless Options set a
+//   - the cache's restrictions of each kind (WithCache); for each kind a declaration owns
+//     (WithChildren) and none reads otherwise, the children alone, by the label the Writer
+//     gives them (ownership.OwnedByLabel; WithCacheAll says why a kind would be cached in
+//     full, and which kinds are), with the labelling, once on the leader as the manager
+//     starts, of the children made without it; and, unless Options set a
 //     DefaultTransform, a transform of the declared kinds alone that drops managedFields and
 //     shares equal label maps (ownership.TransformCompact): a kind no declaration names, such
 //     as one a plain controller-runtime controller of the same manager reconciles, is cached
@@ -149,7 +154,8 @@ func (m Manager) New(cfg *rest.Config) (manager.Manager, error) {
 			return nil, err
 		}
 	}
-	byObject, err := m.cacheByObject()
+	owned := ownedKinds(m.Controllers, opts.Scheme)
+	byObject, err := m.cacheByObject(owned)
 	if err != nil {
 		return nil, err
 	}
@@ -183,6 +189,9 @@ func (m Manager) New(cfg *rest.Config) (manager.Manager, error) {
 		if err := built.AddReadyzCheck(WebhooksCheck, built.GetWebhookServer().StartedChecker()); err != nil {
 			return nil, err
 		}
+	}
+	if err := addAdopter(built, opts.Cache, owned); err != nil {
+		return nil, err
 	}
 	if m.Certificates != nil {
 		if err := m.Certificates.SetupWithManager(built); err != nil {
@@ -246,20 +255,25 @@ func (m Manager) check(scheme *runtime.Scheme, uncached *client.CacheOptions) er
 	return errors.Join(errs...)
 }
 
-// cacheByObject returns the cache's restrictions by kind: the declarations' (WithCache),
-// which must agree among themselves, each narrowed by the one Options already has for its
-// kind, such as the shard label package sharding adds: both hold.
-func (m Manager) cacheByObject() (map[client.Object]cache.ByObject, error) {
+// cacheByObject returns the cache's restrictions by kind: the declarations' (WithCache,
+// WithCacheAll), which must agree among themselves, and for the child kinds none of them
+// names, owned, the label of the children (ownership.OwnedByLabel); each narrowed by the one
+// Options already has for its kind, such as the shard label package sharding adds: both
+// hold.
+func (m Manager) cacheByObject(owned []ownedKind) (map[client.Object]cache.ByObject, error) {
 	declared := map[client.Object]cache.ByObject{}
 	for _, d := range m.Controllers {
 		for _, rule := range d.cacheRules() {
 			key, existing, ok := findByObject(declared, rule.kind)
 			if ok && !reflect.DeepEqual(existing, rule.by) {
-				return nil, fmt.Errorf("reconcile: the cache of %T is restricted twice, differently (by the %s controller's WithCache and another's): one manager has one cache of a kind; make the restrictions agree",
+				return nil, fmt.Errorf("reconcile: the cache of %T is restricted twice, differently (by the %s controller's WithCache or WithCacheAll and another's): one manager has one cache of a kind; make the restrictions agree",
 					rule.kind, d.kind())
 			}
 			declared[key] = rule.by
 		}
+	}
+	for _, k := range owned { // none of them is declared (ownedKinds)
+		declared[k.kind] = cache.ByObject{Label: k.selector()}
 	}
 	byObject := make(map[client.Object]cache.ByObject, len(m.Options.Cache.ByObject)+len(declared))
 	for k, v := range m.Options.Cache.ByObject {

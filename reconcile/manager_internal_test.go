@@ -28,7 +28,7 @@ func TestTheCacheRestrictionsOfDeclarationAndOptionsBothHold(t *testing.T) {
 				Options:     ctrl.Options{Cache: cache.Options{ByObject: tc.options}},
 				Controllers: []Declaration{For(&corev1.ConfigMap{}, LogicFunc[*corev1.ConfigMap](nil), TestFieldOwner, WithCache(&corev1.Pod{}, cache.ByObject{Label: declared}))},
 			}
-			byObject, err := m.cacheByObject()
+			byObject, err := m.cacheByObject(nil)
 			if err != nil {
 				t.Fatal(err)
 			}

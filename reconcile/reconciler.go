@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"maps"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -87,10 +88,11 @@ type shell[T client.Object] struct {
 	memory    *memory
 	children  *children // read-your-own-writes of the logic's child writes
 	warnings  warnings
-	bereaved  *ownerSet // owners whose child the cache saw deleted
-	failures  *failures // consecutive failed attempts, by object
-	fights    fights    // of the children the logic writes (fights.go)
-	declared  declared  // the only kinds the logic writes (refusal.go)
+	bereaved  *ownerSet         // owners whose child the cache saw deleted
+	failures  *failures         // consecutive failed attempts, by object
+	fights    fights            // of the children the logic writes (fights.go)
+	ownedBy   map[string]string // the label of every child the logic writes (ownedby.go)
+	declared  declared          // the only kinds the logic writes (refusal.go)
 	gate      Gate
 	crds      *crdGate     // of the manager's optional kinds; nil without a manager
 	kind      string       // the reconciled kind's name, for spans
@@ -202,7 +204,9 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 			return ctrl.Result{}, err
 		}
 		defer r.gate.Leave(ctx, obj)
-		s.Labels = labels
+		for k, v := range labels {
+			s.Labels[k] = v
+		}
 	}
 	defer func() { r.children.wrote(req.NamespacedName, this.wrote, r.options.clock.Now()) }()
 	// Tracing (trace.go) around the run, then 9. Result.
@@ -224,7 +228,10 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 func (r *shell[T]) writer(this *attempt) ownership.Writer {
 	var c client.Client = gatedClient{Client: r.client, gate: r.crds, waiting: &this.waiting}
 	c = notingClient{Client: c, owns: r.declared.owns, wrote: &this.wrote}
-	w := ownership.Writer{Client: c, FieldOwner: r.options.fieldOwner, Recorder: r.options.recorder, Owns: r.declared.owns}
+	w := ownership.Writer{Client: c, FieldOwner: r.options.fieldOwner, Recorder: r.options.recorder, Owns: r.declared.owns, Labels: maps.Clone(r.ownedBy)}
+	if w.Labels == nil {
+		w.Labels = map[string]string{} // the Gate's are added
+	}
 	var p writerpolicy.Policy
 	r.declared.bind(&p, &this.refused)
 	r.fights.bind(&p)

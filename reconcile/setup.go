@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/webhook"
 )
 
@@ -38,7 +39,15 @@ import (
 //   - no restriction of the cache from the declarations: a declaration with WithCache is
 //     refused, naming the kind, since its controller would read a cache larger than it
 //     declares; put the restriction in the project's cache options and drop WithCache, or
-//     make the manager with Manager;
+//     make the manager with Manager (WithCacheAll is accepted: it asks for what the
+//     project's manager does);
+//   - the children cached with every object of their kinds: the Writer labels them
+//     (ownership.OwnedByLabel) as under Manager, but the cache is not restricted to
+//     them, and no one labels the children made before; Setup logs, once, the
+//     restriction Manager would have made of each kind (such as
+//     reconcilekit.io/owned-by in (widget.shop.example.com)), which the project's
+//     cache options (Options.Cache.ByObject) can make themselves once every child
+//     carries the label;
 //   - no cache transform (ownership.TransformCompact): the declared kinds are cached with
 //     their managedFields, as every other, unless the project's cache options set one;
 //   - clients that ask the API server for compression, as controller-runtime's do (Manager
@@ -58,6 +67,9 @@ func Setup(mgr manager.Manager, decls ...Declaration) error {
 	errs := []error{m.check(scheme, nil)}
 	for _, d := range decls {
 		for _, rule := range d.cacheRules() {
+			if rule.all {
+				continue // WithCacheAll: what the project's manager does anyway
+			}
 			errs = append(errs, fmt.Errorf("reconcile: the %s controller restricts the cache of %s (WithCache), which a manager fixes when it is made: reconcile.Setup cannot add it to a manager made already; give the restriction to the manager's cache options (Options.Cache.ByObject) and drop WithCache, or make the manager with reconcile.Manager",
 				d.kind(), goName(rule.kind)))
 		}
@@ -75,6 +87,12 @@ func Setup(mgr manager.Manager, decls ...Declaration) error {
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
+	}
+	if full := uncachedChildren(decls, scheme); len(full) > 0 {
+		// Said once, as the manager is set up: the operator works, its memory grows with
+		// the cluster's objects of these kinds rather than with its own.
+		mgr.GetLogger().Info("reconcile.Setup cannot restrict the cache of a manager made already: the declared children are cached with every object of their kinds, not by the label their Writer gives them; make the manager with reconcile.Manager, or restrict the project's cache options (Options.Cache.ByObject) to them",
+			"label", ownership.OwnedByLabel, "restrictions", full)
 	}
 	crds := newCRDGate(mgr, true)
 	for _, d := range decls {
