@@ -192,7 +192,7 @@ func (c *Controller[T]) shell(cl client.Client, apiReader client.Reader) (*shell
 	if cl != nil {
 		scheme = cl.Scheme()
 	}
-	s.ownedBy = ownedByLabels(c.object, scheme)
+	s.ownedBy = childLabelOf(c.object, scheme)
 	var undeclarable []error
 	s.declared, undeclarable = declare(s.options.wiring.children, scheme)
 	errs = append(errs, undeclarable...)

@@ -66,17 +66,68 @@ func ownedByValue(gk schema.GroupKind) string {
 	return fmt.Sprintf("%s-%08x", strings.TrimRight(v[:54], "-."), h.Sum32())
 }
 
-// ownedByLabels returns the labels the Writer gives the children of obj's kind, none when
-// the scheme does not know it (a declaration refused elsewhere).
-func ownedByLabels(obj client.Object, scheme *runtime.Scheme) map[string]string {
+// childLabel is the label of the children of one kind of owner.
+type childLabel struct {
+	owner  schema.GroupKind
+	labels map[string]string // ownership.OwnedByLabel's, or none
+}
+
+// childLabelOf returns the label of the children of obj's kind, none when the scheme does
+// not know it (a declaration refused elsewhere).
+func childLabelOf(obj client.Object, scheme *runtime.Scheme) childLabel {
 	if scheme == nil {
-		return nil
+		return childLabel{}
 	}
 	gvk, err := apiutil.GVKForObject(obj, scheme)
 	if err != nil {
-		return nil
+		return childLabel{}
 	}
-	return map[string]string{ownership.OwnedByLabel: ownedByValue(gvk.GroupKind())}
+	return childLabel{owner: gvk.GroupKind(), labels: map[string]string{ownership.OwnedByLabel: ownedByValue(gvk.GroupKind())}}
+}
+
+// labellingClient gives the label of the children of its owner's kind to every object it
+// creates or updates that an owner of that kind controls: the children the logic writes
+// with the Scope's client itself, not with Ensure (which gives them the Writer's labels),
+// would otherwise be out of a cache restricted by the label, and a logic that reads its
+// child from the cache before it creates it would create it again, and again.
+type labellingClient struct {
+	client.Client
+	childLabel
+}
+
+// Create creates obj, labelled if it is a child.
+func (c labellingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	c.label(obj)
+	return c.Client.Create(ctx, obj, opts...)
+}
+
+// Update updates obj, labelled if it is a child: one made before the label, say, that the
+// logic read live.
+func (c labellingClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	c.label(obj)
+	return c.Client.Update(ctx, obj, opts...)
+}
+
+// label gives obj the label when its controller is of the owner's kind.
+func (c labellingClient) label(obj client.Object) {
+	ref := metav1.GetControllerOfNoCopy(obj)
+	if len(c.labels) == 0 || ref == nil || ref.Kind != c.owner.Kind {
+		return
+	}
+	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != c.owner.Group {
+		return
+	}
+	all := obj.GetLabels()
+	for k, v := range c.labels {
+		if all[k] == v {
+			continue
+		}
+		if all == nil {
+			all = make(map[string]string, len(c.labels))
+		}
+		all[k] = v
+	}
+	obj.SetLabels(all)
 }
 
 // ownedKind is a child kind cached by ownership.OwnedByLabel: the kind, and the label's

@@ -88,11 +88,11 @@ type shell[T client.Object] struct {
 	memory    *memory
 	children  *children // read-your-own-writes of the logic's child writes
 	warnings  warnings
-	bereaved  *ownerSet         // owners whose child the cache saw deleted
-	failures  *failures         // consecutive failed attempts, by object
-	fights    fights            // of the children the logic writes (fights.go)
-	ownedBy   map[string]string // the label of every child the logic writes (ownedby.go)
-	declared  declared          // the only kinds the logic writes (refusal.go)
+	bereaved  *ownerSet  // owners whose child the cache saw deleted
+	failures  *failures  // consecutive failed attempts, by object
+	fights    fights     // of the children the logic writes (fights.go)
+	ownedBy   childLabel // the label of every child the logic writes (ownedby.go)
+	declared  declared   // the only kinds the logic writes (refusal.go)
 	gate      Gate
 	crds      *crdGate     // of the manager's optional kinds; nil without a manager
 	kind      string       // the reconciled kind's name, for spans
@@ -220,7 +220,7 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 }
 
 // writer returns the Writer the shell gives the logic for one reconcile, this. Its client
-// is a chain of layers, outermost first: the noting of child writes for
+// is a chain of layers, outermost first: the label of the children (ownedby.go), the noting of child writes for
 // read-your-own-writes (children.go), the CRD gate (crdgate.go), then the shell's own client
 // with its metrics and tracing (trace.go). Its policy is a value it holds: the declaration's
 // kinds, a refusal noted in this (refusal.go), the shell's fight detector (fights.go); a
@@ -228,7 +228,8 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 func (r *shell[T]) writer(this *attempt) ownership.Writer {
 	var c client.Client = gatedClient{Client: r.client, gate: r.crds, waiting: &this.waiting}
 	c = notingClient{Client: c, owns: r.declared.owns, wrote: &this.wrote}
-	w := ownership.Writer{Client: c, FieldOwner: r.options.fieldOwner, Recorder: r.options.recorder, Owns: r.declared.owns, Labels: maps.Clone(r.ownedBy)}
+	c = labellingClient{Client: c, childLabel: r.ownedBy}
+	w := ownership.Writer{Client: c, FieldOwner: r.options.fieldOwner, Recorder: r.options.recorder, Owns: r.declared.owns, Labels: maps.Clone(r.ownedBy.labels)}
 	if w.Labels == nil {
 		w.Labels = map[string]string{} // the Gate's are added
 	}
