@@ -20,11 +20,8 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
@@ -54,8 +51,9 @@ const Finalizer = "store.example.com/volumes"
 // ConfigFile is the key of the servers' configuration file in a Keyval's ConfigMap.
 const ConfigFile = "redis.conf"
 
-// managedBy is the app.kubernetes.io/managed-by label of every object the operator makes:
-// the manager caches the ConfigMaps that carry it alone, not every ConfigMap of the cluster.
+// managedBy is the app.kubernetes.io/managed-by label of every object the operator makes.
+// The manager caches the operator's own ConfigMaps alone, not every ConfigMap of the
+// cluster, by the label the Writer gives every child (ownership.OwnedByLabel).
 const managedBy = "keyval-operator"
 
 // uid is the user the servers run as, the image's own.
@@ -74,7 +72,6 @@ const claimsRecheck = 2 * time.Second
 // PodDisruptionBudget and a ConfigMap of its own for each Keyval, and a finalizer that
 // deletes its volumes when it goes, if it says so.
 func New(opts ...reconcile.Option) *reconcile.Controller[*storev1alpha1.Keyval] {
-	ours, _ := labels.NewRequirement("app.kubernetes.io/managed-by", selection.Equals, []string{managedBy})
 	return reconcile.For(&storev1alpha1.Keyval{}, &logic{}, managedBy, append([]reconcile.Option{
 		reconcile.WithReconcileRequests(""),
 		reconcile.WithConcurrency(Concurrency),
@@ -82,7 +79,6 @@ func New(opts ...reconcile.Option) *reconcile.Controller[*storev1alpha1.Keyval] 
 		// Their specs are what the Keyval reads of them: the disruption controller's
 		// rewrites of the budget's status, for minutes behind a burst, wake nothing.
 		reconcile.WithStatusIgnored(&corev1.Service{}, &policyv1.PodDisruptionBudget{}),
-		reconcile.WithCache(&corev1.ConfigMap{}, cache.ByObject{Label: labels.NewSelector().Add(*ours)}),
 		// Deleting claims waits for their pods to go; longer than that, something holds them.
 		reconcile.WithCleanupDeadline(5 * time.Minute),
 	}, opts...)...).
