@@ -15,7 +15,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	batchv1 "github.com/reconcilekit/reconcilekit/examples/cronjob/api/v1"
@@ -31,8 +33,7 @@ import (
 const Concurrency = 16
 
 const (
-	// managedBy labels the Jobs of every CronJob. The manager caches those alone by the label
-	// the Writer gives every child (ownership.OwnedByLabel).
+	// managedBy labels the Jobs of every CronJob, so that the manager caches those alone.
 	managedBy = "cronjob-operator"
 	// instanceLabel names a Job's CronJob, for the list of one CronJob's Jobs.
 	instanceLabel = "app.kubernetes.io/instance"
@@ -61,6 +62,12 @@ func New(opts ...reconcile.Option) *reconcile.Controller[*batchv1.CronJob] {
 		reconcile.WithReconcileRequests(""),
 		reconcile.WithConcurrency(Concurrency),
 		reconcile.WithChildren(&kbatch.Job{}),
+		// A cluster-wide Job cache would cost memory for every Job of the cluster. Not the
+		// default cache of children (ownership.OwnedByLabel): a Job labelled as the
+		// operator's and controlled by a CronJob is one of its Jobs, whoever made it.
+		reconcile.WithCache(&kbatch.Job{}, cache.ByObject{
+			Label: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": managedBy}),
+		}),
 	}, opts...)...)
 }
 
