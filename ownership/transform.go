@@ -21,7 +21,8 @@ import (
 //     no controller reads them, and they are often a third of an object;
 //   - in a Deployment, StatefulSet, DaemonSet or ReplicaSet, the selector's matchLabels and
 //     the pod template's labels become the same map as the object's own labels when they are
-//     equal, as they are when Deployment builds the object: one map instead of three; so do
+//     equal, as they are when Deployment builds the object: one map instead of three (two
+//     when the object has labels of its own besides, such as OwnedByLabel); so do
 //     a Service's selector and a PodDisruptionBudget's matchLabels (HeadlessService,
 //     PodDisruptionBudget): one map instead of two;
 //   - the strings every object repeats (its namespace, its labels' and annotations' keys,
@@ -60,11 +61,13 @@ func TransformCompact() toolscache.TransformFunc {
 }
 
 // shareLabels points the selector's and the template's labels, when there is a template, at
-// an equal map met before: the object's own labels, or else the selector's.
+// an equal map met before: the object's own labels, or else the selector's. A child the
+// reconcile shell writes has one label more than its selector and template
+// (OwnedByLabel, which its pods must not get): those two then share a map of their own.
 func shareLabels(own map[string]string, selector *metav1.LabelSelector, template *map[string]string) {
 	if selector != nil {
 		selector.MatchLabels = equalOr(own, selector.MatchLabels)
-		if len(own) == 0 {
+		if len(own) == 0 || !maps.Equal(own, selector.MatchLabels) {
 			own = selector.MatchLabels
 		}
 	}

@@ -177,3 +177,31 @@ func TestAFullStringTableLeavesNewStringsAsTheyAre(t *testing.T) {
 		t.Errorf("a full table took %q: %d strings", got, len(table.strings))
 	}
 }
+
+// A child the shell writes has the owner's label besides its selector's and template's
+// (OwnedByLabel, which its pods must not get): the selector and the template share one
+// map: two maps, where the template kept a third of its own before.
+func TestTransformCompactSharesTheSelectorAndTemplateOfALabelledChild(t *testing.T) {
+	pods := func() map[string]string { return map[string]string{"app": "web"} }
+	own := pods()
+	own[OwnedByLabel] = "memcached.cache.example.com"
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Labels: own},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: pods()},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: pods()}},
+		},
+	}
+	want := d.DeepCopy()
+	out, err := TransformCompact()(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.(*appsv1.Deployment)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the transform changed what a reader sees:\n got %+v\nwant %+v", got, want)
+	}
+	if reflect.ValueOf(got.Spec.Template.Labels).Pointer() != reflect.ValueOf(got.Spec.Selector.MatchLabels).Pointer() {
+		t.Error("the template's labels are a map of their own; want the selector's, which is equal")
+	}
+}
