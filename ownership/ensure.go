@@ -139,7 +139,8 @@ func ensure[T client.Object](ctx context.Context, w Writer, owner client.Object,
 			return zero, Result{}, err
 		}
 	}
-	w.addLabels(want) // after the hash: moving the owner is no change of intent
+	plain := want.DeepCopyObject().(T) // unlabelled, for an intent found again below
+	w.addLabels(want)                  // after the hash: moving the owner is no change of intent
 
 	err = getErr
 	if apierrors.IsNotFound(err) {
@@ -154,7 +155,17 @@ func ensure[T client.Object](ctx context.Context, w Writer, owner client.Object,
 		}
 		if apierrors.IsAlreadyExists(err) {
 			// The manager's client does not cache unstructured objects: this read is fresh.
-			err = readLive(ctx, c, gvk, key, live)
+			if err = readLive(ctx, c, gvk, key, live); err == nil {
+				// An object the cache does not hold (restricted by labels it lacks, a
+				// child made before OwnedByLabel): its owner's version and intent count as
+				// for one the cache held, so that only what differs is written.
+				keepOwnerVersion(c.RESTMapper(), plain, live)
+				if !o.createOnly {
+					in, err = intentOf(plain, live.GetAnnotations()[IntentAnnotation])
+				}
+				want = plain
+				w.addLabels(want)
+			}
 		}
 	}
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	batchv1 "github.com/reconcilekit/reconcilekit/examples/cronjob/api/v1"
 	"github.com/reconcilekit/reconcilekit/examples/cronjob/controller"
+	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
@@ -37,9 +38,11 @@ func hourly(policy batchv1.ConcurrencyPolicy, last time.Time) *batchv1.CronJob {
 	return cj
 }
 
-// runOf is the Job of backup's run at run, controlled by it, as a table writes it.
+// runOf is the Job of backup's run at run, controlled by it, as a table writes it: with
+// the label the shell's Writer gives every child (ownership.OwnedByLabel).
 func runOf(cj *batchv1.CronJob, run time.Time) *kbatch.Job {
 	job := controller.Job(cj, run)
+	job.Labels[ownership.OwnedByLabel] = "cronjob.batch.tutorial.kubebuilder.io"
 	job.OwnerReferences = []metav1.OwnerReference{{APIVersion: batchv1.GroupVersion.String(), Kind: "CronJob", Name: cj.Name,
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}
 	return job

@@ -243,7 +243,8 @@ func TestWebhooksOfTheMemcached(t *testing.T) {
 
 // TestChildrenMadeForV1alpha1AreLeftAsTheyAre: the Deployment and Service of a Memcached,
 // made as the operator of v1alpha1 alone made them (controlled through a v1alpha1 owner
-// reference), are the v1beta1 controller's already: it writes neither.
+// reference), are the v1beta1 controller's already: it writes nothing of either but the
+// label its cache holds its children by (ownership.OwnedByLabel), which they lacked.
 func TestChildrenMadeForV1alpha1AreLeftAsTheyAre(t *testing.T) {
 	ns, c, _ := serveWebhooks(t)
 	ctx := t.Context()
@@ -292,13 +293,21 @@ func TestChildrenMadeForV1alpha1AreLeftAsTheyAre(t *testing.T) {
 	// The Deployment's status and revision annotation move with its pods (the deployment
 	// controller's); its spec, owner and what the operator applied must not.
 	intent := ownership.IntentAnnotation
-	if gotDep.Generation != dep.Generation || !equality.Semantic.DeepEqual(gotDep.OwnerReferences, dep.OwnerReferences) ||
-		gotDep.Annotations[intent] != dep.Annotations[intent] || !equality.Semantic.DeepEqual(gotDep.Labels, dep.Labels) {
-		t.Errorf("the v1beta1 controller rewrote the Deployment: generation %d -> %d, owners %+v -> %+v, %s %s -> %s",
-			dep.Generation, gotDep.Generation, dep.OwnerReferences, gotDep.OwnerReferences, intent, dep.Annotations[intent], gotDep.Annotations[intent])
+	labelled := func(l map[string]string) map[string]string {
+		out := map[string]string{ownership.OwnedByLabel: "memcached.cache.example.com"}
+		for k, v := range l {
+			out[k] = v
+		}
+		return out
 	}
-	if gotSvc.ResourceVersion != svc.ResourceVersion {
-		t.Errorf("the v1beta1 controller rewrote the Service: owners %+v -> %+v", svc.OwnerReferences, gotSvc.OwnerReferences)
+	if gotDep.Generation != dep.Generation || !equality.Semantic.DeepEqual(gotDep.OwnerReferences, dep.OwnerReferences) ||
+		gotDep.Annotations[intent] != dep.Annotations[intent] || !equality.Semantic.DeepEqual(gotDep.Labels, labelled(dep.Labels)) {
+		t.Errorf("the v1beta1 controller rewrote the Deployment: generation %d -> %d, owners %+v -> %+v, %s %s -> %s, labels %v -> %v",
+			dep.Generation, gotDep.Generation, dep.OwnerReferences, gotDep.OwnerReferences, intent, dep.Annotations[intent], gotDep.Annotations[intent], dep.Labels, gotDep.Labels)
+	}
+	if !equality.Semantic.DeepEqual(gotSvc.OwnerReferences, svc.OwnerReferences) || gotSvc.Annotations[intent] != svc.Annotations[intent] ||
+		!equality.Semantic.DeepEqual(gotSvc.Labels, labelled(svc.Labels)) || !equality.Semantic.DeepEqual(gotSvc.Spec, svc.Spec) {
+		t.Errorf("the v1beta1 controller rewrote the Service: owners %+v -> %+v, labels %v -> %v", svc.OwnerReferences, gotSvc.OwnerReferences, svc.Labels, gotSvc.Labels)
 	}
 }
 
