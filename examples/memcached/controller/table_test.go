@@ -18,6 +18,7 @@ import (
 
 	cachev1beta1 "github.com/reconcilekit/reconcilekit/examples/memcached/api/v1beta1"
 	"github.com/reconcilekit/reconcilekit/examples/memcached/controller"
+	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 	"github.com/reconcilekit/reconcilekit/workload"
 )
@@ -180,7 +181,7 @@ func ownedBy() []metav1.OwnerReference {
 // controlled by the Memcached.
 func writtenOutDeployment() *appsv1.Deployment {
 	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "cache", Labels: writtenOutLabels(), OwnerReferences: ownedBy()},
+		ObjectMeta: metav1.ObjectMeta{Name: "cache", Labels: childLabels(writtenOutLabels()), OwnerReferences: ownedBy()},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To[int32](2),
 			Selector: &metav1.LabelSelector{MatchLabels: writtenOutLabels()},
@@ -207,7 +208,7 @@ func writtenOutDeployment() *appsv1.Deployment {
 // by controller.Service: its pods, on memcached's port.
 func writtenOutService() *corev1.Service {
 	return &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "cache", Labels: writtenOutLabels(), OwnerReferences: ownedBy()},
+		ObjectMeta: metav1.ObjectMeta{Name: "cache", Labels: childLabels(writtenOutLabels()), OwnerReferences: ownedBy()},
 		Spec: corev1.ServiceSpec{
 			Selector: writtenOutLabels(),
 			Ports:    []corev1.ServicePort{{Name: "memcached", Port: 11211, TargetPort: intstr.FromString("memcached")}},
@@ -230,6 +231,7 @@ func ownedDeployment(size int32, args ...string) *appsv1.Deployment {
 	mc.Spec.Server.Port = 11211 // the schema's default
 	d := controller.Deployment(mc, args...)
 	d.OwnerReferences = ownedBy()
+	d.Labels = childLabels(d.Labels)
 	return d
 }
 
@@ -239,7 +241,18 @@ func ownedService() *corev1.Service {
 	mc.Spec.Server.Port = 11211
 	s := controller.Service(mc)
 	s.OwnerReferences = ownedBy()
+	s.Labels = childLabels(s.Labels)
 	return s
+}
+
+// childLabels is a copy of labels with the label the shell's Writer gives every child
+// (ownership.OwnedByLabel); a copy, for the map may be the selector's too.
+func childLabels(labels map[string]string) map[string]string {
+	out := map[string]string{ownership.OwnedByLabel: "memcached.cache.example.com"}
+	for k, v := range labels {
+		out[k] = v
+	}
+	return out
 }
 
 // tuned is the ConfigMap of memcached arguments named tuned, labelled for the operator.
