@@ -128,13 +128,13 @@ const (
 // String is the moment as docs/exploring.md's table of oracles says it.
 func (m moment) String() string {
 	return [...]string{
-		atSettling:   "as each wait to settle ends",
-		atSettled:    "once each step, transition or return has settled",
-		atRestart:    "once a restart after each step has settled",
-		atTransition: "once the transition has settled",
-		atReturn:     "once the spec before it is back and settled",
+		atSettling:   "as each wait for the operator to settle ends",
+		atSettled:    "once a step, a transition or its return has settled",
+		atRestart:    "once a fresh operator started after a step has settled (reference run)",
+		atTransition: "once a spec transition has settled",
+		atReturn:     "once the spec before a transition is back and settled",
 		atEnd:        "at the run's end",
-		atScratch:    "once the run from scratch has ended too",
+		atScratch:    "once the spec run and its run from scratch have ended",
 	}[m]
 }
 
