@@ -56,10 +56,10 @@ const (
 	SpecNotReached Oracle = "spec not reached"
 )
 
-// Oracles are every oracle, in the order docs/exploring.md lists them: the names of the
-// package's oracles, in their order.
+// Oracles are every oracle, in the order docs/exploring.md lists them.
 var Oracles = oracleNames()
 
+// oracleNames names the oracles of the list, in its order: Oracles cannot leave one out.
 func oracleNames() []Oracle {
 	names := make([]Oracle, len(oracles))
 	for i, o := range oracles {
@@ -69,8 +69,9 @@ func oracleNames() []Oracle {
 }
 
 // oracles are the oracles a run is judged by, in the order docs/exploring.md lists them.
-// Adding an oracle is adding it here, with a constant of Oracle, at the moment whose
-// evidence it reads, and a row in docs/exploring.md's table of oracles.
+// Adding an oracle is adding it here, at the moment whose evidence it reads, with a
+// constant of Oracle, a row in docs/exploring.md's table of oracles and a case in
+// oracleCases (judge_internal_test.go); tests fail without the last two.
 var oracles = []oracle{
 	{EndState, atEnd, endState},
 	{CreatedTwice, atEnd, createdTwice},
