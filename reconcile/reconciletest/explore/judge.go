@@ -12,7 +12,9 @@ import (
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
-// The oracles' judges (oracles), each of the evidence of its moment alone.
+// The judges of the oracles of the list (oracles), in its order, each reading the
+// evidence of its moment alone; those of the spec transitions, from invalid spec not
+// stalled on, are in spec.go.
 
 // endState (EndState, at the run's end): the end state of a perturbed run is the
 // reference run's; and, in a run perturbed at a point, the state each step but the last
@@ -95,10 +97,6 @@ func neverSettled(e *evidence) ([]Violation, []Unjudged) {
 	return []Violation{{Oracle: NeverSettled, Detail: fmt.Sprintf(
 		"after step %d the operator made %d writes and did not settle", e.step+1, e.settling.writes)}}, nil
 }
-
-// invalidSpecNotStalled (InvalidSpecNotStalled, once an invalid transition has settled)
-// and retryStorm, specNotActedOn, notRecovered and specNotReached, the spec transitions'
-// oracles, are in spec.go.
 
 // stepStates compares the state each step of got settled in, but the last, with the
 // reference run's after the same step, the status of the operator's own objects apart:
