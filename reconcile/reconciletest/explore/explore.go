@@ -1040,7 +1040,7 @@ func (inc *incarnation) named(r *reconciletest.Request, obj map[string]any) stri
 }
 
 // noteCurrent records a write of one of the operator's own objects that kstatus reads
-// as Current, with what its owner controls at that moment, for checkCurrent.
+// as Current, with what its owner controls at that moment, for currentTooEarly (claims).
 func (inc *incarnation) noteCurrent(r *reconciletest.Request, w write, n int) {
 	if w.Object == nil || w.Verb == "delete" {
 		return
