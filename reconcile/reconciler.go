@@ -229,7 +229,7 @@ func (r *shell[T]) writer(this *attempt) ownership.Writer {
 	var p writerpolicy.Policy
 	r.declared.bind(&p, &this.refused)
 	r.fights.bind(&p)
-	return writerpolicy.Bind(w, &p).(ownership.Writer)
+	return writerpolicy.Bind(w, &p)
 }
 
 // withWatch gives c the Watch that interceptor.NewClient asks of the client it wraps: the
