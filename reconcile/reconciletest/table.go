@@ -44,6 +44,7 @@ import (
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/yaml"
 
+	"github.com/reconcilekit/reconcilekit/internal/statusfield"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
@@ -317,7 +318,8 @@ type ReconcilerTestCase struct {
 	WantObjectsYAML string
 
 	// WantStatus, if not nil, is the status of the object reconciled afterwards, the
-	// value of its Status field, such as a v1alpha1.PodSetStatus, with CaseNamespace
+	// value of its status field (the one tagged json:"status", or else the field named
+	// Status), such as a v1alpha1.PodSetStatus, with CaseNamespace
 	// for the case's namespace. Transition times are compared too: the shell stamps
 	// them with the case's Clock.
 	WantStatus any
@@ -1019,11 +1021,12 @@ func (h *harness) checkStatus(c *checker, obj client.Object, ns string, want any
 		c.t.Errorf("reading the object reconciled: %v", err)
 		return
 	}
-	status := reflect.ValueOf(live).Elem().FieldByName("Status")
-	if !status.IsValid() {
-		c.t.Errorf("WantStatus: a %T has no Status field", live)
+	field, ok := statusfield.Of(reflect.TypeOf(live))
+	if !ok {
+		c.t.Errorf("WantStatus: a %T has no status field (json:\"status\")", live)
 		return
 	}
+	status := reflect.ValueOf(live).Elem().FieldByIndex(field.Index)
 	got, err := withPlaceholder(status.Interface(), ns)
 	if err != nil {
 		c.t.Errorf("reading the status of the object reconciled: %v", err)
@@ -1068,14 +1071,18 @@ var compareObjects = []cmp.Option{
 		"Generation", "ManagedFields", "GenerateName", "SelfLink"),
 	cmpopts.IgnoreTypes(metav1.TypeMeta{}),
 	cmpopts.EquateEmpty(),
-	// The status of the object itself: a pointer's Status field.
+	// The status of the object itself: a pointer's status field.
 	cmp.FilterPath(func(p cmp.Path) bool {
 		if len(p) != 3 {
 			return false
 		}
 		_, indirect := p[1].(cmp.Indirect)
 		f, field := p[2].(cmp.StructField)
-		return indirect && field && f.Name() == "Status"
+		if !indirect || !field {
+			return false
+		}
+		status, ok := statusfield.Of(p[1].Type())
+		return ok && f.Index() == status.Index[0]
 	}, cmp.Ignore()),
 }
 
