@@ -16,6 +16,7 @@ import (
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/readiness"
 	"github.com/reconcilekit/reconcilekit/reconcile"
+	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest/explore"
 	"github.com/reconcilekit/reconcilekit/requeue"
 )
@@ -111,6 +112,9 @@ func (l app) initJob(ctx context.Context, shop *Shop, s reconcile.Scope) (*batch
 	labels := map[string]string{shopLabel: shop.Name}
 	tmpl := restrictedTemplate(labels)
 	tmpl.Spec.RestartPolicy = corev1.RestartPolicyNever
+	// On a simulated cluster the Job completes some seconds after the operator went
+	// quiet, as an init Job does.
+	tmpl.Annotations = map[string]string{reconciletest.RunForAnnotation: "8s"}
 	tmpl.Spec.Containers[0].Command = []string{"echo"}
 	for _, k := range slices.Sorted(maps.Keys(shop.Spec.Config)) {
 		tmpl.Spec.Containers[0].Command = append(tmpl.Spec.Containers[0].Command, fmt.Sprintf("%s=%s", k, shop.Spec.Config[k]))

@@ -155,8 +155,10 @@ type evidence struct {
 	// claims are the Current verdicts written since the run last settled, each with
 	// its object's children as they are once settled.
 	claims []currentClaim
-	// restarted are the writes of the fresh operator started once the step had settled.
+	// restarted are the writes of the fresh operator started once the step had settled,
+	// and moved the objects others changed meanwhile (movedByOthers).
 	restarted []write
+	moved     []string
 	// tr is the spec transition.
 	tr *transition
 	// object is tr's object once the transition settled, or objectErr why it could not
