@@ -81,13 +81,17 @@ module-graph: ## Count the module graph of a new module that requires only the l
 docs: ## Check the README and docs/: names resolve, Go blocks compile, every exported identifier has godoc (also run by unit).
 	$(GO) test -count=1 ./internal/docs
 
+# GOTESTFLAGS are added to go test by unit and unit-fast: -json, to time each package and
+# test (make unit GOTESTFLAGS=-json 2>&1 | hack/slowest.sh), or -count=1.
+GOTESTFLAGS ?=
+
 .PHONY: unit-fast
-unit-fast: ## Run the tests of every module that need no control plane (go test -short), without its binaries; the others say they skip.
-	@$(call each,$(GO) test -short ./...)
+unit-fast: ## Run the tests of every module that need no control plane and build no module (go test -short), without its binaries; the others say they skip.
+	@$(call each,$(GO) test -short $(GOTESTFLAGS) ./...)
 
 .PHONY: unit
 unit: controlplane ## Run the tests of every module with the race detector and print coverage.
-	@$(call each,$(GO) test -race -cover -timeout 25m ./...)
+	@$(call each,$(GO) test -race -cover -timeout 25m $(GOTESTFLAGS) ./...)
 
 .PHONY: test-adopt
 test-adopt: controlplane ## Scaffold a kubebuilder v4 project, adopt one controller, run its tests and main; create api on every template (part of unit).

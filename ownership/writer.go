@@ -69,11 +69,10 @@ type Writer struct {
 }
 
 func init() {
-	writerpolicy.Bind = func(w any, p *writerpolicy.Policy) any {
-		bound := w.(Writer)
-		bound.policy = p
-		return bound
-	}
+	writerpolicy.Register(func(w Writer, p *writerpolicy.Policy) Writer {
+		w.policy = p
+		return w
+	})
 }
 
 // Declared may be implemented by the Client of a Writer filled in by hand: the kinds that

@@ -12,11 +12,13 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 )
@@ -210,59 +212,68 @@ func (r *shell[T]) newChild(gvk schema.GroupVersionKind) (client.Object, error) 
 	return obj, nil
 }
 
-// notingClient is the layer of the Writer's client that notes each accepted write of a
-// child (a kind the controller owns) in wrote, for read-your-own-writes.
-type notingClient struct {
-	client.Client
-	owns  []schema.GroupVersionKind
-	wrote *[]childWrite
-}
-
-// Create notes a child created.
-func (c notingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
-	if err := c.Client.Create(ctx, obj, opts...); err != nil {
+// notingClient returns the layer of the Writer's client over c that notes each accepted
+// write of a child (a kind the controller owns, of owns) in wrote, for read-your-own-writes:
+// a create, update, patch, apply or delete, and a write of a child's status, which moves
+// its resourceVersion on too. It is an interceptor client, which has every method of
+// client.Client, so that a write method it does not list passes through, and one listed
+// here cannot be lost to an embedding that forgot it (Ensure applies its children).
+func notingClient(c client.Client, owns []schema.GroupVersionKind, wrote *[]childWrite) client.Client {
+	// note records an accepted write of obj, when it is a child.
+	note := func(obj client.Object, deleted bool) {
+		if wrote == nil {
+			return
+		}
+		gvk, err := apiutil.GVKForObject(obj, c.Scheme())
+		if err != nil || !slices.Contains(owns, gvk) {
+			return
+		}
+		*wrote = append(*wrote, childWrite{childKey: childKey{gvk, client.ObjectKeyFromObject(obj)},
+			rv: obj.GetResourceVersion(), uid: obj.GetUID(), deleted: deleted})
+	}
+	// noted notes obj once send has been accepted.
+	noted := func(obj client.Object, deleted bool, err error) error {
+		if err == nil {
+			note(obj, deleted)
+		}
 		return err
 	}
-	c.note(obj, false)
-	return nil
-}
-
-// Update notes a child written.
-func (c notingClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	if err := c.Client.Update(ctx, obj, opts...); err != nil {
-		return err
-	}
-	c.note(obj, false)
-	return nil
-}
-
-// Patch notes a child written.
-func (c notingClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-	if err := c.Client.Patch(ctx, obj, patch, opts...); err != nil {
-		return err
-	}
-	c.note(obj, false)
-	return nil
-}
-
-// Delete notes a child deleted.
-func (c notingClient) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
-	if err := c.Client.Delete(ctx, obj, opts...); err != nil {
-		return err
-	}
-	c.note(obj, true)
-	return nil
-}
-
-// note records an accepted write of obj, when it is a child (a kind the controller owns).
-func (c notingClient) note(obj client.Object, deleted bool) {
-	if c.wrote == nil {
-		return
-	}
-	gvk, err := apiutil.GVKForObject(obj, c.Scheme())
-	if err != nil || !slices.Contains(c.owns, gvk) {
-		return
-	}
-	*c.wrote = append(*c.wrote, childWrite{childKey: childKey{gvk, client.ObjectKeyFromObject(obj)},
-		rv: obj.GetResourceVersion(), uid: obj.GetUID(), deleted: deleted})
+	return interceptor.NewClient(withWatch(c), interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			return noted(obj, false, c.Create(ctx, obj, opts...))
+		},
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			return noted(obj, false, c.Update(ctx, obj, opts...))
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			return noted(obj, false, c.Patch(ctx, obj, patch, opts...))
+		},
+		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+			err := c.Apply(ctx, obj, opts...)
+			// An apply configuration that is an object (client.ApplyConfigurationFromUnstructured,
+			// as Ensure sends) holds the answer, resourceVersion and all; a typed one does
+			// not say which resourceVersion it left the child at, and waits for nothing.
+			if o, ok := obj.(client.Object); ok {
+				return noted(o, false, err)
+			}
+			return err
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			return noted(obj, true, c.Delete(ctx, obj, opts...))
+		},
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			return noted(obj, false, subResourceWriter(c, sub).Update(ctx, obj, opts...))
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			return noted(obj, false, subResourceWriter(c, sub).Patch(ctx, obj, patch, opts...))
+		},
+		// The other subresource writes go through subResourceWriter, as the shell's own
+		// client layers (metrics, tracing) wrap its Status().
+		SubResourceCreate: func(ctx context.Context, c client.Client, sub string, obj, subObj client.Object, opts ...client.SubResourceCreateOption) error {
+			return subResourceWriter(c, sub).Create(ctx, obj, subObj, opts...)
+		},
+		SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+			return subResourceWriter(c, sub).Apply(ctx, obj, opts...)
+		},
+	})
 }

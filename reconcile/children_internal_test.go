@@ -2,13 +2,16 @@ package reconcile
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -103,7 +106,7 @@ func TestTheWritersClientNotesTheChildrenWritten(t *testing.T) {
 	ctx := context.Background()
 	base := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).Build()
 	var wrote []childWrite
-	c := notingClient{Client: base, owns: []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}, wrote: &wrote}
+	c := notingClient(base, []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}, &wrote)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "child"}}
 	if err := c.Create(ctx, cm); err != nil {
 		t.Fatal(err)
@@ -119,5 +122,67 @@ func TestTheWritersClientNotesTheChildrenWritten(t *testing.T) {
 	}
 	if len(wrote) != 2 || wrote[0].deleted || wrote[0].rv == "" || !wrote[1].deleted || wrote[0].Name != "child" {
 		t.Errorf("wrote = %+v; want the ConfigMap's create then its deletion", wrote)
+	}
+}
+
+// Every way the Writer's client writes a child is noted: Ensure applies its children, and a
+// logic may write a child's status; a typed apply configuration, which does not say the
+// resourceVersion it left, and a write of another kind are not.
+func TestTheWritersClientNotesEveryWriteOfAChild(t *testing.T) {
+	configMaps := corev1.SchemeGroupVersion.WithKind("ConfigMap")
+	applied := func(name string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(configMaps)
+		u.SetNamespace("ns")
+		u.SetName(name)
+		return u
+	}
+	for _, tc := range []struct {
+		name  string
+		write func(context.Context, client.Client) error
+		want  []string // the names noted
+	}{
+		{"an apply of an object's configuration", func(ctx context.Context, c client.Client) error {
+			return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied("applied")), client.FieldOwner("test"))
+		}, []string{"applied"}},
+		{"a typed apply configuration", func(ctx context.Context, c client.Client) error {
+			return c.Apply(ctx, corev1ac.ConfigMap("typed", "ns"), client.FieldOwner("test"))
+		}, nil},
+		{"a status update", func(ctx context.Context, c client.Client) error {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pod"}}
+			if err := c.Create(ctx, pod); err != nil {
+				return err
+			}
+			pod.Status.Phase = corev1.PodRunning
+			return c.Status().Update(ctx, pod)
+		}, []string{"pod", "pod"}},
+		{"a status patch of another kind", func(ctx context.Context, c client.Client) error {
+			svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "svc"}}
+			if err := c.Create(ctx, svc); err != nil {
+				return err
+			}
+			before := svc.DeepCopy()
+			svc.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Up", LastTransitionTime: metav1.Now()}}
+			return c.Status().Patch(ctx, svc, client.MergeFrom(before))
+		}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithStatusSubresource(&corev1.Pod{}, &corev1.Service{}).Build()
+			var wrote []childWrite
+			c := notingClient(base, []schema.GroupVersionKind{configMaps, corev1.SchemeGroupVersion.WithKind("Pod")}, &wrote)
+			if err := tc.write(t.Context(), c); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, w := range wrote {
+				if w.rv == "" {
+					t.Errorf("%s noted without a resourceVersion", w.Name)
+				}
+				got = append(got, w.Name)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("noted %q; want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -233,7 +234,7 @@ func (g *crdGate) update() {
 // be called when the request has returned; and with an error, before anything is sent,
 // when its CRD is absent.
 func (g *crdGate) enter(ctx context.Context, obj runtime.Object) (_ context.Context, done func(), _ error) {
-	if g == nil || !g.gating.Load() {
+	if g == nil || obj == nil || !g.gating.Load() {
 		return ctx, func() {}, nil
 	}
 	gvk, err := apiutil.GVKForObject(obj, g.mgr.GetScheme())
@@ -496,92 +497,93 @@ func waitForCRD(obj client.Object, err error) requeue.Outcome {
 	return requeue.Terminal(err)
 }
 
-// gatedClient is the layer of the Writer's client (and of the shell's reads of children)
-// that refuses, before anything is sent, a read or write of an optional kind whose CRD is
-// absent, noting the first such refusal in waiting, when set.
-type gatedClient struct {
-	client.Client
-	gate    *crdGate // nil without a manager: every kind is installed
-	waiting *error
+// gatedClient returns the layer of the Writer's client (and of the shell's reads of
+// children) over c that refuses, before anything is sent, a read or write of an optional
+// kind whose CRD is absent, noting the first such refusal in waiting, when set. Every
+// request that names an object goes through the gate: it is an interceptor client, which
+// has every method of client.Client, so a method the gate does not list passes through
+// untouched instead of being lost to an embedding that forgot it. Get and List matter
+// most: the cache would make an informer of the kind that never syncs, and the read would
+// wait for it.
+func gatedClient(c client.Client, gate *crdGate, waiting *error) client.Client {
+	// enter admits a request for obj's kind (crdGate.enter), noting for the shell a kind
+	// whose CRD is absent.
+	enter := func(ctx context.Context, obj runtime.Object) (context.Context, func(), error) {
+		ctx, done, err := gate.enter(ctx, obj)
+		if err != nil && waiting != nil && *waiting == nil {
+			*waiting = err
+		}
+		return ctx, done, err
+	}
+	// through runs send once obj's kind is admitted.
+	through := func(ctx context.Context, obj runtime.Object, send func(context.Context) error) error {
+		ctx, done, err := enter(ctx, obj)
+		if err != nil {
+			return err
+		}
+		defer done()
+		return send(ctx)
+	}
+	return interceptor.NewClient(withWatch(c), interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			return through(ctx, obj, func(ctx context.Context) error { return c.Get(ctx, key, obj, opts...) })
+		},
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			return through(ctx, list, func(ctx context.Context) error { return c.List(ctx, list, opts...) })
+		},
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			return through(ctx, obj, func(ctx context.Context) error { return c.Create(ctx, obj, opts...) })
+		},
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			return through(ctx, obj, func(ctx context.Context) error { return c.Update(ctx, obj, opts...) })
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			return through(ctx, obj, func(ctx context.Context) error { return c.Patch(ctx, obj, patch, opts...) })
+		},
+		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+			return through(ctx, appliedKind(obj), func(ctx context.Context) error { return c.Apply(ctx, obj, opts...) })
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			return through(ctx, obj, func(ctx context.Context) error { return c.Delete(ctx, obj, opts...) })
+		},
+		DeleteAllOf: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteAllOfOption) error {
+			return through(ctx, obj, func(ctx context.Context) error { return c.DeleteAllOf(ctx, obj, opts...) })
+		},
+		SubResourceGet: func(ctx context.Context, c client.Client, sub string, obj, subObj client.Object, opts ...client.SubResourceGetOption) error {
+			return through(ctx, obj, func(ctx context.Context) error { return c.SubResource(sub).Get(ctx, obj, subObj, opts...) })
+		},
+		SubResourceCreate: func(ctx context.Context, c client.Client, sub string, obj, subObj client.Object, opts ...client.SubResourceCreateOption) error {
+			return through(ctx, obj, func(ctx context.Context) error { return subResourceWriter(c, sub).Create(ctx, obj, subObj, opts...) })
+		},
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			return through(ctx, obj, func(ctx context.Context) error { return subResourceWriter(c, sub).Update(ctx, obj, opts...) })
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			return through(ctx, obj, func(ctx context.Context) error { return subResourceWriter(c, sub).Patch(ctx, obj, patch, opts...) })
+		},
+		SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+			return through(ctx, appliedKind(obj), func(ctx context.Context) error { return subResourceWriter(c, sub).Apply(ctx, obj, opts...) })
+		},
+	})
 }
 
-// enter admits a request for obj's kind (crdGate.enter), noting for the shell a kind whose
-// CRD is absent.
-func (c gatedClient) enter(ctx context.Context, obj runtime.Object) (context.Context, func(), error) {
-	ctx, done, err := c.gate.enter(ctx, obj)
-	if err != nil && c.waiting != nil && *c.waiting == nil {
-		*c.waiting = err
+// appliedKind returns an object of the kind an apply configuration applies, for the gate
+// to admit: the configuration itself when it is an object (client.ApplyConfigurationFromUnstructured,
+// which ownership's Ensure sends), an empty object of its kind when it names one (a typed
+// configuration), and nil otherwise, which the gate lets through for the request to say.
+func appliedKind(obj runtime.ApplyConfiguration) runtime.Object {
+	if o, ok := obj.(runtime.Object); ok {
+		return o
 	}
-	return ctx, done, err
-}
-
-// Get refuses an optional kind whose CRD is absent: the cache would make an informer of it
-// that never syncs, and the read would wait for it.
-func (c gatedClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	ctx, done, err := c.enter(ctx, obj)
-	if err != nil {
-		return err
+	named, ok := obj.(interface {
+		GetAPIVersion() *string
+		GetKind() *string
+	})
+	if !ok || named.GetAPIVersion() == nil || named.GetKind() == nil {
+		return nil
 	}
-	defer done()
-	return c.Client.Get(ctx, key, obj, opts...)
-}
-
-// List refuses an optional kind whose CRD is absent.
-func (c gatedClient) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	ctx, done, err := c.enter(ctx, list)
-	if err != nil {
-		return err
-	}
-	defer done()
-	return c.Client.List(ctx, list, opts...)
-}
-
-// Create refuses an optional kind whose CRD is absent.
-func (c gatedClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
-	ctx, done, err := c.enter(ctx, obj)
-	if err != nil {
-		return err
-	}
-	defer done()
-	return c.Client.Create(ctx, obj, opts...)
-}
-
-// Update refuses an optional kind whose CRD is absent.
-func (c gatedClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	ctx, done, err := c.enter(ctx, obj)
-	if err != nil {
-		return err
-	}
-	defer done()
-	return c.Client.Update(ctx, obj, opts...)
-}
-
-// Patch refuses an optional kind whose CRD is absent.
-func (c gatedClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-	ctx, done, err := c.enter(ctx, obj)
-	if err != nil {
-		return err
-	}
-	defer done()
-	return c.Client.Patch(ctx, obj, patch, opts...)
-}
-
-// Delete refuses an optional kind whose CRD is absent.
-func (c gatedClient) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
-	ctx, done, err := c.enter(ctx, obj)
-	if err != nil {
-		return err
-	}
-	defer done()
-	return c.Client.Delete(ctx, obj, opts...)
-}
-
-// DeleteAllOf refuses an optional kind whose CRD is absent.
-func (c gatedClient) DeleteAllOf(ctx context.Context, obj client.Object, opts ...client.DeleteAllOfOption) error {
-	ctx, done, err := c.enter(ctx, obj)
-	if err != nil {
-		return err
-	}
-	defer done()
-	return c.Client.DeleteAllOf(ctx, obj, opts...)
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(*named.GetAPIVersion())
+	u.SetKind(*named.GetKind())
+	return u
 }

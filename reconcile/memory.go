@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/conditions"
+	"github.com/reconcilekit/reconcilekit/internal/statusfield"
 )
 
 // DefaultExpectationTimeout is how long the shell waits, at most, for the cache to show an
@@ -255,7 +256,8 @@ func observedGeneration(obj client.Object) int64 {
 	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
 		return -1
 	}
-	if s := v.Elem().FieldByName("Status"); s.IsValid() && s.Kind() == reflect.Struct {
+	if f, ok := statusfield.Of(v.Type()); ok && f.Type.Kind() == reflect.Struct {
+		s := v.Elem().FieldByIndex(f.Index)
 		if g := s.FieldByName("ObservedGeneration"); g.IsValid() && g.CanInt() {
 			return g.Int()
 		}

@@ -33,6 +33,7 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/conditions"
 	"github.com/reconcilekit/reconcilekit/internal/fight"
+	"github.com/reconcilekit/reconcilekit/internal/statusfield"
 	"github.com/reconcilekit/reconcilekit/internal/telemetry"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/requeue"
@@ -413,10 +414,11 @@ func statusIntent(obj client.Object) string {
 		}
 		s.SetConditions(timeless)
 	}
-	v := reflect.ValueOf(c).Elem().FieldByName("Status")
-	if !v.IsValid() {
+	f, ok := statusfield.Of(reflect.TypeOf(c))
+	if !ok {
 		return generation
 	}
+	v := reflect.ValueOf(c).Elem().FieldByIndex(f.Index)
 	raw, err := json.Marshal(v.Interface())
 	if err != nil {
 		return generation

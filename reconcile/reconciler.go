@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apiwatch "k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -174,7 +176,7 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 			telemetry.Deferred.WithLabelValues(r.kind, telemetry.Own).Inc()
 			return ctrl.Result{RequeueAfter: wait}, nil
 		}
-		if wait, behind := r.children.behind(ctx, gatedClient{Client: r.client, gate: r.crds}, r.newChild, req.NamespacedName, r.options.clock.Now(), r.options.memory.expectationTimeout); behind {
+		if wait, behind := r.children.behind(ctx, gatedClient(r.client, r.crds, nil), r.newChild, req.NamespacedName, r.options.clock.Now(), r.options.memory.expectationTimeout); behind {
 			// The watch event of the child brings the object back.
 			log.FromContext(ctx).V(1).Info("the cache has yet to show the last reconcile's write of a child")
 			telemetry.Deferred.WithLabelValues(r.kind, telemetry.Child).Inc()
@@ -226,8 +228,7 @@ func (r *shell[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 // kinds, a refusal noted in this (refusal.go), the shell's fight detector (fights.go); a
 // logic that wraps the Writer's Client keeps it.
 func (r *shell[T]) writer(this *attempt) ownership.Writer {
-	var c client.Client = gatedClient{Client: r.client, gate: r.crds, waiting: &this.waiting}
-	c = notingClient{Client: c, owns: r.declared.owns, wrote: &this.wrote}
+	var c client.Client = notingClient(gatedClient(r.client, r.crds, &this.waiting), r.declared.owns, &this.wrote)
 	c = labellingClient{Client: c, childLabel: r.ownedBy}
 	w := ownership.Writer{Client: c, FieldOwner: r.options.fieldOwner, Recorder: r.options.recorder, Owns: r.declared.owns, Labels: maps.Clone(r.ownedBy.labels)}
 	if w.Labels == nil {
@@ -236,7 +237,35 @@ func (r *shell[T]) writer(this *attempt) ownership.Writer {
 	var p writerpolicy.Policy
 	r.declared.bind(&p, &this.refused)
 	r.fights.bind(&p)
-	return writerpolicy.Bind(w, &p).(ownership.Writer)
+	return writerpolicy.Bind(w, &p)
+}
+
+// withWatch gives c the Watch that interceptor.NewClient asks of the client it wraps: the
+// layers of the Writer's client are interceptor clients over the shell's client, which
+// does not watch (the manager's cache does).
+func withWatch(c client.Client) client.WithWatch {
+	if w, ok := c.(client.WithWatch); ok {
+		return w
+	}
+	return watchless{c}
+}
+
+// watchless is a client that refuses to watch.
+type watchless struct{ client.Client }
+
+func (w watchless) Watch(context.Context, client.ObjectList, ...client.ListOption) (apiwatch.Interface, error) {
+	return nil, errors.New("reconcile: the Writer's client does not watch; the manager's cache does")
+}
+
+// subResourceWriter returns c's writer of the subresource name: its Status() for the status,
+// which the shell's own client layers (the metrics of its status writes, their tracing)
+// wrap, and SubResource(name) otherwise. An interceptor client reaches every subresource
+// through SubResource, which would pass them by.
+func subResourceWriter(c client.Client, name string) client.SubResourceWriter {
+	if name == "status" {
+		return c.Status()
+	}
+	return c.SubResource(name)
 }
 
 // attempt is what one reconcile notes besides its outcome: what the parts of the shell

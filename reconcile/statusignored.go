@@ -11,6 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+
+	"github.com/reconcilekit/reconcilekit/internal/statusfield"
 )
 
 // WithStatusIgnored declares child kinds, each declared by WithChildren too, whose status
@@ -57,13 +59,13 @@ func sameKind(kind client.Object) func(client.Object) bool {
 	return func(o client.Object) bool { return reflect.TypeOf(o) == reflect.TypeOf(kind) }
 }
 
-// hasStatus says whether obj's kind has a status: a Status field, or any unstructured
+// hasStatus says whether obj's kind has a status: a status field (statusfield.Of), or any unstructured
 // object, whose kind may have one.
 func hasStatus(obj client.Object) bool {
 	if _, ok := obj.(*unstructured.Unstructured); ok {
 		return true
 	}
-	_, ok := reflect.TypeOf(obj).Elem().FieldByName("Status")
+	_, ok := statusfield.Of(reflect.TypeOf(obj))
 	return ok
 }
 
@@ -80,7 +82,7 @@ func (i ignoringStatus) Update(ctx context.Context, e event.UpdateEvent, q queue
 
 // statusOnly says whether old and updated differ in their status alone (and in what every
 // write changes: the resourceVersion and managedFields). Both are of a kind
-// checkStatusIgnored let through: unstructured, or with a Status field.
+// checkStatusIgnored let through: unstructured, or with a status field.
 func statusOnly(old, updated client.Object) bool {
 	return equality.Semantic.DeepEqual(withoutStatus(old), withoutStatus(updated))
 }
@@ -96,7 +98,9 @@ func withoutStatus(obj client.Object) client.Object {
 	} else {
 		v := reflect.New(reflect.TypeOf(obj).Elem())
 		v.Elem().Set(reflect.ValueOf(obj).Elem())
-		v.Elem().FieldByName("Status").SetZero()
+		if f, ok := statusfield.Of(v.Type()); ok {
+			v.Elem().FieldByIndex(f.Index).SetZero()
+		}
 		c = v.Interface().(client.Object)
 	}
 	c.SetResourceVersion("")

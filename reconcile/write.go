@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/reconcilekit/reconcilekit/internal/statusfield"
 )
 
 // errUnwritable is what a logic that changed anything but the status, labels, annotations
@@ -30,11 +32,15 @@ func revertUnwritable[T client.Object](before, after T) error {
 		return nil
 	}
 	var changed []string
+	status := -1
+	if f, ok := statusfield.Of(a.Type()); ok {
+		status = f.Index[0]
+	}
 	for i := range a.NumField() {
 		f := a.Type().Field(i)
-		switch f.Name {
-		case "TypeMeta", "Status":
-		case "ObjectMeta":
+		switch {
+		case i == status, f.Name == "TypeMeta":
+		case f.Name == "ObjectMeta":
 			bm, am := b.Field(i).Addr().Interface().(*metav1.ObjectMeta), a.Field(i).Addr().Interface().(*metav1.ObjectMeta)
 			kept := *bm
 			kept.Labels, kept.Annotations, kept.Finalizers = am.Labels, am.Annotations, am.Finalizers
@@ -83,8 +89,9 @@ func (r *shell[T]) write(ctx context.Context, before, obj T) error {
 		log.FromContext(ctx).V(1).Info("metadata written")
 		base, metaWritten = meta, true
 	}
-	status := func(o T) reflect.Value { return reflect.ValueOf(o).Elem().FieldByName("Status") }
-	if s := status(obj); !s.IsValid() || equality.Semantic.DeepEqual(status(before).Interface(), s.Interface()) {
+	field, found := statusfield.Of(reflect.TypeOf(obj))
+	status := func(o T) reflect.Value { return reflect.ValueOf(o).Elem().FieldByIndex(field.Index) }
+	if !found || equality.Semantic.DeepEqual(status(before).Interface(), status(obj).Interface()) {
 		if metaWritten {
 			r.remember(ctx, base) // its status, unchanged, is obj's
 			obj.SetResourceVersion(base.GetResourceVersion())

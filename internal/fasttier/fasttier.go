@@ -1,7 +1,8 @@
 // Package fasttier is go test -short in this checkout: every test that needs no control
 // plane, run without the control-plane binaries (make unit-fast). A test that needs one
-// skips itself under -short, saying so, and nothing else does; without -short a missing
-// binary stays the failure that names `make controlplane`.
+// skips itself under -short, saying so, and so does a test that builds a fresh module
+// (SkipModuleBuild); nothing else does. Without -short a missing binary stays the failure
+// that names `make controlplane`.
 package fasttier
 
 import (
@@ -15,6 +16,21 @@ import (
 // reason is what a test skipped for want of a control plane says.
 const reason = "needs a control plane, which -short leaves out: run without -short " +
 	"(make test; make controlplane builds the binaries once)"
+
+// moduleReason is what a test skipped for the fresh module it builds says.
+const moduleReason = "builds a fresh module, which -short leaves out: run without -short " +
+	"(make test), where it runs with its control plane if it needs one"
+
+// SkipModuleBuild skips t under -short: t builds a module of its own from nothing (a
+// copy of a template, a scaffold, a module fetched through a proxy), which takes
+// minutes on two cores whether or not it needs a control plane, and the fast tier is
+// the library's tests in minutes.
+func SkipModuleBuild(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip(moduleReason)
+	}
+}
 
 // Skip skips t under -short: t needs a control plane.
 func Skip(t testing.TB) {

@@ -2,6 +2,7 @@ package firstuse_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,9 +65,11 @@ func checkout(t *testing.T) string {
 func offlineModules(t *testing.T, root string) {
 	t.Helper()
 	primeModules.Do(func() {
-		// The library's module, and the examples' (a module of their own), whose
-		// requirements the templates copied from them need beyond the library's.
-		for _, dir := range []string{root, filepath.Join(root, "examples")} {
+		// The library's module, the examples' (a module of their own), whose
+		// requirements the templates copied from them need beyond the library's, and the
+		// build tools', which a copy's make generate runs (controller-gen) with the
+		// cache as its only proxy.
+		for _, dir := range []string{root, filepath.Join(root, "examples"), filepath.Join(root, "hack", "tools")} {
 			run(t, dir, goEnv, "go", "mod", "download")
 			run(t, dir, goEnv, "go", "mod", "graph")
 		}
@@ -74,6 +77,48 @@ func offlineModules(t *testing.T, root string) {
 }
 
 var primeModules sync.Once
+
+// newoperator returns the path of cmd/newoperator of the checkout in root, built once per
+// test binary into a directory TestMain removes: the tests that copy templates run at
+// once, and each would otherwise link its own.
+func newoperator(t *testing.T, root string) string {
+	t.Helper()
+	newoperatorOnce.Do(func() {
+		path := filepath.Join(binDir, "newoperator")
+		cmd := exec.Command("go", "build", "-o", path, "./cmd/newoperator")
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), goEnv...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			newoperatorErr = fmt.Errorf("go build ./cmd/newoperator: %v\n%s", err, out)
+			return
+		}
+		newoperatorPath = path
+	})
+	if newoperatorErr != nil {
+		t.Fatal(newoperatorErr)
+	}
+	return newoperatorPath
+}
+
+var (
+	newoperatorOnce sync.Once
+	newoperatorPath string
+	newoperatorErr  error
+	// binDir holds what the tests build once for all of them.
+	binDir string
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "firstuse")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
 
 // run runs a command in dir, with env added to the test's environment, and returns its
 // standard output. The test fails, with everything the command wrote, if it does. A

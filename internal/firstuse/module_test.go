@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/reconcilekit/reconcilekit/internal/fasttier"
 )
 
 // modulePath is the path the library is installed by.
@@ -19,6 +21,8 @@ const modulePath = "github.com/reconcilekit/reconcilekit"
 // and served by a module proxy on disk, is fetched into a new module with no replace
 // directive, and a program that uses its packages builds and runs.
 func TestModuleInstallsWithGoGet(t *testing.T) {
+	fasttier.SkipModuleBuild(t)
+	t.Parallel()
 	root := checkout(t)
 	offlineModules(t, root)
 	const version = "v0.1.0"

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/reconcilekit/reconcilekit/internal/fasttier"
 )
 
 // The program that starts an operator needs no checkout, as a user runs it: go run
@@ -14,6 +16,8 @@ import (
 // after go mod tidy, as the program says to run, it builds and vets against the library
 // fetched from the same proxy.
 func TestGoRunAtAVersionMakesAnOperatorOutsideACheckout(t *testing.T) {
+	fasttier.SkipModuleBuild(t)
+	t.Parallel()
 	root := checkout(t)
 	offlineModules(t, root)
 	const version = "v0.99.0"

@@ -6,6 +6,8 @@
 package writerpolicy
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/reconcilekit/reconcilekit/internal/fight"
@@ -27,8 +29,22 @@ type Policy struct {
 	Fights *fight.Detector
 }
 
-// Bind returns the ownership.Writer w bound to p. Package ownership sets it when it is
-// initialised, which is before anything that imports ownership runs: ownership cannot be
-// named here, since it imports this package. Package reconcile calls it through a typed
-// wrapper of its own.
-var Bind func(w any, p *Policy) any
+// binder is the function that binds a Writer to a Policy, a func(ownership.Writer, *Policy)
+// ownership.Writer, which package ownership registers (Register): this package cannot
+// name ownership.Writer, since ownership imports it.
+var binder any
+
+// Register makes bind the function Bind calls for a W. Package ownership calls it, for its
+// Writer, when it is initialised, which is before anything that imports ownership runs.
+func Register[W any](bind func(W, *Policy) W) { binder = bind }
+
+// Bind returns w bound to p, typed as the Writer it is given: package reconcile calls it
+// with an ownership.Writer and gets one back. It panics when ownership has registered no
+// binder of W's type, a mistake of this module that no caller outside it can make.
+func Bind[W any](w W, p *Policy) W {
+	bind, ok := binder.(func(W, *Policy) W)
+	if !ok {
+		panic(fmt.Sprintf("writerpolicy: no binder of %T registered (package ownership registers its Writer's)", w))
+	}
+	return bind(w, p)
+}

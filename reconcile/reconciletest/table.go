@@ -44,6 +44,7 @@ import (
 	rtreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/yaml"
 
+	"github.com/reconcilekit/reconcilekit/internal/statusfield"
 	"github.com/reconcilekit/reconcilekit/ownership"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
@@ -245,7 +246,10 @@ type Deps struct {
 // namespace not made of its own, runs alone (not in parallel), and deletes those Given
 // objects when it ends. A namespace the case made, given or for a given object in it,
 // goes for good when the case ends, with the objects in it of the kinds the case gives
-// or wants, on an API server alone too.
+// or wants, on an API server alone too; so does one the reconciler made during the case
+// when its name is made of the case's namespace or the case runs alone (a cluster-scoped
+// tenant's "tenant-acme"). One of a fixed name made by a case that runs beside others,
+// which another case may share, is left and named in the test's log.
 type ReconcilerTestCase struct {
 	// Name names the case's subtest and, through it, its namespace.
 	Name string
@@ -317,7 +321,8 @@ type ReconcilerTestCase struct {
 	WantObjectsYAML string
 
 	// WantStatus, if not nil, is the status of the object reconciled afterwards, the
-	// value of its Status field, such as a v1alpha1.PodSetStatus, with CaseNamespace
+	// value of its status field (the one tagged json:"status", or else the field named
+	// Status), such as a v1alpha1.PodSetStatus, with CaseNamespace
 	// for the case's namespace. Transition times are compared too: the shell stamps
 	// them with the case's Clock.
 	WantStatus any
@@ -611,6 +616,10 @@ type requestLog struct {
 	mu    sync.Mutex
 	sent  []sent
 	armed bool // faults apply
+
+	// namespaces are those the reconciler created, in ReconciledBefore too: the case
+	// removes them when it ends (removeMadeNamespaces).
+	namespaces []string
 }
 
 func (l *requestLog) writes() []string {
@@ -695,10 +704,24 @@ func (h *harness) run(t testing.TB, tc ReconcilerTestCase, objs caseObjects) {
 				resp, err = inCaseTime(resp, offset)
 			}
 		}
+		var made string
+		if err == nil && !s.faulted && resp.StatusCode == http.StatusCreated && r.Verb == "create" && r.resource() == "namespaces" {
+			made, resp, err = createdName(resp)
+		}
 		log.mu.Lock()
 		log.sent = append(log.sent, s)
+		if made != "" {
+			log.namespaces = append(log.namespaces, made)
+		}
 		log.mu.Unlock()
 		return resp, err
+	})
+	// The namespaces the reconciler made go when the case ends, as those the case made do.
+	t.Cleanup(func() {
+		log.mu.Lock()
+		made := slices.Clone(log.namespaces)
+		log.mu.Unlock()
+		h.removeMadeNamespaces(t, ns, made, objs)
 	})
 	// JSON, which inCaseTime reads, where client-go's own types would be sent as protobuf.
 	cfg.ContentType = runtime.ContentTypeJSON
@@ -908,10 +931,12 @@ func (h *harness) removeNamespace(t testing.TB, ns string, objs caseObjects) {
 		}
 	}
 	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
-	if err := h.admin.Delete(ctx, namespace); err != nil {
-		if !apierrors.IsNotFound(err) {
-			t.Errorf("reconciletest: deleting namespace %s: %v", ns, err)
-		}
+	switch err := h.admin.Delete(ctx, namespace); {
+	case apierrors.IsNotFound(err):
+		return
+	case apierrors.IsConflict(err): // already terminating, deleted by the reconciler: finalize it
+	case err != nil:
+		t.Errorf("reconciletest: deleting namespace %s: %v", ns, err)
 		return
 	}
 	// A namespace controller may finish first: then there is nothing left to finalize.
@@ -924,6 +949,39 @@ func (h *harness) removeNamespace(t testing.TB, ns string, objs caseObjects) {
 	})
 	if client.IgnoreNotFound(err) != nil {
 		t.Errorf("reconciletest: finalizing namespace %s: %v", ns, err)
+	}
+}
+
+// createdName returns the name of the object resp, a create's answer, created, and resp
+// with its body still to read.
+func createdName(resp *http.Response) (string, *http.Response, error) {
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err != nil {
+		return "", nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	var created metav1.PartialObjectMetadata
+	if json.Unmarshal(body, &created) != nil {
+		return "", resp, nil // not JSON: the client asked for another form, and says no name
+	}
+	return created.Name, resp, nil
+}
+
+// removeMadeNamespaces removes, when a case ends, the namespaces its reconciler made (made),
+// as removeNamespace does those the case made: one made of the case's namespace ns
+// ("tenant-" + ns), which no other case can name, or any when the case runs alone (it names
+// a cluster-scoped object, such as the Tenant that makes its namespace, or the Namespace
+// itself in WantObjects). One of a fixed name made by a case that runs beside others might
+// be another case's too, and is left, named in the test's log.
+func (h *harness) removeMadeNamespaces(t testing.TB, ns string, made []string, objs caseObjects) {
+	alone := h.anyClusterScoped(t, objs)
+	for _, name := range made {
+		if alone || strings.Contains(name, ns) {
+			h.removeNamespace(t, name, objs)
+			continue
+		}
+		t.Logf("reconciletest: the reconciler made namespace %s, which the case leaves behind: a case that runs beside others may share it; name it in WantObjects, which runs the case alone and removes it when the case ends", name)
 	}
 }
 
@@ -1019,11 +1077,12 @@ func (h *harness) checkStatus(c *checker, obj client.Object, ns string, want any
 		c.t.Errorf("reading the object reconciled: %v", err)
 		return
 	}
-	status := reflect.ValueOf(live).Elem().FieldByName("Status")
-	if !status.IsValid() {
-		c.t.Errorf("WantStatus: a %T has no Status field", live)
+	field, ok := statusfield.Of(reflect.TypeOf(live))
+	if !ok {
+		c.t.Errorf("WantStatus: a %T has no status field (json:\"status\")", live)
 		return
 	}
+	status := reflect.ValueOf(live).Elem().FieldByIndex(field.Index)
 	got, err := withPlaceholder(status.Interface(), ns)
 	if err != nil {
 		c.t.Errorf("reading the status of the object reconciled: %v", err)
@@ -1068,14 +1127,18 @@ var compareObjects = []cmp.Option{
 		"Generation", "ManagedFields", "GenerateName", "SelfLink"),
 	cmpopts.IgnoreTypes(metav1.TypeMeta{}),
 	cmpopts.EquateEmpty(),
-	// The status of the object itself: a pointer's Status field.
+	// The status of the object itself: a pointer's status field.
 	cmp.FilterPath(func(p cmp.Path) bool {
 		if len(p) != 3 {
 			return false
 		}
 		_, indirect := p[1].(cmp.Indirect)
 		f, field := p[2].(cmp.StructField)
-		return indirect && field && f.Name() == "Status"
+		if !indirect || !field {
+			return false
+		}
+		status, ok := statusfield.Of(p[1].Type())
+		return ok && f.Index() == status.Index[0]
 	}, cmp.Ignore()),
 }
 

@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/reconcilekit/reconcilekit/internal/fasttier"
 	"github.com/reconcilekit/reconcilekit/reconcile/reconciletest"
 )
 
@@ -151,6 +152,7 @@ func testsOnAssets(t *testing.T, path string) {
 // template's Dockerfile) and adds a kind of another group, and builds and vets the result,
 // whose CRDs are the three kinds'.
 func TestKubebuilderCreateAPIWorksOnEveryTemplate(t *testing.T) {
+	fasttier.SkipModuleBuild(t) // a project of each template, kubebuilder run on it
 	env := newEnv(t)
 	newoperator := filepath.Join(t.TempDir(), "newoperator")
 	env.run(t, env.root, "go", "build", "-o", newoperator, "./cmd/newoperator")

@@ -205,6 +205,7 @@ var corpus = []corpusEntry{
 		}},
 	},
 	storefrontEntry,
+	appEntry,
 }
 
 // TestExploringTheCorpusFindsNothingAndCatchesEachVariant explores each operator of the

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -18,12 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -486,11 +483,9 @@ func (ex *explorer) perturbed(t *testing.T, points []perturbation, ref *result) 
 				runs += n
 			}
 			if p.class == Spec {
-				vs, u := reached(*p.tr, got, fresh)
+				vs, us := ex.judgeAt(atScratch, &evidence{got: got, tr: p.tr, fresh: fresh})
 				got.findings = append(got.findings, vs...)
-				if u != nil {
-					got.unjudged = append(got.unjudged, *u)
-				}
+				got.unjudged = append(got.unjudged, us...)
 			}
 			d := done{got: got, violations: ex.violations(got, ref), runs: runs, shrunk: shrunk}
 			out[i] = d
@@ -769,327 +764,6 @@ func (ex *explorer) run(t *testing.T, name string, p perturbation) *result {
 	return res
 }
 
-func (ex *explorer) runIn(t *testing.T, res *result) {
-	e := ex.x.Operator.Env(t)
-	res.namespace = e.Namespace
-	for _, ns := range ex.x.Namespaces {
-		e.Namespaces = append(e.Namespaces, strings.ReplaceAll(ns, Namespace, e.Namespace))
-	}
-	ctx := t.Context()
-	led := &ledger{}
-	base := e.Config
-	admin := ex.admin(t)
-	watched := &sync.Map{}
-	// The run holds the world shared, but alone while it counts reconciles; it lets go
-	// of it whenever its operator has settled, so that a run that wants it alone waits
-	// no longer than for the others to settle.
-	world.RLock()
-	alone := false
-	defer func() {
-		if alone {
-			world.Unlock()
-		} else {
-			world.RUnlock()
-		}
-	}()
-	yield := func() {
-		world.RUnlock()
-		world.RLock()
-	}
-	exclusive := func(on bool) {
-		if on {
-			world.RUnlock()
-			world.Lock()
-		} else {
-			world.Unlock()
-			world.RLock()
-		}
-		alone = on
-	}
-
-	var inc *incarnation
-	incarnations := 0
-	// ours counts the objects of the operator's kinds in the namespace: a new operator
-	// reconciles each of them before it can be judged settled.
-	ours := func() int {
-		objs, err := objectsOf(ctx, admin, e.Namespace, ex.ourKinds())
-		if err != nil {
-			t.Fatalf("explore: %v", err)
-		}
-		return len(objs)
-	}
-	var expected float64 // the reconciles the operator must have finished to be settled
-	// awaited is the events the operator's watches must have delivered to it before it
-	// can be settled: the event of a step on one of its objects, which it reconciles. A
-	// per-run guard that the process-wide count of reconciles, which the operators of the
-	// runs made at once share, cannot give. A new operator lists instead.
-	var awaited int
-	// since is when the operator was last given something to do: a step or a transition
-	// on one of its objects, which it reacts to with a request or not at all, or a start,
-	// after which it reconciles each of its objects, sending nothing for those that have
-	// converged. It is settled only once it has sent a request since, or has had longer
-	// than its children's events may take to react: with runs made at once, the count of
-	// reconciles cannot tell that it has not reconciled yet (a fresh operator's workers
-	// start a moment after its cache has synced).
-	var since, notBefore time.Time
-	reacted := func() bool {
-		return time.Now().After(notBefore) && (since.IsZero() || led.sentSince(since) || time.Since(since) >= childDelay)
-	}
-	start := func(p perturbation) {
-		awaited = 0
-		incarnations++
-		inc = &incarnation{n: incarnations, p: p, led: led, killed: make(chan struct{}), watched: watched, admin: admin, ours: ex.ours, kinds: ex.kinds, namespace: e.Namespace, clusterScoped: ex.clusterScoped, lag: &lagWindow{}, normalise: ex.normalise}
-		e.Config = reconciletest.Intercept(rest.CopyConfig(base), inc.hook)
-		n := ours()
-		expected = reconciles() + float64(n)
-		began := time.Now()
-		m := e.Run(t)
-		inc.stop = m.Stop
-		if !m.GetCache().WaitForCacheSync(ctx) {
-			t.Fatalf("explore: the operator's cache did not sync")
-		}
-		// Its lists are requests: only time tells that it has reconciled what it found,
-		// the more of it the slower the machine (its start and sync tell how slow).
-		since = time.Time{}
-		if n > 0 {
-			notBefore = time.Now().Add(childDelay + 2*time.Since(began))
-		}
-	}
-	start(res.p)
-
-	// settle waits until the operator is quiet, restarting it if it was killed: it has
-	// made the reconciles expected of it, been delivered the event of the step, sent
-	// nothing and been delivered nothing for Quiet, and written nothing for longer than
-	// the reconciles a child's change asks for may be delayed; and its objects show no
-	// work owed (owed): what decides it, for a restarted operator, whose reconciles of
-	// what it found no count of the process can tell apart from the other runs', and for
-	// a retry after a failure, whose backoff outlasts any quiet window. (The queues' metrics
-	// cannot tell: they are the process's, and a stopped manager's stay as it left them.
-	// The count of reconciles is the process's too: with runs made at once, the other
-	// runs' operators add to it, and it only bounds this one's from above.)
-	settle := func(step int) {
-		began := time.Now()
-		limit := ex.settleLimit(step)
-		deadline := began.Add(limit)
-		before := led.count()
-		defer func() {
-			if _, ok := res.paces[step]; !ok {
-				res.paces[step] = pace{took: time.Since(began), writes: led.count() - before}
-			}
-		}()
-		owedOnly := "" // what it owed when it was last quiet but for that
-		for {
-			select {
-			case <-inc.killed:
-				inc.stop()
-				start(perturbation{}) // the perturbation is spent: the new operator runs free
-				continue
-			default:
-			}
-			if t.Failed() {
-				// A refusal, or an error the manager's log saw, failed the run and cut its
-				// requests (Env.Run): what it waits for will not come, and its next step
-				// stops it, naming the cause, rather than after the settle limit.
-				return
-			}
-			wait := 20 * time.Millisecond
-			if reconciles() >= expected && led.events() >= awaited && reacted() && led.idleFor() >= ex.x.Quiet && led.writeIdleFor() >= childDelay && inc.settled() {
-				if owedOnly = ex.owed(ctx, admin, e.Namespace); owedOnly == "" {
-					return // quiet, with nothing its objects show it owes
-				}
-				wait = 200 * time.Millisecond // its objects are read again, not hammered
-			}
-			if time.Now().After(deadline) && owedOnly != "" && led.count()-before <= 200 {
-				// Quiet at times, but for work it owes and does not finish (a finalizer
-				// that never ends, a retry for ever): settled as it is, for the oracles to
-				// judge what it left. Never settled is for an operator never quiet.
-				t.Logf("after step %d the operator owed work it did not finish: %s", step+1, owedOnly)
-				return
-			}
-			if time.Now().After(deadline) || led.count()-before > 200 {
-				ref, known := ex.paces[step]
-				if why := outOfTime(step, led.count()-before, ref, known, limit); why != "" {
-					res.outOfTime = true
-					res.unjudged = append(res.unjudged, Unjudged{Oracle: NeverSettled, reason: "out of time", Why: why})
-					return
-				}
-				res.findings = append(res.findings, Violation{Oracle: NeverSettled, Detail: fmt.Sprintf(
-					"after step %d the operator made %d writes and did not settle", step+1, led.count()-before)})
-				return
-			}
-			time.Sleep(wait)
-		}
-	}
-	settle(-1)
-	if res.p.class == "" {
-		res.views = append(res.views, ex.view(t, ctx, admin, e.Namespace, watched))
-	}
-	for i, s := range ex.x.Workload {
-		if res.p.drop[i] {
-			continue
-		}
-		led.setStep(i)
-		expected = reconciles()
-		if s.object == nil || ex.ours[kindOf(s.object)] {
-			expected++ // a change of one of its objects is reconciled
-			awaited, since = led.events()+1, time.Now()
-		}
-		var known map[string]bool
-		if res.p.class == Stale && res.p.n == i+1 {
-			known = ex.names(t, ctx, admin, e.Namespace, res.p.res)
-		}
-		if res.p.class == scratch && res.p.tr.step == i {
-			// The object created with the transition's spec; the operator's state once
-			// settled on it is what the run is for.
-			if err := createChanged(ctx, e.Client, e.Namespace, s.object, *res.p.tr); err != nil {
-				t.Fatalf("explore: %s from scratch: %v", res.p.tr.describe(), err)
-			}
-			settle(i)
-			fam, err := ex.steadyFamily(ctx, admin, e.Namespace, res.p.tr.object, true)
-			if err != nil {
-				t.Fatalf("explore: %v", err)
-			}
-			res.family = fam
-			inc.stop()
-			return
-		}
-		if err := s.Do(ctx, e.Client, e.Namespace); err != nil {
-			if res.p.drop != nil {
-				// A step that needs a step left out while shrinking: no sequence to try.
-				res.broken = fmt.Errorf("step %d, %s: %w", i+1, s.Name, err)
-				inc.stop()
-				return
-			}
-			t.Fatalf("explore: step %d, %s: %v", i+1, s.Name, err)
-		}
-		for _, d := range s.deletes {
-			res.deleted[d] = true
-		}
-		settle(i)
-		inc.checkCurrent(ctx, res, i)
-		yield()
-		if res.p.class == "" && res.unsettled() {
-			break // the finding: the rest of the workload would not settle either
-		}
-		if res.outOfTime {
-			break // judged by no oracle: the rest is not worth the time
-		}
-		if res.p.class == "" {
-			objs, err := ex.collected(ctx, admin, e.Namespace)
-			if err != nil {
-				t.Fatalf("explore: %v", err)
-			}
-			if res.name == "reference" {
-				ex.mapping.learn(normalise(objs, e.Namespace, ex.ours), managed(objs))
-			}
-			res.snapshots = append(res.snapshots, objs)
-			res.views = append(res.views, ex.view(t, ctx, admin, e.Namespace, watched))
-		}
-		if tr := res.p.tr; tr != nil && tr.step == i {
-			// The transition, settled and judged, then the spec before it, settled and
-			// compared with the state before it.
-			before, err := ex.steadyFamily(ctx, admin, e.Namespace, tr.object, false)
-			if err != nil {
-				t.Fatalf("explore: %v", err)
-			}
-			if tr.invalid {
-				exclusive(true) // its reconciles are counted
-			}
-			start := reconciles()
-			events := led.events()
-			generation := ex.generation(ctx, admin, e.Namespace, tr.object)
-			led.setPhase("transition")
-			spec, err := ex.apply(ctx, admin, e.Namespace, *tr)
-			if err != nil {
-				t.Fatalf("explore: %s: %v", tr.describe(), err)
-			}
-			expected = start
-			if ex.generation(ctx, admin, e.Namespace, tr.object) != generation {
-				expected++ // a change the API server took for none is not reconciled
-				awaited, since = events+1, time.Now()
-			}
-			settle(i)
-			inc.checkCurrent(ctx, res, i)
-			res.findings = append(res.findings, ex.judgeTransition(ctx, admin, e.Namespace, *tr, int(reconciles()-start), ex.mapping)...)
-			if !tr.past {
-				if res.transitioned, err = ex.steadyFamily(ctx, admin, e.Namespace, tr.object, true); err != nil {
-					t.Fatalf("explore: %v", err)
-				}
-				if o, err := ex.objectOf(ctx, admin, e.Namespace, tr.object); err == nil {
-					if r, err := kstatus.Compute(o); err == nil {
-						res.verdict = r.Status
-					}
-				}
-			}
-			if tr.invalid {
-				exclusive(false)
-			}
-			expected, generation, events = reconciles(), ex.generation(ctx, admin, e.Namespace, tr.object), led.events()
-			led.setPhase("restore")
-			if err := ex.restore(ctx, admin, e.Namespace, tr.object, spec); err != nil {
-				t.Fatalf("explore: restoring the spec of %s: %v", tr.object, err)
-			}
-			if ex.generation(ctx, admin, e.Namespace, tr.object) != generation {
-				expected++
-				awaited, since = events+1, time.Now()
-			}
-			settle(i)
-			inc.checkCurrent(ctx, res, i)
-			after, err := ex.steadyFamily(ctx, admin, e.Namespace, tr.object, false)
-			if err != nil {
-				t.Fatalf("explore: %v", err)
-			}
-			res.findings = append(res.findings, recovered(*tr, before, after)...)
-			led.setPhase("")
-		}
-		if known != nil {
-			// A new operator, whose view of the resource lags by this step.
-			inc.stop()
-			p := res.p
-			p.known = known
-			expected = reconciles()
-			start(p)
-			settle(i)
-			inc.checkCurrent(ctx, res, i)
-		}
-		if atPoint(res.p) && i < len(ex.x.Workload)-1 {
-			// The state the step settled in, once the collector has done its part: the
-			// last step's is the end state.
-			objs, err := ex.collected(ctx, admin, e.Namespace)
-			if err != nil {
-				t.Fatalf("explore: %v", err)
-			}
-			res.settledAt[i] = objs
-		}
-		if res.p.class == "" {
-			// The reference run proves convergence: a fresh operator, reconciling every
-			// object again, writes nothing.
-			inc.stop()
-			before := led.count()
-			start(perturbation{})
-			settle(i)
-			if n := led.count() - before; n > 0 {
-				ws := led.snapshot()[before:]
-				res.findings = append(res.findings, Violation{Oracle: WritesOnceConverged, Detail: fmt.Sprintf(
-					"after step %d (%s), a restarted operator wrote %d times: %s", i+1, s.Name, n, joinWrites(ws))})
-			}
-			if res.unsettled() {
-				break
-			}
-		}
-	}
-	inc.stop()
-	res.writes = led.snapshot()
-	watched.Range(func(k, _ any) bool { res.watched = append(res.watched, k.(string)); return true })
-	slices.Sort(res.watched)
-	objs, err := ex.collected(ctx, admin, e.Namespace)
-	if err != nil {
-		t.Fatalf("explore: %v", err)
-	}
-	res.objects = objs
-	res.end = ex.normalise(objs, e.Namespace)
-}
-
 // collectionWait bounds how long the end state waits for the garbage collector. On a
 // simulated cluster the collector deletes the children of an object of a kind only once
 // it watches that kind: a CRD installed as the tests start is found by its periodic
@@ -1245,13 +919,29 @@ type incarnation struct {
 }
 
 // currentClaim is a status the operator wrote that kstatus reads as Current, with the
-// objects its owner controlled then.
+// objects its owner controlled then, and those it controls once the operator has settled
+// (or err, why they could not be read).
 type currentClaim struct {
 	write    int
 	kind     string
 	name     string
 	uid      string
 	children state
+	now      state
+	err      error
+}
+
+// claims are the Current verdicts written since the last call, each with the children its
+// object has now that the operator has settled: what currentTooEarly judges.
+func (inc *incarnation) claims(ctx context.Context) []currentClaim {
+	inc.mu.Lock()
+	claims := inc.current
+	inc.current = nil
+	inc.mu.Unlock()
+	for i, c := range claims {
+		claims[i].now, claims[i].err = inc.childrenOf(ctx, c.uid)
+	}
+	return claims
 }
 
 var errKilled = errors.New("explore: the operator was killed")
@@ -1350,7 +1040,7 @@ func (inc *incarnation) named(r *reconciletest.Request, obj map[string]any) stri
 }
 
 // noteCurrent records a write of one of the operator's own objects that kstatus reads
-// as Current, with what its owner controls at that moment, for checkCurrent.
+// as Current, with what its owner controls at that moment, for currentTooEarly (claims).
 func (inc *incarnation) noteCurrent(r *reconciletest.Request, w write, n int) {
 	if w.Object == nil || w.Verb == "delete" {
 		return
@@ -1387,28 +1077,6 @@ func (inc *incarnation) childrenOf(ctx context.Context, uid string) (state, erro
 	return inc.normalise(objs, inc.namespace), nil
 }
 
-// checkCurrent compares each Current verdict written since the last settle with the
-// children its object has once the operator settled: a verdict of Current while the
-// operator still had to change them was premature.
-func (inc *incarnation) checkCurrent(ctx context.Context, res *result, step int) {
-	inc.mu.Lock()
-	claims := inc.current
-	inc.current = nil
-	inc.mu.Unlock()
-	for _, c := range claims {
-		now, err := inc.childrenOf(ctx, c.uid)
-		if err != nil {
-			res.unjudged = append(res.unjudged, Unjudged{Oracle: CurrentTooEarly, reason: "children not read", Why: fmt.Sprintf(
-				"after step %d, the children of %s %s, made Current by write %d, could not be read: %v", step+1, c.kind, c.name, c.write, err)})
-			continue
-		}
-		if d := cmp.Diff(c.children, now); d != "" {
-			res.findings = append(res.findings, Violation{Oracle: CurrentTooEarly, Detail: fmt.Sprintf(
-				"write %d made %s %s Current (kstatus) before the objects it controls had settled (-then +settled):\n%s", c.write, c.kind, c.name, d)})
-		}
-	}
-}
-
 func (inc *incarnation) settled() bool {
 	inc.mu.Lock()
 	defer inc.mu.Unlock()
@@ -1426,25 +1094,13 @@ func (ex *explorer) judge(rep *Report, got, ref *result) {
 	ex.record(rep, got, ref, ex.violations(got, ref))
 }
 
-// violations applies the oracles to got, compared with ref (nil for the reference
-// itself). It only reads the explorer: runs made at once are judged at once.
+// violations are what the oracles found in got: what they found while it ran, and what
+// those that judge at a run's end find, compared with ref (nil for the reference itself).
+// It only reads the explorer: runs made at once are judged at once.
 func (ex *explorer) violations(got, ref *result) []Violation {
-	var vs []Violation
-	vs = append(vs, got.findings...)
-	vs = append(vs, ex.createdTwice(got)...)
-	vs = append(vs, ex.notControlled(got)...)
-	vs = append(vs, ex.leftBehind(got)...)
-	if ref != nil {
-		vs = append(vs, churn(ref, got)...)
-	}
-	if ref != nil && got.end != nil && ref.end != nil {
-		if d := cmp.Diff(ref.end, got.end); d != "" {
-			vs = append(vs, Violation{Oracle: EndState, Detail: "the end state differs from the reference run's (-reference +this run):\n" + d})
-		}
-	}
-	if ref != nil {
-		vs = append(vs, ex.stepStates(got, ref)...)
-	}
+	vs, us := ex.judgeAt(atEnd, &evidence{got: got, ref: ref})
+	got.unjudged = append(got.unjudged, us...)
+	vs = append(slices.Clone(got.findings), vs...)
 	for i := range vs {
 		vs[i].Run, vs[i].Class = got.name, got.p.class
 	}
@@ -1458,44 +1114,6 @@ func (ex *explorer) violations(got, ref *result) []Violation {
 // a run from scratch stops at its object.
 func atPoint(p perturbation) bool {
 	return p.class != "" && p.class != Spec && p.class != scratch && p.drop == nil
-}
-
-// stepStates compares the state each step of got settled in, but the last, with the
-// reference run's after the same step, the status of the operator's own objects apart:
-// the first step at which they differ is an end state violation. The end state alone
-// does not see a child the operator left wrong while its owner lived: on a simulated
-// cluster the garbage collector deletes it with the owner the workload deletes, in
-// every run alike (a Deployment never scaled to the new size, or never made). The
-// status of the operator's objects is left to the end state: between steps it follows
-// what the cluster's controllers do at their own pace (a Deployment's rollout, a pod
-// that ends), which the settling of the operator does not wait for.
-func (ex *explorer) stepStates(got, ref *result) []Violation {
-	for _, i := range slices.Sorted(maps.Keys(got.settledAt)) {
-		if i >= len(ref.snapshots) {
-			continue
-		}
-		want := ex.withoutOwnStatus(ex.normalise(ref.snapshots[i], ref.namespace))
-		have := ex.withoutOwnStatus(ex.normalise(got.settledAt[i], got.namespace))
-		if d := cmp.Diff(want, have); d != "" {
-			return []Violation{{Oracle: EndState, Detail: fmt.Sprintf(
-				"once step %d (%s) settled, the objects differ from the reference run's after it, their status apart (-reference +this run):\n%s",
-				i+1, ex.x.Workload[i].Name, d)}}
-		}
-	}
-	return nil
-}
-
-// withoutOwnStatus is s without the status of the objects of the operator's kinds.
-func (ex *explorer) withoutOwnStatus(s state) state {
-	out := state{}
-	for k, o := range s {
-		if kind, _, _ := strings.Cut(k, " "); ex.ours[kind] {
-			o = maps.Clone(o)
-			delete(o, "status")
-		}
-		out[k] = o
-	}
-	return out
 }
 
 // record adds the violations vs of the run got to rep, with the run's report: the
@@ -1578,177 +1196,6 @@ func shellQuote(arg string) string {
 		return arg
 	}
 	return "'" + strings.ReplaceAll(arg, "'", `'\''`) + "'"
-}
-
-// createdTwice finds an object created twice: two accepted creates of one name with no
-// accepted delete between them, or two objects named by generateName under one owner
-// where the workload made one.
-func (ex *explorer) createdTwice(got *result) []Violation {
-	var vs []Violation
-	live := map[string]int{}
-	for i, w := range got.writes {
-		key := w.Group + "/" + w.Resource + "/" + w.Name
-		switch {
-		case w.Subresource != "" || !w.accepted():
-		case w.Verb == "create" && !strings.HasSuffix(w.Name, "<generated>"):
-			if prev, ok := live[key]; ok {
-				vs = append(vs, Violation{Oracle: CreatedTwice, Detail: fmt.Sprintf(
-					"write %d created %s %s again, which write %d had created", i+1, w.Resource, w.Name, prev)})
-			}
-			live[key] = i + 1
-		case w.Verb == "delete":
-			delete(live, key)
-		}
-	}
-	// Children named by generateName are told apart by what they are for: what they
-	// hold, masked, but their names. Two alike under one owner are one child made twice.
-	byOwner := map[string][]string{}
-	for _, o := range got.objects {
-		if o.GetGenerateName() == "" {
-			continue
-		}
-		kind, name, ok := controllerOf(o.Object)
-		if !ok {
-			continue
-		}
-		key := o.GetKind() + " " + o.GetGenerateName() + "<generated>"
-		s := state{key: normaliseObject(o.Object, got.namespace, map[string]bool{string(o.GetUID()): true})}
-		delete(s[key], "status")
-		mask(s, ex.masks)
-		purpose, _ := json.Marshal(s[key])
-		k := o.GetKind() + " " + o.GetGenerateName() + " of " + kind + " " + name + "\x00" + string(purpose)
-		byOwner[k] = append(byOwner[k], o.GetName())
-	}
-	for _, k := range mapsKeys(byOwner) {
-		if names := byOwner[k]; len(names) > 1 {
-			what, _, _ := strings.Cut(k, "\x00")
-			vs = append(vs, Violation{Oracle: CreatedTwice, Detail: fmt.Sprintf(
-				"%s: %d objects named by generateName for one purpose (alike but for their names), %s", what, len(names), strings.Join(names, ", "))})
-		}
-	}
-	return vs
-}
-
-// churn finds objects the run created or deleted more often than the reference run did:
-// an object deleted and made again is one whose data, pods or claims a user loses.
-func churn(ref, got *result) []Violation {
-	count := func(ws []write) map[string]int {
-		generated := map[string]string{} // an object's name → its generateName's <generated>
-		n := map[string]int{}
-		for _, w := range ws {
-			if !w.accepted() || w.Subresource != "" || (w.Verb != "create" && w.Verb != "delete") {
-				continue
-			}
-			if w.Phase != "" {
-				// A spec transition may change the names of the children the operator
-				// wants: the old deleted, the new made, and the old made again when the
-				// spec comes back. The differential oracle and "not recovered" judge
-				// what it made of the transition; createdTwice two live at once.
-				continue
-			}
-			name := w.Name
-			if w.Verb == "create" && w.Object != nil {
-				md, _ := w.Object["metadata"].(map[string]any)
-				if g, _ := md["generateName"].(string); g != "" {
-					generated[w.Resource+"/"+name] = g + "<generated>"
-				}
-			}
-			if g, ok := generated[w.Resource+"/"+name]; ok {
-				name = g
-			}
-			n[w.Verb+" "+w.Resource+" "+name]++
-		}
-		return n
-	}
-	want, have := count(ref.writes), count(got.writes)
-	// In a spec run, an object the reference run never wrote came to be from the
-	// transition: the claims a StatefulSet's controller makes for the replicas a
-	// transition adds, which it keeps when the spec comes back, and which the workload's
-	// last step has the operator delete with the rest. Its delete is the cleanup of what
-	// the transition made, judged by the differential and "not recovered", not a delete
-	// the reference run did not make.
-	written := map[string]bool{}
-	for _, w := range ref.writes {
-		written[w.Resource+" "+w.Name] = true
-	}
-	var vs []Violation
-	for _, k := range mapsKeys(have) {
-		if have[k] > want[k] {
-			verb, what, _ := strings.Cut(k, " ")
-			if verb == "delete" && got.p.class == Spec && !written[what] {
-				continue
-			}
-			oracle := CreatedTwice
-			if verb == "delete" {
-				oracle = DeletedWrongly
-			}
-			vs = append(vs, Violation{Oracle: oracle, Detail: fmt.Sprintf(
-				"the operator sent %d accepted %s of %s, the reference run %d", have[k], verb, what, want[k])})
-		}
-	}
-	return vs
-}
-
-// notControlled finds writes of objects that are not the operator's: ones the workload
-// created as someone else's, or ones controlled by an object of a kind the operator
-// neither reconciles nor owns.
-func (ex *explorer) notControlled(got *result) []Violation {
-	var vs []Violation
-	for i, w := range got.writes {
-		if !w.accepted() {
-			continue
-		}
-		if ex.foreign[w.Group+"/"+w.Resource+"/"+w.Name] {
-			vs = append(vs, Violation{Oracle: NotControlled, Detail: fmt.Sprintf(
-				"write %d (%s) wrote %s %s, which the workload created as someone else's", i+1, w, w.Resource, w.Name)})
-			continue
-		}
-		if w.Object == nil || w.Object["kind"] == "Status" {
-			continue
-		}
-		// Controlled by one of its objects, or by one of its children (a StatefulSet's
-		// claims): the operator's to write.
-		if kind, name, ok := controllerOf(w.Object); ok && !ex.ours[kind] && !ex.owned[kind] {
-			vs = append(vs, Violation{Oracle: NotControlled, Detail: fmt.Sprintf(
-				"write %d (%s) wrote %s %s, which %s %s controls", i+1, w, w.Resource, w.Name, kind, name)})
-		}
-	}
-	return vs
-}
-
-// leftBehind finds, once the workload has deleted every object of the operator's kinds,
-// an object of them still there (a finalizer never removed), and an object the operator
-// created that nothing owns, which no garbage collector would delete.
-func (ex *explorer) leftBehind(got *result) []Violation {
-	var vs []Violation
-	for _, key := range mapsKeys(got.objects) {
-		o := got.objects[key]
-		if ex.ours[o.GetKind()] && got.deleted[key] {
-			vs = append(vs, Violation{Oracle: LeftBehind, Detail: fmt.Sprintf(
-				"%s was deleted by the workload and is still there, with finalizers %v", key, o.GetFinalizers())})
-		}
-	}
-	for _, key := range mapsKeys(got.objects) {
-		if ex.ours[got.objects[key].GetKind()] && !got.deleted[key] {
-			return vs // a custom resource is still there: its children may stay
-		}
-	}
-	created := map[string]bool{}
-	for _, w := range got.writes {
-		if w.accepted() && (w.Verb == "create" || w.Verb == "patch") && w.Subresource == "" && w.Object != nil {
-			if k, _ := w.Object["kind"].(string); k != "" {
-				created[keyOf(k, nameOf(&reconciletest.Request{}, w.Object), got.namespace)] = true
-			}
-		}
-	}
-	for _, key := range mapsKeys(got.objects) {
-		o := got.objects[key]
-		if created[key] && !ex.ours[o.GetKind()] && len(o.GetOwnerReferences()) == 0 {
-			vs = append(vs, Violation{Oracle: LeftBehind, Detail: fmt.Sprintf(
-				"%s, which the operator created, is still there with no owner for the garbage collector, though the workload deleted every %s", key, strings.Join(mapsKeys(ex.ours), ", "))})
-		}
-	}
-	return vs
 }
 
 // sideBySide lays out the writes of two runs in two columns.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // Oracle names one of the exploration's oracles: what a Violation was found by, and what
@@ -55,10 +57,153 @@ const (
 )
 
 // Oracles are every oracle, in the order docs/exploring.md lists them.
-var Oracles = []Oracle{
-	EndState, CreatedTwice, DeletedWrongly, NotControlled, LeftBehind,
-	WritesOnceConverged, CurrentTooEarly, NeverSettled,
-	InvalidSpecNotStalled, RetryStorm, SpecNotActedOn, NotRecovered, SpecNotReached,
+var Oracles = oracleNames()
+
+// oracleNames names the oracles of the list, in its order: Oracles cannot leave one out.
+func oracleNames() []Oracle {
+	names := make([]Oracle, len(oracles))
+	for i, o := range oracles {
+		names[i] = o.name
+	}
+	return names
+}
+
+// oracles are the oracles a run is judged by, in the order docs/exploring.md lists them.
+// Adding an oracle is adding it here, at the moment whose evidence it reads, with a
+// constant of Oracle, a row in docs/exploring.md's table of oracles and a case in
+// oracleCases (judge_internal_test.go); tests fail without the last two.
+var oracles = []oracle{
+	{EndState, atEnd, endState},
+	{CreatedTwice, atEnd, createdTwice},
+	{DeletedWrongly, atEnd, deletedWrongly},
+	{NotControlled, atEnd, notControlled},
+	{LeftBehind, atEnd, leftBehind},
+	{WritesOnceConverged, atRestart, writesOnceConverged},
+	{CurrentTooEarly, atSettled, currentTooEarly},
+	{NeverSettled, atSettling, neverSettled},
+	{InvalidSpecNotStalled, atTransition, invalidSpecNotStalled},
+	{RetryStorm, atTransition, retryStorm},
+	{SpecNotActedOn, atTransition, specNotActedOn},
+	{NotRecovered, atReturn, notRecovered},
+	{SpecNotReached, atScratch, specNotReached},
+}
+
+// An oracle holds runs to one rule, which it judges at one moment of a run from what the
+// run shows then (its evidence) and from nothing else: so each is tested alone, on
+// evidence made by hand, without an API server.
+type oracle struct {
+	name Oracle
+	at   moment
+	// judge finds the violations of the rule in e, and says what it could not judge.
+	judge func(e *evidence) ([]Violation, []Unjudged)
+}
+
+// A moment is when in a run an oracle judges it, and so what evidence it is given.
+type moment int
+
+// The moments of a run, in the order a run comes to them.
+const (
+	// atSettling: each time the run waits for the operator to settle, as the wait ends
+	// (evidence.settling).
+	atSettling moment = iota
+	// atSettled: once a step, a spec transition or the spec's return has settled
+	// (evidence.claims).
+	atSettled
+	// atRestart: in the reference run, once a fresh operator started after a step has
+	// settled (evidence.restarted).
+	atRestart
+	// atTransition: in a spec run, once the transition has settled (evidence.tr,
+	// object, reconciled, family).
+	atTransition
+	// atReturn: in a spec run, once the spec before the transition is back and has
+	// settled (evidence.tr, before, after).
+	atReturn
+	// atEnd: once the run has ended, compared with the reference run (evidence.got,
+	// ref).
+	atEnd
+	// atScratch: once a spec run and its run from scratch have both ended
+	// (evidence.got, tr, fresh).
+	atScratch
+)
+
+// String is the moment as docs/exploring.md's table of oracles says it.
+func (m moment) String() string {
+	return [...]string{
+		atSettling:   "as each wait for the operator to settle ends",
+		atSettled:    "once a step, a transition or its return has settled",
+		atRestart:    "once a fresh operator started after a step has settled (reference run)",
+		atTransition: "once a spec transition has settled",
+		atReturn:     "once the spec before a transition is back and settled",
+		atEnd:        "at the run's end",
+		atScratch:    "once the spec run and its run from scratch have ended",
+	}[m]
+}
+
+// evidence is what a run shows its oracles at one moment: each moment fills what its
+// oracles read (moment), and leaves the rest zero.
+type evidence struct {
+	// ex is what the exploration knows of the operator: its kinds, the masks, the
+	// workload, where its spec's fields go. Oracles only read it.
+	ex *explorer
+	// got is the run; ref the reference run it is compared with, nil when got is the
+	// reference run itself.
+	got, ref *result
+	// step is the index of the workload's step the moment came after.
+	step int
+	// settling is how the wait for the operator to settle ended.
+	settling settling
+	// claims are the Current verdicts written since the run last settled, each with
+	// its object's children as they are once settled.
+	claims []currentClaim
+	// restarted are the writes of the fresh operator started once the step had settled,
+	// and moved the objects others changed meanwhile (movedByOthers).
+	restarted []write
+	moved     []string
+	// tr is the spec transition.
+	tr *transition
+	// object is tr's object once the transition settled, or objectErr why it could not
+	// be read; reconciled the reconciles the operator made from the transition to
+	// settling.
+	object     *unstructured.Unstructured
+	objectErr  error
+	reconciled int
+	// family is, for a valid transition, the object and its children once it settled
+	// (every field, as the reference run's mapping was learnt from), or familyErr why
+	// it could not be read.
+	family    state
+	familyErr error
+	// before and after are the object and its children before the transition and once
+	// the spec before it is back.
+	before, after state
+	// fresh is the run from scratch a spec run is compared with.
+	fresh *result
+}
+
+// settling is how a wait for the operator to settle ended.
+type settling struct {
+	// gaveUp says the operator was not quiet within the settle limit, or wrote more
+	// than 200 times; writes is how many times it wrote meanwhile.
+	gaveUp bool
+	writes int
+	// outOfTime, for a wait given up on, says why the run is out of time rather than at
+	// fault (outOfTime); "" if it is at fault.
+	outOfTime string
+}
+
+// judgeAt applies the oracles of moment at to e: what they found, and what they could
+// not judge. It only reads the explorer: runs made at once are judged at once.
+func (ex *explorer) judgeAt(at moment, e *evidence) ([]Violation, []Unjudged) {
+	e.ex = ex
+	var vs []Violation
+	var us []Unjudged
+	for _, o := range oracles {
+		if o.at != at {
+			continue
+		}
+		v, u := o.judge(e)
+		vs, us = append(vs, v...), append(us, u...)
+	}
+	return vs, us
 }
 
 // validate refuses an Exploration whose mutant could be neither caught nor missed: a

@@ -1,6 +1,8 @@
 package explore
 
 import (
+	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -68,4 +70,43 @@ func TestStopAtFirstStopsAtTheMutantsOraclesOnly(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTheGuideListsEveryOracleInOrderWithItsMoment: docs/exploring.md's table of oracles
+// has a row for each oracle of the list, in its order, with its constant and the moment
+// it judges at, so that the guide and the package cannot drift apart.
+func TestTheGuideListsEveryOracleInOrderWithItsMoment(t *testing.T) {
+	guide, err := os.ReadFile("../../../docs/exploring.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows [][]string
+	for line := range strings.Lines(string(guide)) {
+		cells := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|")
+		if len(cells) == 5 && strings.HasPrefix(strings.TrimSpace(cells[1]), "`") {
+			for i := range cells {
+				cells[i] = strings.TrimSpace(cells[i])
+			}
+			rows = append(rows, cells)
+		}
+	}
+	if len(rows) != len(oracles) {
+		t.Fatalf("the guide's table of oracles has %d rows, the package %d oracles", len(rows), len(oracles))
+	}
+	for i, o := range oracles {
+		want := []string{string(o.name), "`" + constantName(o.name) + "`", o.at.String()}
+		if got := rows[i][:3]; !slices.Equal(got, want) {
+			t.Errorf("row %d of the guide's table of oracles is %q, want %q", i+1, got, want)
+		}
+	}
+}
+
+// constantName is the name of the constant of the oracle named name: its words, each
+// capitalised ("end state" is EndState).
+func constantName(name Oracle) string {
+	var b strings.Builder
+	for w := range strings.FieldsSeq(string(name)) {
+		b.WriteString(strings.ToUpper(w[:1]) + w[1:])
+	}
+	return b.String()
 }

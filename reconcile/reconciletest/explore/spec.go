@@ -867,50 +867,65 @@ func flatten(v any, prefix string, out map[string]any) {
 	}
 }
 
-// judgeTransition applies the spec transitions' oracles to the object once tr has
-// settled: an invalid spec must leave it Stalled, with a reason, for the generation that
-// holds the invalid spec, in at most maxInvalidReconciles reconciles; a valid value must
-// reach one of the fields of its children the reference run showed it reaches.
-func (ex *explorer) judgeTransition(ctx context.Context, c client.Client, namespace string, tr transition, reconciled int, m mapping) []Violation {
-	var vs []Violation
-	obj, err := ex.objectOf(ctx, c, namespace, tr.object)
-	if err != nil {
-		return []Violation{{Oracle: SpecNotActedOn, Detail: fmt.Sprintf("after %s: %v", tr.describe(), err)}}
+// invalidSpecNotStalled (InvalidSpecNotStalled, once an invalid transition has
+// settled): the invalid spec leaves the object Stalled, with a reason, for the generation
+// that holds it, so that kstatus reads it Failed. An object that could not be read is
+// specNotActedOn's to report.
+func invalidSpecNotStalled(e *evidence) ([]Violation, []Unjudged) {
+	tr, obj := e.tr, e.object
+	if !tr.invalid || e.objectErr != nil {
+		return nil, nil
 	}
-	verdict := "unknown"
-	if r, err := kstatus.Compute(obj); err == nil {
-		verdict = r.Status.String()
+	verdict := kstatusOf(obj)
+	stalled := conditionOf(obj, conditions.Stalled)
+	switch {
+	case stalled == nil || stalled["status"] != "True" || stalled["reason"] == "":
+		return []Violation{{Oracle: InvalidSpecNotStalled, Detail: fmt.Sprintf(
+			"after %s, the operator settled with %s not Stalled (kstatus %s; its conditions: %s)", tr.describe(), tr.object, verdict, conditionsOf(obj))}}, nil
+	case verdict != kstatus.FailedStatus.String():
+		return []Violation{{Oracle: InvalidSpecNotStalled, Detail: fmt.Sprintf(
+			"after %s, %s is Stalled (%v) but kstatus reads %s: its status is not of the generation that holds the invalid spec", tr.describe(), tr.object, stalled["reason"], verdict)}}, nil
+	}
+	return nil, nil
+}
+
+// retryStorm (RetryStorm, once an invalid transition has settled): the operator
+// reconciled the object at most maxInvalidReconciles times from the transition to
+// settling: no retry fixes an invalid spec.
+func retryStorm(e *evidence) ([]Violation, []Unjudged) {
+	if !e.tr.invalid || e.objectErr != nil || e.reconciled <= maxInvalidReconciles {
+		return nil, nil
+	}
+	return []Violation{{Oracle: RetryStorm, Detail: fmt.Sprintf(
+		"after %s, the operator reconciled %d times before it settled, more than %d", e.tr.describe(), e.reconciled, maxInvalidReconciles)}}, nil
+}
+
+// specNotActedOn (SpecNotActedOn, once a valid transition has settled): the new value
+// reaches one of the fields of the object's children the reference run showed the spec
+// field reaches (the explorer's mapping). A field the mapping has no place for is left
+// to the other oracles. An object that could not be read once settled, valid or invalid
+// transition, is this violation.
+func specNotActedOn(e *evidence) ([]Violation, []Unjudged) {
+	tr := e.tr
+	if e.objectErr != nil {
+		return []Violation{{Oracle: SpecNotActedOn, Detail: fmt.Sprintf("after %s: %v", tr.describe(), e.objectErr)}}, nil
 	}
 	if tr.invalid {
-		stalled := conditionOf(obj, conditions.Stalled)
-		switch {
-		case stalled == nil || stalled["status"] != "True" || stalled["reason"] == "":
-			vs = append(vs, Violation{Oracle: InvalidSpecNotStalled, Detail: fmt.Sprintf(
-				"after %s, the operator settled with %s not Stalled (kstatus %s; its conditions: %s)", tr.describe(), tr.object, verdict, conditionsOf(obj))})
-		case verdict != kstatus.FailedStatus.String():
-			vs = append(vs, Violation{Oracle: InvalidSpecNotStalled, Detail: fmt.Sprintf(
-				"after %s, %s is Stalled (%v) but kstatus reads %s: its status is not of the generation that holds the invalid spec", tr.describe(), tr.object, stalled["reason"], verdict)})
-		}
-		if reconciled > maxInvalidReconciles {
-			vs = append(vs, Violation{Oracle: RetryStorm, Detail: fmt.Sprintf(
-				"after %s, the operator reconciled %d times before it settled, more than %d", tr.describe(), reconciled, maxInvalidReconciles)})
-		}
-		return vs
+		return nil, nil
 	}
 	value := tr.value
 	if tr.remove {
 		value = tr.seen
 	}
-	where := m[tr.object][strings.Join(tr.path, ".")]
+	where := e.ex.mapping[tr.object][strings.Join(tr.path, ".")]
 	if value == nil || len(where) == 0 {
-		return nil
+		return nil, nil
 	}
-	fam, err := ex.family(ctx, c, namespace, tr.object, false)
-	if err != nil {
-		return []Violation{{Oracle: SpecNotActedOn, Detail: err.Error()}}
+	if e.familyErr != nil {
+		return []Violation{{Oracle: SpecNotActedOn, Detail: e.familyErr.Error()}}, nil
 	}
 	children := map[string]any{}
-	for k, o := range fam {
+	for k, o := range e.family {
 		if k != tr.object {
 			flatten(o, k+":", children)
 		}
@@ -921,13 +936,37 @@ func (ex *explorer) judgeTransition(ctx context.Context, c client.Client, namesp
 	for _, w := range where {
 		got := children[w]
 		if fmt.Sprint(got) == fmt.Sprint(jsonValue(value)) {
-			return nil
+			return nil, nil
 		}
 		held = append(held, fmt.Sprintf("%s = %v", w, got))
 	}
 	return []Violation{{Oracle: SpecNotActedOn, Detail: fmt.Sprintf(
 		"after %s, the operator settled with %s, none of them %v, where the reference run always had the value of spec.%s; kstatus reads %s %s",
-		tr.describe(), strings.Join(held, ", "), value, strings.Join(tr.path, "."), tr.object, verdict)}}
+		tr.describe(), strings.Join(held, ", "), value, strings.Join(tr.path, "."), tr.object, kstatusOf(e.object))}}, nil
+}
+
+// kstatusOf is kstatus' reading of obj, "unknown" if it has none.
+func kstatusOf(obj *unstructured.Unstructured) string {
+	if r, err := kstatus.Compute(obj); err == nil {
+		return r.Status.String()
+	}
+	return "unknown"
+}
+
+// notRecovered (NotRecovered, once the spec before a transition is back and settled):
+// the object and its children are as they were before the transition (recovered).
+func notRecovered(e *evidence) ([]Violation, []Unjudged) {
+	return recovered(*e.tr, e.before, e.after), nil
+}
+
+// specNotReached (SpecNotReached, once a spec run and its run from scratch have both
+// ended): the differential oracle (reached).
+func specNotReached(e *evidence) ([]Violation, []Unjudged) {
+	vs, u := reached(*e.tr, e.got, e.fresh)
+	if u != nil {
+		return vs, []Unjudged{*u}
+	}
+	return vs, nil
 }
 
 // recovered compares the state of the object and its children once the spec is back with

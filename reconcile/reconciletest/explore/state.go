@@ -166,32 +166,7 @@ func normaliseObject(in map[string]any, namespace string, uids map[string]bool) 
 			}
 		}
 	}
-	// The template of a workload carries the config hash too.
-	if spec, ok := obj["spec"].(map[string]any); ok {
-		if tmpl, ok := spec["template"].(map[string]any); ok {
-			if tmd, ok := tmpl["metadata"].(map[string]any); ok {
-				if a, ok := tmd["annotations"].(map[string]any); ok {
-					if _, ok := a[ownership.ConfigHashAnnotation]; ok {
-						a[ownership.ConfigHashAnnotation] = "<masked>"
-					}
-				}
-			}
-		}
-		// The node a pod runs on is the scheduler's choice among equal nodes: two runs
-		// of one workload on a simulated cluster place the same pod apart.
-		if obj["kind"] == "Pod" {
-			if n, ok := spec["nodeName"].(string); ok && n != "" {
-				spec["nodeName"] = "<scheduled>"
-			}
-		}
-		if obj["kind"] == "Service" {
-			for _, f := range []string{"clusterIP", "clusterIPs"} {
-				if v, ok := spec[f]; ok && v != "None" && !isNoneList(v) {
-					spec[f] = "<allocated>"
-				}
-			}
-		}
-	}
+	normaliseSpec(obj)
 	if status, ok := obj["status"].(map[string]any); ok {
 		markGeneration(status, generation)
 		if conds, ok := status["conditions"].([]any); ok {
@@ -204,6 +179,39 @@ func normaliseObject(in map[string]any, namespace string, uids map[string]bool) 
 		}
 	}
 	return obj
+}
+
+// normaliseSpec masks, in the normalised obj's spec, what differs between two runs alike:
+// the config hash of a workload's template, a pod's node, a Service's allocated IPs.
+func normaliseSpec(obj map[string]any) {
+	spec, ok := obj["spec"].(map[string]any)
+	if !ok {
+		return
+	}
+	// The template of a workload carries the config hash too.
+	if tmpl, ok := spec["template"].(map[string]any); ok {
+		if tmd, ok := tmpl["metadata"].(map[string]any); ok {
+			if a, ok := tmd["annotations"].(map[string]any); ok {
+				if _, ok := a[ownership.ConfigHashAnnotation]; ok {
+					a[ownership.ConfigHashAnnotation] = "<masked>"
+				}
+			}
+		}
+	}
+	// The node a pod runs on is the scheduler's choice among equal nodes: two runs
+	// of one workload on a simulated cluster place the same pod apart.
+	if obj["kind"] == "Pod" {
+		if n, ok := spec["nodeName"].(string); ok && n != "" {
+			spec["nodeName"] = "<scheduled>"
+		}
+	}
+	if obj["kind"] == "Service" {
+		for _, f := range []string{"clusterIP", "clusterIPs"} {
+			if v, ok := spec[f]; ok && v != "None" && !isNoneList(v) {
+				spec[f] = "<allocated>"
+			}
+		}
+	}
 }
 
 // replaceStrings replaces, in place, each string of v that with says to.
