@@ -20,7 +20,6 @@ import (
 // used; and an exploration with no violation (a short one: a budget of 3).
 func TestClusterScopedOperatorFromTheTemplate(t *testing.T) {
 	fasttier.Skip(t) // the copy's tests run on a control plane of their own
-	t.Parallel()
 	root := checkout(t)
 	offlineModules(t, root)
 	dir := filepath.Join(t.TempDir(), "tenant-operator")

@@ -24,7 +24,6 @@ import (
 // restricted Pod Security level), the manager runs the image asked for, and the samples are
 // valid custom resources of the CRD just installed.
 func TestDeployedManifestsAreAcceptedByTheAPIServer(t *testing.T) {
-	t.Parallel()
 	root := checkout(t)
 	cp := reconciletest.StartAPIServer(t)
 	warnings := &warningRecorder{}

@@ -22,7 +22,6 @@ const modulePath = "github.com/reconcilekit/reconcilekit"
 // directive, and a program that uses its packages builds and runs.
 func TestModuleInstallsWithGoGet(t *testing.T) {
 	fasttier.SkipModuleBuild(t)
-	t.Parallel()
 	root := checkout(t)
 	offlineModules(t, root)
 	const version = "v0.1.0"

@@ -17,7 +17,6 @@ import (
 // fetched from the same proxy.
 func TestGoRunAtAVersionMakesAnOperatorOutsideACheckout(t *testing.T) {
 	fasttier.SkipModuleBuild(t)
-	t.Parallel()
 	root := checkout(t)
 	offlineModules(t, root)
 	const version = "v0.99.0"

@@ -26,7 +26,6 @@ import (
 // StatefulSet, as a tenant would.
 func TestTemplateWorksAsTheStartOfANewOperator(t *testing.T) {
 	fasttier.Skip(t) // the copies' tests run on control planes of their own
-	t.Parallel()
 	root := checkout(t)
 	offlineModules(t, root)
 	newoperator := newoperator(t, root)
@@ -42,10 +41,6 @@ func TestTemplateWorksAsTheStartOfANewOperator(t *testing.T) {
 	}
 	for _, tmpl := range templates(t, root) {
 		t.Run(tmpl.name, func(t *testing.T) {
-			// Each copy mostly waits: on its builds' links, on its control planes'
-			// starts, on its operator. Two at once (-parallel, GOMAXPROCS) keep two cores
-			// busy where one at a time left one idle.
-			t.Parallel()
 			rename, ok := renames[tmpl.name]
 			if !ok {
 				// A new example is its directory alone: it is copied as a Gadget until it
